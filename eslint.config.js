@@ -1,0 +1,50 @@
+// Type-checked lint. The import restrictions hold the architecture's one-way dependencies:
+// src/ (gateway) → services/ → services/kernel/; the kernel depends on nothing of ours.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+const noGatewayImports = {
+  group: ['**/src/*', '**/src/**'],
+  message: 'services/ must not depend on the gateway (src/).',
+};
+
+export default tseslint.config(
+  { ignores: ['node_modules/', '.data/', 'dist/', 'coverage/', 'grafana/**/*.json'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/switch-exhaustiveness-check': 'error',
+      '@typescript-eslint/consistent-type-imports': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+      'max-params': ['error', 3],
+    },
+  },
+  {
+    files: ['services/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [noGatewayImports] }] },
+  },
+  {
+    files: ['services/kernel/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            noGatewayImports,
+            {
+              group: ['**/payments/**', '**/provider/**', '**/tenants/**', '**/router*'],
+              message: 'the kernel depends on nothing of ours.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  { files: ['eslint.config.js'], ...tseslint.configs.disableTypeChecked },
+);

@@ -1,0 +1,15 @@
+import { defineConfig } from 'vitest/config';
+
+// Each test file gets its own database cloned from a migrated template (test/support/db.ts),
+// so files run in parallel without seeing each other's rows.
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    exclude: ['test/chaos/**'],
+    globalSetup: ['test/support/global-setup.ts'],
+    pool: 'forks',
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    reporters: ['default'],
+  },
+});
