@@ -1,0 +1,24 @@
+import { readFileSync } from 'node:fs';
+import { Migration } from '@mikro-orm/migrations';
+import type { MigrationObject } from '@mikro-orm/core';
+
+/**
+ * The migrations, in order. Append-only once merged: a change to the schema is a new file.
+ * Each is a plain SQL file beside this one, run by MikroORM's migrator in one transaction.
+ */
+const SQL_FILES = ['0001-initial-schema.sql'] as const;
+
+function sqlMigration(file: string): MigrationObject {
+  const sql = readFileSync(new URL(file, import.meta.url), 'utf8');
+  class SqlFileMigration extends Migration {
+    override up(): void {
+      this.addSql(sql);
+    }
+  }
+  return { name: file.replace(/\.sql$/, ''), class: SqlFileMigration };
+}
+
+export const migrationsList = SQL_FILES.map(sqlMigration);
+
+/** The name of the newest migration; `/readyz` answers ready only once it has run. */
+export const LATEST_MIGRATION: string = migrationsList[migrationsList.length - 1]!.name;

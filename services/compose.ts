@@ -1,0 +1,95 @@
+import { createTRPCClient, localLink, type TRPCClient } from '@trpc/client';
+import type { ServiceContext, ServiceDeps } from './context.ts';
+import { createPool } from './kernel/db/pool.ts';
+import type { FaultPoints } from './kernel/faults.ts';
+import { IdempotencyEngine } from './kernel/idempotency/engine.ts';
+import { RecoveryWorker } from './kernel/idempotency/recovery-worker.ts';
+import { registerFleetGauges, type Metrics } from './kernel/metrics.ts';
+import { CREATE_PAYMENT, createPaymentResumer } from './payments/create-payment.flow.ts';
+import { createHttpProviderAdapter } from './provider/http-provider-adapter.ts';
+import { appRouter, type AppRouter } from './router.ts';
+
+export interface ServicesConfig {
+  databaseUrl: string;
+  pspUrl: string;
+  poolMax: number;
+  leaseMs: number;
+  ttlSeconds: number;
+  recoveryIntervalMs: number;
+  providerTimeoutMs: number;
+  providerMaxAttempts: number;
+  latestMigration: string;
+  faults: FaultPoints;
+  metrics: Metrics;
+  onError: (error: unknown) => void;
+}
+
+export interface Services {
+  deps: ServiceDeps;
+  /** A typed tRPC client that calls the routers in this process (tRPC's local link). */
+  client: TRPCClient<AppRouter>;
+  createContext: () => ServiceContext;
+  worker: RecoveryWorker;
+  close(): Promise<void>;
+}
+
+/** The operations the recovery worker can resume, and their public names for the gauges. */
+const RESUMABLE_OPERATIONS = [CREATE_PAYMENT];
+
+export function createServices(config: ServicesConfig): Services {
+  const pool = createPool({
+    connectionString: config.databaseUrl,
+    max: config.poolMax,
+    applicationName: 'payments-services',
+  });
+  const engine = new IdempotencyEngine({
+    pool,
+    faults: config.faults,
+    metrics: config.metrics,
+    leaseMs: config.leaseMs,
+    ttlSeconds: config.ttlSeconds,
+  });
+  const deps: ServiceDeps = {
+    pool,
+    engine,
+    faults: config.faults,
+    metrics: config.metrics,
+    providerAdapter: createHttpProviderAdapter(config.pspUrl),
+    // payments → provider goes through tRPC like any service-to-service call, so the
+    // provider service can move to its own process without the payments code changing.
+    provider: { charge: (request) => client.provider.charge.mutate(request) },
+    config: {
+      providerTimeoutMs: config.providerTimeoutMs,
+      providerMaxAttempts: config.providerMaxAttempts,
+      latestMigration: config.latestMigration,
+    },
+  };
+  const createContext = (): ServiceContext => ({ deps });
+  const client = createTRPCClient<AppRouter>({
+    links: [
+      localLink({ router: appRouter, createContext: () => Promise.resolve(createContext()) }),
+    ],
+  });
+  const publicNames = new Map(RESUMABLE_OPERATIONS.map((op) => [op.id, op.publicName]));
+  registerFleetGauges(config.metrics, async () =>
+    (await engine.unfinishedSummary()).map((row) => ({
+      ...row,
+      operation: publicNames.get(row.operation) ?? 'other',
+    })),
+  );
+  const worker = new RecoveryWorker(engine, {
+    intervalMs: config.recoveryIntervalMs,
+    resumers: [createPaymentResumer(deps)],
+    onError: config.onError,
+  });
+  return {
+    deps,
+    client,
+    createContext,
+    worker,
+    async close() {
+      await worker.stop();
+      await pool.end();
+    },
+  };
+}

@@ -1,0 +1,69 @@
+import pg from 'pg';
+
+/** Anything that runs a query: the pool itself (autocommit) or a client inside a transaction. */
+export type Queryable = Pick<pg.Pool, 'query'>;
+export type TxClient = Pick<pg.PoolClient, 'query'>;
+
+// Without a parser pg hands bigint columns back as strings, which is what we want for money:
+// amounts are parsed with BigInt where they are used, never through a float.
+
+/** How long a checkout may wait for a free connection before the request fails as transient. */
+const POOL_CONNECTION_TIMEOUT_MS = 10_000;
+/** Idle connections are closed after this, so a restarted PostgreSQL is not met with dead ones. */
+const POOL_IDLE_TIMEOUT_MS = 30_000;
+
+export function createPool(opts: {
+  connectionString: string;
+  max: number;
+  applicationName: string;
+}): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: opts.connectionString,
+    max: opts.max,
+    connectionTimeoutMillis: POOL_CONNECTION_TIMEOUT_MS,
+    idleTimeoutMillis: POOL_IDLE_TIMEOUT_MS,
+    application_name: opts.applicationName,
+  });
+  // An idle connection whose backend was terminated emits 'error' on the pool. Unhandled, it
+  // would crash the process; handled, pg drops that client and the next checkout opens anew.
+  pool.on('error', () => undefined);
+  return pool;
+}
+
+/**
+ * Runs `work` in one READ COMMITTED transaction (the level at which a losing
+ * `INSERT … ON CONFLICT DO NOTHING` waits for the winner and returns no row, instead of
+ * failing with 40001 as it would under REPEATABLE READ). Rolls back on any error. A client
+ * whose connection broke mid-transaction is destroyed, not returned to the pool.
+ */
+export async function withTransaction<T>(
+  pool: pg.Pool,
+  work: (tx: TxClient) => Promise<T>,
+): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    try {
+      await client.query('ROLLBACK');
+    } catch (rollbackError) {
+      broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+    }
+    throw error;
+  } finally {
+    client.release(broken);
+  }
+}
+
+/** SQLSTATE of a pg error, or undefined. Branch on this, never on message text. */
+export function sqlState(error: unknown): string | undefined {
+  if (typeof error === 'object' && error !== null && 'code' in error) {
+    const code = (error as { code: unknown }).code;
+    return typeof code === 'string' ? code : undefined;
+  }
+  return undefined;
+}

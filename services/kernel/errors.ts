@@ -1,0 +1,123 @@
+/**
+ * The one error catalog. Every error a client can see has a stable SCREAMING_SNAKE code here,
+ * with its HTTP status and whether it is stored for the idempotency key (and so replayed).
+ * Branch on codes, never on message text.
+ */
+export const ERROR_CATALOG = {
+  UNAUTHENTICATED: { httpStatus: 401, stored: false, message: 'Missing or unknown API key.' },
+  BAD_USER_INPUT: { httpStatus: 400, stored: false, message: 'The input is not valid.' },
+  GRAPHQL_VALIDATION_FAILED: {
+    httpStatus: 400,
+    stored: false,
+    message: 'The GraphQL document is not valid.',
+  },
+  PAYLOAD_TOO_LARGE: { httpStatus: 413, stored: false, message: 'The request body is too large.' },
+  IDEMPOTENCY_KEY_INVALID: {
+    httpStatus: 400,
+    stored: false,
+    message: 'The idempotency key must be 1 to 255 characters of [A-Za-z0-9._:-].',
+  },
+  IDEMPOTENCY_KEY_REUSED: {
+    httpStatus: 422,
+    stored: false,
+    message: 'This idempotency key was already used with a different request.',
+  },
+  IDEMPOTENCY_KEY_IN_USE: {
+    httpStatus: 409,
+    stored: false,
+    message: 'A request with this idempotency key is still in flight. Retry after a moment.',
+  },
+  OUTCOME_PENDING: {
+    httpStatus: 202,
+    stored: false,
+    message: 'The provider has not confirmed the outcome yet. Retry with the same key.',
+  },
+  PROVIDER_UNAVAILABLE: {
+    httpStatus: 503,
+    stored: false,
+    message: 'The payment provider is unavailable. Nothing was charged; retry with the same key.',
+  },
+  PAYMENT_NOT_FOUND: { httpStatus: 404, stored: true, message: 'No such payment.' },
+  INVALID_PAYMENT_STATE: {
+    httpStatus: 422,
+    stored: true,
+    message: 'The payment is not in a state that allows this operation.',
+  },
+  AMOUNT_EXCEEDS_CAPTURABLE: {
+    httpStatus: 422,
+    stored: true,
+    message: 'The amount exceeds what can be captured.',
+  },
+  AMOUNT_EXCEEDS_REFUNDABLE: {
+    httpStatus: 422,
+    stored: true,
+    message: 'The amount exceeds what can be refunded.',
+  },
+  RATE_LIMITED: { httpStatus: 429, stored: false, message: 'Too many requests.' },
+  INTERNAL_SERVER_ERROR: { httpStatus: 500, stored: false, message: 'Internal server error.' },
+} as const satisfies Record<string, { httpStatus: number; stored: boolean; message: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOG;
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && Object.hasOwn(ERROR_CATALOG, value);
+}
+
+/** What travels from a service to the gateway when a command does not succeed. */
+export interface PublicError {
+  code: ErrorCode;
+  message: string;
+  /** Where a field is to blame (BAD_USER_INPUT): its input path, e.g. `amount`. */
+  field?: string;
+  retryAfterSeconds?: number;
+  paymentId?: string;
+}
+
+export function publicError(
+  code: ErrorCode,
+  extra: Omit<PublicError, 'code' | 'message'> & { message?: string } = {},
+): PublicError {
+  return { ...extra, code, message: extra.message ?? ERROR_CATALOG[code].message };
+}
+
+/** The base of every error we throw on purpose. Always chain `cause`. */
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly details: Omit<PublicError, 'code' | 'message'>;
+  constructor(
+    code: ErrorCode,
+    opts: { message?: string; cause?: unknown; details?: AppError['details'] } = {},
+  ) {
+    super(opts.message ?? ERROR_CATALOG[code].message, { cause: opts.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.details = opts.details ?? {};
+  }
+  toPublic(): PublicError {
+    return { ...this.details, code: this.code, message: this.message };
+  }
+}
+
+export class InputInvalidError extends AppError {
+  constructor(field: string, message: string) {
+    super('BAD_USER_INPUT', { message, details: { field } });
+  }
+}
+
+export class IdempotencyKeyInvalidError extends AppError {
+  constructor() {
+    super('IDEMPOTENCY_KEY_INVALID', { details: { field: 'idempotencyKey' } });
+  }
+}
+
+/**
+ * An owner tried to advance a request whose lease it no longer holds (its fencing token is
+ * stale, or the request has moved on). Never shown to a client as such: the owner stops, and
+ * whoever holds the lease now finishes the work.
+ */
+export class LeaseLostError extends Error {
+  constructor(readonly scope: string) {
+    super(`lease lost for ${scope}: another owner holds the request now`);
+    this.name = 'LeaseLostError';
+  }
+}

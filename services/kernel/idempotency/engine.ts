@@ -1,0 +1,170 @@
+import type { JsonValue } from '../canonical-json.ts';
+import { withTransaction, type TxClient } from '../db/pool.ts';
+import { INSERT_KEY, SELECT_KEY, TAKE_OVER_KEY, UNFINISHED_SUMMARY } from './idempotency.sql.ts';
+import { OwnedRequest } from './owned-request.ts';
+import type { EngineDeps, KeyRow, OwnedRow, Scope, StoredResponse } from './types.ts';
+
+/**
+ * What a client is told to wait before retrying a key that is in flight. Most requests finish
+ * within a provider round trip, so one second is a retry that usually finds the stored answer.
+ */
+export const IN_USE_RETRY_AFTER_SECONDS = 1;
+
+/** Admission re-reads a row that changed under it at most this often before answering in_use. */
+const ADMISSION_MAX_ROUNDS = 3;
+
+export type Admission =
+  | { kind: 'owned'; request: OwnedRequest; via: 'new' | 'takeover' }
+  | { kind: 'replay'; response: StoredResponse }
+  | { kind: 'in_use'; retryAfterSeconds: number; resourceId: string | null }
+  | { kind: 'reused' };
+
+export interface FirstPhase {
+  /** The recovery point the request stands at once admission commits. */
+  to: string;
+  /** The resource this request creates (the payment id): where a resumer finds its work. */
+  resourceId: string;
+  /** The first phase's work, committed in the admission transaction. */
+  work: (tx: TxClient) => Promise<void>;
+}
+
+/**
+ * Scoped admission of idempotent requests. The database decides every race: the primary key
+ * (tenant, operation, key) picks the one first owner, a conditional UPDATE picks the one
+ * taker-over of an expired lease, and the fencing token stops everyone else from writing.
+ */
+export class IdempotencyEngine {
+  constructor(readonly deps: EngineDeps) {}
+
+  async admit(input: { scope: Scope; requestHash: Buffer; first: FirstPhase }): Promise<Admission> {
+    const { scope, requestHash } = input;
+    for (let round = 0; round < ADMISSION_MAX_ROUNDS; round++) {
+      // Read first: a replay or a conflict then costs one indexed read and no transaction.
+      // This is not check-then-insert: ownership is still decided by the INSERT below.
+      const existing = await this.read(scope);
+      const decided = existing
+        ? await this.decide(scope, requestHash, existing)
+        : await this.insert(scope, requestHash, input.first);
+      if (decided !== 'changed') return decided;
+    }
+    return this.inUse(scope, null);
+  }
+
+  /** Fleet-wide summary of unfinished requests for the gauges, keyed by operation id. */
+  async unfinishedSummary(): Promise<
+    Array<{ operation: string; oldestAgeSeconds: number; staleLeases: number }>
+  > {
+    const { rows } = await this.deps.pool.query<{
+      operation: string;
+      oldest_age_seconds: number;
+      stale_leases: number;
+    }>(UNFINISHED_SUMMARY);
+    return rows.map((r) => ({
+      operation: r.operation,
+      oldestAgeSeconds: r.oldest_age_seconds,
+      staleLeases: r.stale_leases,
+    }));
+  }
+
+  /** Wraps a row claimed by the recovery worker. */
+  adopt(scope: Scope, row: OwnedRow): OwnedRequest {
+    return new OwnedRequest(this.deps, scope, row);
+  }
+
+  private async read(scope: Scope): Promise<KeyRow | undefined> {
+    const { rows } = await this.deps.pool.query<KeyRow>(SELECT_KEY, [
+      scope.tenantId,
+      scope.operation.id,
+      scope.key,
+    ]);
+    return rows[0];
+  }
+
+  private async insert(
+    scope: Scope,
+    requestHash: Buffer,
+    first: FirstPhase,
+  ): Promise<Admission | 'changed'> {
+    const { tenantId, operation, key } = scope;
+    const { leaseMs, ttlSeconds, faults } = this.deps;
+    const owned = await withTransaction(this.deps.pool, async (tx) => {
+      const { rows } = await tx.query<Omit<OwnedRow, 'recovery_point' | 'resource_id'>>(
+        INSERT_KEY,
+        [tenantId, operation.id, key, requestHash, first.to, first.resourceId, leaseMs, ttlSeconds],
+      );
+      const row = rows[0];
+      if (row === undefined) return undefined; // a concurrent first request owns it
+      await first.work(tx);
+      await faults.hit(`${operation.publicName}.${first.to}.before-commit`);
+      return row;
+    });
+    if (owned === undefined) return 'changed';
+    await faults.hit(`${operation.publicName}.${first.to}.after-commit`);
+    this.count(scope, 'executed');
+    const request = new OwnedRequest(this.deps, scope, {
+      ...owned,
+      recovery_point: first.to,
+      resource_id: first.resourceId,
+    });
+    return { kind: 'owned', request, via: 'new' };
+  }
+
+  private async decide(
+    scope: Scope,
+    requestHash: Buffer,
+    row: KeyRow,
+  ): Promise<Admission | 'changed'> {
+    const { metrics } = this.deps;
+    const operation = scope.operation.publicName;
+    // Checked before the state: a key reused for another command is refused whether the first
+    // request is finished, failed or still running — never replayed as if it were this one.
+    if (!row.request_hash.equals(requestHash)) {
+      this.count(scope, 'key_reused');
+      metrics.conflicts.inc({ operation, reason: 'different_request' });
+      return { kind: 'reused' };
+    }
+    if (row.state === 'finished') {
+      this.count(scope, 'replayed');
+      metrics.replays.inc({ operation });
+      return { kind: 'replay', response: storedResponse(row) };
+    }
+    if (!row.lease_expired) return this.inUse(scope, row.resource_id);
+    const { rows } = await this.deps.pool.query<OwnedRow>(TAKE_OVER_KEY, [
+      scope.tenantId,
+      scope.operation.id,
+      scope.key,
+      row.fencing_token,
+      this.deps.leaseMs,
+    ]);
+    const taken = rows[0];
+    if (taken === undefined) return 'changed'; // another retry or the worker got there first
+    metrics.takeovers.inc({ operation, by: 'retry' });
+    this.count(scope, 'executed');
+    return { kind: 'owned', request: new OwnedRequest(this.deps, scope, taken), via: 'takeover' };
+  }
+
+  private inUse(scope: Scope, resourceId: string | null): Admission {
+    this.count(scope, 'in_use');
+    this.deps.metrics.conflicts.inc({
+      operation: scope.operation.publicName,
+      reason: 'in_progress',
+    });
+    return { kind: 'in_use', retryAfterSeconds: IN_USE_RETRY_AFTER_SECONDS, resourceId };
+  }
+
+  private count(scope: Scope, outcome: 'executed' | 'replayed' | 'in_use' | 'key_reused'): void {
+    this.deps.metrics.requests.inc({ operation: scope.operation.publicName, outcome });
+  }
+}
+
+function storedResponse(row: KeyRow): StoredResponse {
+  if (row.response === null || row.response_version === null) {
+    throw new Error('finished idempotency row without a response'); // excluded by a CHECK
+  }
+  return {
+    version: row.response_version,
+    body: row.response as JsonValue,
+    firstRequestAt: row.created_at,
+    expiresAt: row.expires_at,
+  };
+}

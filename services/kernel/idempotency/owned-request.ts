@@ -1,0 +1,100 @@
+import type { JsonValue } from '../canonical-json.ts';
+import { withTransaction, type TxClient } from '../db/pool.ts';
+import { LeaseLostError } from '../errors.ts';
+import { ADVANCE_KEY, RELEASE_KEY } from './idempotency.sql.ts';
+import type { EngineDeps, OwnedRow, Scope, StoredResponse } from './types.ts';
+
+export const FINISHED = 'finished';
+
+/**
+ * A request this process owns, under a fencing token. Every phase is one local transaction that
+ * first advances the key row (only if the token is still current, see ADVANCE_KEY), then does
+ * its work; a stale owner's phase finds no row, throws LeaseLostError and rolls back, so a
+ * zombie that wakes after a takeover cannot write. Fault points bracket every commit.
+ */
+export class OwnedRequest {
+  private point: string;
+
+  constructor(
+    private readonly deps: EngineDeps,
+    readonly scope: Scope,
+    private readonly row: OwnedRow,
+  ) {
+    this.point = row.recovery_point;
+  }
+
+  get recoveryPoint(): string {
+    return this.point;
+  }
+  get fencingToken(): string {
+    return this.row.fencing_token;
+  }
+  get resourceId(): string | null {
+    return this.row.resource_id;
+  }
+  get firstRequestAt(): Date {
+    return this.row.created_at;
+  }
+  get expiresAt(): Date {
+    return this.row.expires_at;
+  }
+
+  /** Commits the phase that moves the request to `to`, with `work` in the same transaction. */
+  async advance(to: string, work: (tx: TxClient) => Promise<void>): Promise<void> {
+    await this.commitPhase({ to, response: null, work });
+  }
+
+  /**
+   * Commits the final phase: `work`, the response and `state = finished` in one transaction.
+   * The response is computed by the caller before the phase so the key row is locked first.
+   */
+  async finish(
+    response: JsonValue,
+    work: (tx: TxClient) => Promise<void>,
+  ): Promise<StoredResponse> {
+    await this.commitPhase({ to: FINISHED, response, work });
+    return {
+      version: this.scope.operation.responseVersion,
+      body: response,
+      firstRequestAt: this.row.created_at,
+      expiresAt: this.row.expires_at,
+    };
+  }
+
+  /**
+   * Ends an attempt that got no final answer (provider unavailable, timeout) without moving the
+   * recovery point: the lease ends now, so the next retry or the recovery worker resumes here.
+   */
+  async release(): Promise<void> {
+    const { tenantId, operation, key } = this.scope;
+    await this.deps.pool.query(RELEASE_KEY, [tenantId, operation.id, key, this.row.fencing_token]);
+  }
+
+  private async commitPhase(phase: {
+    to: string;
+    response: JsonValue;
+    work: (tx: TxClient) => Promise<void>;
+  }): Promise<void> {
+    const { tenantId, operation, key } = this.scope;
+    const faultPrefix = `${operation.publicName}.${phase.to}`;
+    await withTransaction(this.deps.pool, async (tx) => {
+      const fenced = await tx.query(ADVANCE_KEY, [
+        tenantId,
+        operation.id,
+        key,
+        this.row.fencing_token,
+        this.point,
+        phase.to,
+        phase.to === FINISHED ? 'finished' : 'started',
+        phase.response === null ? null : JSON.stringify(phase.response),
+        phase.response === null ? null : operation.responseVersion,
+        this.deps.leaseMs,
+      ]);
+      if (fenced.rowCount !== 1) throw new LeaseLostError(`${operation.id}/${tenantId}`);
+      await phase.work(tx);
+      await this.deps.faults.hit(`${faultPrefix}.before-commit`);
+    });
+    this.point = phase.to;
+    await this.deps.faults.hit(`${faultPrefix}.after-commit`);
+  }
+}

@@ -1,0 +1,52 @@
+import type pg from 'pg';
+import type { JsonValue } from '../canonical-json.ts';
+import type { FaultPoints } from '../faults.ts';
+import type { Metrics } from '../metrics.ts';
+import type { OperationDef } from './operation.ts';
+
+export interface EngineDeps {
+  pool: pg.Pool;
+  faults: FaultPoints;
+  metrics: Metrics;
+  /** How long an owner may hold a request without advancing it before others may take over. */
+  leaseMs: number;
+  /** The replay window: how long a key is remembered (advertised as `expiresAt`). */
+  ttlSeconds: number;
+}
+
+export interface Scope {
+  tenantId: string;
+  operation: OperationDef;
+  key: string;
+}
+
+/** A finished request's answer, exactly as first stored. */
+export interface StoredResponse {
+  version: number;
+  body: JsonValue;
+  firstRequestAt: Date;
+  expiresAt: Date;
+}
+
+export interface KeyRow {
+  request_hash: Buffer;
+  state: 'started' | 'finished';
+  recovery_point: string;
+  resource_id: string | null;
+  fencing_token: string;
+  lease_expires_at: Date | null;
+  lease_expired: boolean;
+  lease_remaining_seconds: number | null;
+  response: JsonValue | null;
+  response_version: number | null;
+  created_at: Date;
+  expires_at: Date;
+}
+
+export interface OwnedRow {
+  fencing_token: string;
+  recovery_point: string;
+  resource_id: string | null;
+  created_at: Date;
+  expires_at: Date;
+}

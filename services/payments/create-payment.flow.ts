@@ -1,0 +1,251 @@
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import type { ServiceDeps } from '../context.ts';
+import { AppError, LeaseLostError, publicError, type PublicError } from '../kernel/errors.ts';
+import { defineOperation } from '../kernel/idempotency/operation.ts';
+import type { OwnedRequest } from '../kernel/idempotency/owned-request.ts';
+import type { Resumer } from '../kernel/idempotency/recovery-worker.ts';
+import { requestHash } from '../kernel/idempotency/request-hash.ts';
+import type { StoredResponse } from '../kernel/idempotency/types.ts';
+import { providerChargeKey } from '../provider/provider-keys.ts';
+import type { ChargeOutcome } from '../provider/provider-port.ts';
+import { normaliseCreatePayment, type CreatePaymentInput } from './create-payment.command.ts';
+import { INSERT_PAYMENT, RECORD_CHARGE_OUTCOME, SELECT_PAYMENT } from './payments.sql.ts';
+import {
+  paymentViewSchema,
+  toPaymentView,
+  type PaymentRow,
+  type PaymentView,
+} from './payment.view.ts';
+
+export const CREATE_PAYMENT = defineOperation({
+  id: 'payments.create.v1',
+  publicName: 'createPayment',
+  responseVersion: 1,
+});
+
+/**
+ * The phases of createPayment. Two commits per new payment:
+ *
+ *   admission + payment row + intent ──▶ provider_charge_sent ──(provider call, derived key)──▶
+ *   outcome + stored response ──▶ finished
+ *
+ * `provider_charge_sent` is ambiguous by construction: a charge with the payment's derived key
+ * may or may not exist at the provider. Resuming from it always calls again with the same key,
+ * which the provider answers with the one charge it has (or makes it, once).
+ */
+export const CREATE_PAYMENT_POINTS = {
+  chargeSent: 'provider_charge_sent',
+  finished: 'finished',
+} as const;
+
+/** Every fault point a createPayment passes, in order. Crash tests iterate over this list. */
+export const CREATE_PAYMENT_FAULT_POINTS = [
+  'createPayment.provider_charge_sent.before-commit',
+  'createPayment.provider_charge_sent.after-commit',
+  'createPayment.provider_charge.before-call',
+  'createPayment.provider_charge.after-call',
+  'createPayment.finished.before-commit',
+  'createPayment.finished.after-commit',
+] as const;
+
+export interface IdempotencyInfo {
+  key: string;
+  replayed: boolean;
+  firstRequestAt: string;
+  expiresAt: string;
+}
+
+export type CreatePaymentResult =
+  | { ok: true; payment: PaymentView; idempotency: IdempotencyInfo }
+  | { ok: false; error: PublicError };
+
+const storedResponseV1 = z.object({ payment: paymentViewSchema });
+
+export async function createPayment(
+  deps: ServiceDeps,
+  input: CreatePaymentInput,
+): Promise<CreatePaymentResult> {
+  let normalised: ReturnType<typeof normaliseCreatePayment>;
+  try {
+    normalised = normaliseCreatePayment(input);
+  } catch (error) {
+    if (error instanceof AppError) return { ok: false, error: error.toPublic() };
+    throw error;
+  }
+  const { key, command } = normalised;
+  const paymentId = randomUUID();
+  const admission = await deps.engine.admit({
+    scope: { tenantId: input.tenantId, operation: CREATE_PAYMENT, key },
+    requestHash: requestHash(CREATE_PAYMENT, command),
+    first: {
+      to: CREATE_PAYMENT_POINTS.chargeSent,
+      resourceId: paymentId,
+      work: async (tx) => {
+        await tx.query(INSERT_PAYMENT, [
+          input.tenantId,
+          paymentId,
+          command.amountMinor,
+          command.currency,
+          command.paymentMethod,
+          command.captureMethod,
+          command.reference,
+          command.description,
+          command.metadata === null ? null : JSON.stringify(command.metadata),
+          providerChargeKey(paymentId),
+        ]);
+      },
+    },
+  });
+  switch (admission.kind) {
+    case 'replay':
+      return answer(admission.response, { key, replayed: true });
+    case 'reused':
+      return { ok: false, error: publicError('IDEMPOTENCY_KEY_REUSED') };
+    case 'in_use':
+      return inUse(admission.retryAfterSeconds, admission.resourceId);
+    case 'owned': {
+      const driven = await driveCreatePayment(deps, admission.request);
+      return 'error' in driven
+        ? { ok: false, error: driven.error }
+        : answer(driven.stored, { key, replayed: false });
+    }
+  }
+}
+
+/** The recovery worker's entry: the same drive a client retry's takeover runs. */
+export function createPaymentResumer(deps: ServiceDeps): Resumer {
+  return { operation: CREATE_PAYMENT, resume: (request) => driveCreatePayment(deps, request) };
+}
+
+/**
+ * Drives an owned createPayment from its recovery point to `finished`, or to a resumable stop.
+ * It never reports a charge it could not confirm as failed: a timeout leaves the request at
+ * `provider_charge_sent` with its lease released, for the next retry or sweep.
+ */
+async function driveCreatePayment(
+  deps: ServiceDeps,
+  request: OwnedRequest,
+): Promise<{ stored: StoredResponse } | { error: PublicError }> {
+  const { pool, faults, provider } = deps;
+  const paymentId = request.resourceId;
+  if (request.recoveryPoint !== CREATE_PAYMENT_POINTS.chargeSent || paymentId === null) {
+    throw new Error(`createPayment cannot resume from ${request.recoveryPoint}`);
+  }
+  const { rows } = await pool.query<PaymentRow>(SELECT_PAYMENT, [
+    request.scope.tenantId,
+    paymentId,
+  ]);
+  const payment = rows[0];
+  if (payment === undefined)
+    throw new Error(`payment ${paymentId} of an admitted request is missing`);
+
+  await faults.hit('createPayment.provider_charge.before-call');
+  let outcome: ChargeOutcome;
+  try {
+    outcome = await provider.charge({
+      paymentId,
+      amountMinor: payment.amount_minor,
+      currency: payment.currency,
+      paymentMethod: payment.payment_method,
+      reference: payment.reference ?? paymentId,
+      capture: payment.capture_method === 'AUTOMATIC',
+    });
+  } catch (error) {
+    // We cannot tell whether the charge was made: hand the request on and report a failure
+    // that is not stored, so the same key retries into the same derived provider key.
+    await request.release();
+    throw error;
+  }
+  await faults.hit('createPayment.provider_charge.after-call');
+
+  switch (outcome.kind) {
+    case 'unavailable':
+      await request.release();
+      return {
+        error: publicError('PROVIDER_UNAVAILABLE', {
+          retryAfterSeconds: outcome.retryAfterSeconds,
+          paymentId,
+        }),
+      };
+    case 'timeout':
+      await request.release();
+      return { error: publicError('OUTCOME_PENDING', { retryAfterSeconds: 1, paymentId }) };
+    case 'approved':
+    case 'declined': {
+      const settled = settle(payment, outcome);
+      try {
+        const stored = await request.finish({ payment: toPaymentView(settled) }, async (tx) => {
+          const updated = await tx.query(RECORD_CHARGE_OUTCOME, [
+            request.scope.tenantId,
+            paymentId,
+            settled.status,
+            settled.amount_captured_minor,
+            settled.provider_reference,
+            settled.failure_code,
+          ]);
+          if (updated.rowCount !== 1)
+            throw new Error(`payment ${paymentId} left PROCESSING before its outcome`);
+        });
+        return { stored };
+      } catch (error) {
+        // A zombie: someone took the request over while we were away. They will finish it.
+        if (error instanceof LeaseLostError) return { error: inUse(1, paymentId).error };
+        throw error;
+      }
+    }
+  }
+}
+
+/** The payment as the provider's answer leaves it. */
+function settle(
+  payment: PaymentRow,
+  outcome: Extract<ChargeOutcome, { kind: 'approved' | 'declined' }>,
+): PaymentRow {
+  if (outcome.kind === 'declined') {
+    return {
+      ...payment,
+      status: 'FAILED',
+      provider_reference: outcome.providerReference,
+      failure_code: outcome.failureCode,
+    };
+  }
+  return outcome.captured
+    ? {
+        ...payment,
+        status: 'SUCCEEDED',
+        amount_captured_minor: payment.amount_minor,
+        provider_reference: outcome.providerReference,
+      }
+    : { ...payment, status: 'REQUIRES_CAPTURE', provider_reference: outcome.providerReference };
+}
+
+function answer(
+  stored: StoredResponse,
+  info: { key: string; replayed: boolean },
+): CreatePaymentResult {
+  const body = storedResponseV1.parse(stored.body);
+  return {
+    ok: true,
+    payment: body.payment as PaymentView,
+    idempotency: {
+      key: info.key,
+      replayed: info.replayed,
+      firstRequestAt: stored.firstRequestAt.toISOString(),
+      expiresAt: stored.expiresAt.toISOString(),
+    },
+  };
+}
+
+function inUse(
+  retryAfterSeconds: number,
+  paymentId: string | null,
+): { ok: false; error: PublicError } {
+  return {
+    ok: false,
+    error: publicError(
+      'IDEMPOTENCY_KEY_IN_USE',
+      paymentId === null ? { retryAfterSeconds } : { retryAfterSeconds, paymentId },
+    ),
+  };
+}

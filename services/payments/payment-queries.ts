@@ -1,0 +1,81 @@
+import { z } from 'zod';
+import type { Queryable } from '../kernel/db/pool.ts';
+import { InputInvalidError } from '../kernel/errors.ts';
+import { LIST_PAYMENTS, SELECT_PAYMENT } from './payments.sql.ts';
+import { toPaymentView, type PaymentRow, type PaymentView } from './payment.view.ts';
+
+/** Page sizes beyond this are refused rather than clamped, so a client never silently gets less. */
+const MAX_PAGE_SIZE = 100;
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export const listPaymentsInput = z.object({
+  tenantId: z.uuid(),
+  first: z.number().int(),
+  after: z.string().nullish(),
+  reference: z.string().nullish(),
+});
+
+/** A payment of this tenant, or null: another tenant's payment is indistinguishable from none. */
+export async function getPayment(
+  pool: Queryable,
+  input: { tenantId: string; id: string },
+): Promise<PaymentView | null> {
+  if (!UUID_PATTERN.test(input.id)) return null;
+  const { rows } = await pool.query<PaymentRow>(SELECT_PAYMENT, [
+    input.tenantId,
+    input.id.toLowerCase(),
+  ]);
+  return rows[0] === undefined ? null : toPaymentView(rows[0]);
+}
+
+export interface PaymentPage {
+  edges: Array<{ cursor: string; node: PaymentView }>;
+  pageInfo: { hasNextPage: boolean; endCursor: string | null };
+}
+
+/** Throws InputInvalidError for a bad page size or cursor. */
+export async function listPayments(
+  pool: Queryable,
+  input: z.infer<typeof listPaymentsInput>,
+): Promise<PaymentPage> {
+  if (input.first < 1 || input.first > MAX_PAGE_SIZE) {
+    throw new InputInvalidError('first', `first must be between 1 and ${MAX_PAGE_SIZE}`);
+  }
+  const cursor = input.after ? decodeCursor(input.after) : null;
+  const { rows } = await pool.query<PaymentRow & { created_us: string }>(LIST_PAYMENTS, [
+    input.tenantId,
+    input.first + 1,
+    cursor?.createdAt ?? null,
+    cursor?.id ?? null,
+    input.reference ?? null,
+  ]);
+  const page = rows.slice(0, input.first);
+  const edges = page.map((row) => ({ cursor: encodeCursor(row), node: toPaymentView(row) }));
+  return {
+    edges,
+    pageInfo: { hasNextPage: rows.length > input.first, endCursor: edges.at(-1)?.cursor ?? null },
+  };
+}
+
+// Ties on created_at are broken by id, so a page boundary never repeats or skips a payment.
+function encodeCursor(row: { created_us: string; id: string }): string {
+  return Buffer.from(JSON.stringify([row.created_us, row.id])).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { createdAt: string; id: string } {
+  try {
+    const parsed: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (
+      Array.isArray(parsed) &&
+      typeof parsed[0] === 'string' &&
+      /^\d{1,19}$/.test(parsed[0]) &&
+      typeof parsed[1] === 'string' &&
+      UUID_PATTERN.test(parsed[1])
+    ) {
+      return { createdAt: parsed[0], id: parsed[1] };
+    }
+  } catch {
+    // fall through to the one error below
+  }
+  throw new InputInvalidError('after', 'after is not a cursor this API returned');
+}

@@ -1,0 +1,73 @@
+import { z } from 'zod';
+import type { JsonValue } from '../kernel/canonical-json.ts';
+import { formatAmount } from '../kernel/money/money.ts';
+
+export type PaymentStatus = 'PROCESSING' | 'REQUIRES_CAPTURE' | 'SUCCEEDED' | 'FAILED' | 'CANCELED';
+
+export interface PaymentRow {
+  id: string;
+  status: PaymentStatus;
+  amount_minor: string;
+  currency: string;
+  amount_captured_minor: string;
+  amount_refunded_minor: string;
+  payment_method: string;
+  capture_method: 'AUTOMATIC' | 'MANUAL';
+  reference: string | null;
+  description: string | null;
+  metadata: JsonValue;
+  provider_key: string;
+  provider_reference: string | null;
+  failure_code: string | null;
+  created_at: Date;
+}
+
+/** The public shape of a payment: what GraphQL serves and what a replay stores. */
+export interface PaymentView {
+  [field: string]: JsonValue;
+  id: string;
+  status: PaymentStatus;
+  amount: string;
+  currency: string;
+  amountCaptured: string;
+  amountRefunded: string;
+  paymentMethod: string;
+  reference: string | null;
+  providerReference: string | null;
+  failureCode: string | null;
+  createdAt: string;
+  refunds: JsonValue[];
+}
+
+export function toPaymentView(row: PaymentRow): PaymentView {
+  return {
+    id: row.id,
+    status: row.status,
+    amount: formatAmount(BigInt(row.amount_minor), row.currency),
+    currency: row.currency,
+    amountCaptured: formatAmount(BigInt(row.amount_captured_minor), row.currency),
+    amountRefunded: formatAmount(BigInt(row.amount_refunded_minor), row.currency),
+    paymentMethod: row.payment_method,
+    reference: row.reference,
+    providerReference: row.provider_reference,
+    failureCode: row.failure_code,
+    createdAt: row.created_at.toISOString(),
+    refunds: [],
+  };
+}
+
+/** Parses a stored payment view back (stored data is checked, never cast). */
+export const paymentViewSchema = z.object({
+  id: z.string(),
+  status: z.enum(['PROCESSING', 'REQUIRES_CAPTURE', 'SUCCEEDED', 'FAILED', 'CANCELED']),
+  amount: z.string(),
+  currency: z.string(),
+  amountCaptured: z.string(),
+  amountRefunded: z.string(),
+  paymentMethod: z.string(),
+  reference: z.string().nullable(),
+  providerReference: z.string().nullable(),
+  failureCode: z.string().nullable(),
+  createdAt: z.string(),
+  refunds: z.array(z.json()),
+});

@@ -1,0 +1,18 @@
+import { z } from 'zod';
+import { procedure, router } from '../trpc.ts';
+import { createPayment } from './create-payment.flow.ts';
+import { createPaymentInput } from './create-payment.command.ts';
+import { getPayment, listPayments, listPaymentsInput } from './payment-queries.ts';
+
+/** The payments service: owns client-key idempotency records and the payment phases. */
+export const paymentsRouter = router({
+  create: procedure
+    .input(createPaymentInput)
+    .mutation(({ ctx, input }) => createPayment(ctx.deps, input)),
+  get: procedure
+    .input(z.object({ tenantId: z.uuid(), id: z.string() }))
+    .query(({ ctx, input }) => getPayment(ctx.deps.pool, input)),
+  list: procedure
+    .input(listPaymentsInput)
+    .query(({ ctx, input }) => listPayments(ctx.deps.pool, input)),
+});

@@ -1,0 +1,95 @@
+import type { AdapterChargeRequest, ProviderAdapter } from './provider-adapter.ts';
+import type { ChargeOutcome } from './provider-port.ts';
+
+/** Retry-After we suggest when the provider refused without saying how long to wait. */
+const DEFAULT_PROVIDER_RETRY_AFTER_SECONDS = 1;
+
+interface ChargeBody {
+  charge?: { id?: unknown };
+  error?: { code?: unknown };
+}
+
+/** The provider refused a request we built: a bug on our side, never a payment outcome. */
+export class ProviderRequestRejectedError extends Error {
+  constructor(status: number, code: unknown) {
+    super(`provider rejected the request: HTTP ${status} ${String(code)}`);
+    this.name = 'ProviderRequestRejectedError';
+  }
+}
+
+/**
+ * The HTTP adapter for the sandbox PSP's API (and any PSP speaking it). It maps every answer
+ * to an outcome, keeping "nothing happened" (503, 429, connection refused) apart from "we do
+ * not know" (timeout, connection lost after sending): only the first may be reported as such.
+ */
+export function createHttpProviderAdapter(baseUrl: string): ProviderAdapter {
+  return {
+    async charge(request: AdapterChargeRequest): Promise<ChargeOutcome> {
+      let response: Response;
+      try {
+        response = await fetch(new URL('/v1/charges', baseUrl), {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            'idempotency-key': request.idempotencyKey,
+          },
+          body: JSON.stringify({
+            amount: request.amount,
+            currency: request.currency,
+            paymentMethod: request.paymentMethod,
+            reference: request.reference,
+            capture: request.capture,
+          }),
+          signal: AbortSignal.timeout(request.timeoutMs),
+        });
+      } catch (error) {
+        return connectionRefused(error)
+          ? { kind: 'unavailable', retryAfterSeconds: DEFAULT_PROVIDER_RETRY_AFTER_SECONDS }
+          : { kind: 'timeout' };
+      }
+      let body: ChargeBody;
+      try {
+        body = (await response.json()) as ChargeBody;
+      } catch {
+        // The status arrived but the body did not: for a 2xx the charge exists and we lost it.
+        return provedNothingHappened(response) ? unavailable(response) : { kind: 'timeout' };
+      }
+      if (response.status === 200 && typeof body.charge?.id === 'string') {
+        return { kind: 'approved', providerReference: body.charge.id, captured: request.capture };
+      }
+      if (response.status === 402 && typeof body.error?.code === 'string') {
+        const id = body.charge?.id;
+        return {
+          kind: 'declined',
+          providerReference: typeof id === 'string' ? id : null,
+          failureCode: body.error.code,
+        };
+      }
+      if (provedNothingHappened(response)) return unavailable(response);
+      // Any other 5xx may have been raised after the charge was applied: unknown, not failed.
+      if (response.status >= 500) return { kind: 'timeout' };
+      throw new ProviderRequestRejectedError(response.status, body.error?.code);
+    },
+  };
+}
+
+/** 503 and 429 are refusals before any work: the provider did nothing with the request. */
+function provedNothingHappened(response: Response): boolean {
+  return response.status === 503 || response.status === 429;
+}
+
+function unavailable(response: Response): ChargeOutcome {
+  const header = Number(response.headers.get('retry-after'));
+  return {
+    kind: 'unavailable',
+    retryAfterSeconds:
+      Number.isFinite(header) && header > 0 ? header : DEFAULT_PROVIDER_RETRY_AFTER_SECONDS,
+  };
+}
+
+/** ECONNREFUSED: no connection was made, so the request cannot have reached the provider. */
+function connectionRefused(error: unknown): boolean {
+  const cause =
+    error instanceof Error ? (error.cause as { code?: unknown } | undefined) : undefined;
+  return cause?.code === 'ECONNREFUSED';
+}

@@ -1,0 +1,9 @@
+import { derivedKey } from '../kernel/idempotency/derived-key.ts';
+
+/**
+ * The idempotency key of a payment's charge at the provider: one per payment, the same on every
+ * attempt, resumption and probe, so at-least-once calls make exactly one charge.
+ */
+export function providerChargeKey(paymentId: string): string {
+  return derivedKey('provider', 'payment', paymentId);
+}

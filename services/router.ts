@@ -1,0 +1,15 @@
+import { paymentsRouter } from './payments/payments.router.ts';
+import { providerRouter } from './provider/provider.router.ts';
+import { systemRouter } from './system/system.router.ts';
+import { tenantsRouter } from './tenants/tenants.router.ts';
+import { router } from './trpc.ts';
+
+/** Every internal service, as one router: in-process for `npm start`, or at /trpc over HTTP. */
+export const appRouter = router({
+  payments: paymentsRouter,
+  provider: providerRouter,
+  tenants: tenantsRouter,
+  system: systemRouter,
+});
+
+export type AppRouter = typeof appRouter;

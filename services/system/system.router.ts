@@ -1,0 +1,17 @@
+import { procedure, router } from '../trpc.ts';
+
+const MIGRATION_APPLIED = `SELECT 1 FROM mikro_orm_migrations WHERE name = $1`;
+
+export const systemRouter = router({
+  /** Ready when the database answers and the newest migration has run. */
+  ready: procedure.query(async ({ ctx }) => {
+    try {
+      const { rowCount } = await ctx.deps.pool.query(MIGRATION_APPLIED, [
+        ctx.deps.config.latestMigration,
+      ]);
+      return { ready: rowCount === 1 };
+    } catch {
+      return { ready: false };
+    }
+  }),
+});

@@ -1,0 +1,23 @@
+import { initTRPC } from '@trpc/server';
+import type { ServiceContext } from './context.ts';
+import { AppError, type PublicError } from './kernel/errors.ts';
+
+/**
+ * The one initTRPC of every internal service. Expected outcomes of a command (replays,
+ * conflicts, business errors) are return values carrying a catalog code; only bugs and
+ * infrastructure failures are thrown, and the gateway masks those.
+ */
+const t = initTRPC.context<ServiceContext>().create({
+  isServer: true,
+  // A deliberate AppError (bad page size, bad cursor) keeps its catalog code across the wire;
+  // anything else reaches the caller as a bare INTERNAL_SERVER_ERROR, masked by the gateway.
+  errorFormatter({ shape, error }) {
+    const publicError: PublicError | null =
+      error.cause instanceof AppError ? error.cause.toPublic() : null;
+    return { ...shape, data: { ...shape.data, stack: undefined, publicError } };
+  },
+});
+
+export const router = t.router;
+export const procedure = t.procedure;
+export const createCallerFactory = t.createCallerFactory;

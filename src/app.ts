@@ -1,0 +1,88 @@
+import type { AddressInfo } from 'node:net';
+import { FaultPoints } from '../services/kernel/faults.ts';
+import { createMetrics, type Metrics } from '../services/kernel/metrics.ts';
+import { createServices, type Services } from '../services/compose.ts';
+import { LATEST_MIGRATION } from '../migrations/migration-list.ts';
+import { createApollo } from './graphql/apollo.ts';
+import { createGatewayServer } from './http/gateway-server.ts';
+
+/** Attempts per provider call for refusals that prove nothing happened (503/429). */
+const DEFAULT_PROVIDER_MAX_ATTEMPTS = 3;
+/** Connections per process: the request path holds at most one at a time per request. */
+const DEFAULT_POOL_MAX = 20;
+/** SIGTERM waits this long for in-flight requests; a phase in progress finishes or is resumed. */
+export const DRAIN_TIMEOUT_MS = 10_000;
+
+export interface AppOptions {
+  databaseUrl: string;
+  pspUrl: string;
+  internalToken: string;
+  host?: string;
+  port?: number;
+  leaseMs: number;
+  ttlSeconds: number;
+  recoveryIntervalMs: number;
+  providerTimeoutMs: number;
+  providerMaxAttempts?: number;
+  poolMax?: number;
+  faults?: FaultPoints;
+  /** Off in tests that drive recovery by hand. */
+  startRecoveryWorker?: boolean;
+  reportError?: (error: unknown) => void;
+}
+
+export interface App {
+  url: string;
+  metrics: Metrics;
+  services: Services;
+  faults: FaultPoints;
+  stop(): Promise<void>;
+}
+
+/** Composes one gateway process: services, Apollo, the HTTP server and the recovery worker. */
+export async function startApp(options: AppOptions): Promise<App> {
+  const reportError =
+    options.reportError ?? ((error: unknown) => console.error('[gateway]', error));
+  const faults = options.faults ?? new FaultPoints();
+  const metrics = createMetrics({ defaultMetrics: true });
+  const services = createServices({
+    databaseUrl: options.databaseUrl,
+    pspUrl: options.pspUrl,
+    poolMax: options.poolMax ?? DEFAULT_POOL_MAX,
+    leaseMs: options.leaseMs,
+    ttlSeconds: options.ttlSeconds,
+    recoveryIntervalMs: options.recoveryIntervalMs,
+    providerTimeoutMs: options.providerTimeoutMs,
+    providerMaxAttempts: options.providerMaxAttempts ?? DEFAULT_PROVIDER_MAX_ATTEMPTS,
+    latestMigration: LATEST_MIGRATION,
+    faults,
+    metrics,
+    onError: reportError,
+  });
+  const apollo = await createApollo(metrics);
+  const gateway = createGatewayServer({
+    apollo,
+    services: services.client,
+    serviceContext: services.createContext,
+    metrics,
+    internalToken: options.internalToken,
+    reportError,
+  });
+  await new Promise<void>((resolve, reject) => {
+    gateway.server.once('error', reject);
+    gateway.server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
+  });
+  if (options.startRecoveryWorker ?? true) services.worker.start();
+  const { port } = gateway.server.address() as AddressInfo;
+  return {
+    url: `http://${options.host ?? '127.0.0.1'}:${port}`,
+    metrics,
+    services,
+    faults,
+    async stop() {
+      await gateway.drain(DRAIN_TIMEOUT_MS);
+      await apollo.stop();
+      await services.close();
+    },
+  };
+}

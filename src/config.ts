@@ -1,0 +1,69 @@
+/**
+ * Configuration from the environment (CONTRACT §1). Every value is validated at start: a typo
+ * in a number fails the start loudly instead of running with NaN leases.
+ */
+export interface Config {
+  port: number;
+  databaseUrl: string | undefined;
+  pspUrl: string | undefined;
+  sandboxBlackholeMs: number;
+  bootstrapTenants: Array<{ name: string; apiKey: string }> | undefined;
+  internalToken: string | undefined;
+  idempotencyTtlSeconds: number;
+  leaseMs: number;
+  recoveryIntervalMs: number;
+  providerTimeoutMs: number;
+  /** Test-only: `name=crash,…` arms fault points in this process. */
+  faultPoints: string | undefined;
+}
+
+/** Default replay window: 24 h, as long as the longest client retry window we promise. */
+const DEFAULT_TTL_SECONDS = 86_400;
+/** Default lease: well beyond one provider timeout plus a probe, so a live owner never loses it. */
+const DEFAULT_LEASE_MS = 30_000;
+const DEFAULT_RECOVERY_INTERVAL_MS = 5_000;
+/** Default provider timeout: card networks answer in well under a second; 5 s is a stall. */
+const DEFAULT_PROVIDER_TIMEOUT_MS = 5_000;
+const DEFAULT_SANDBOX_BLACKHOLE_MS = 30_000;
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min)
+    throw new Error(`${name} must be an integer ≥ ${min}, got "${raw}"`);
+  return value;
+}
+
+function tenants(raw: string | undefined): Config['bootstrapTenants'] {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  return raw.split(',').map((entry) => {
+    const at = entry.indexOf(':');
+    const name = entry.slice(0, at).trim();
+    const apiKey = entry.slice(at + 1).trim();
+    if (at < 1 || name === '' || apiKey.length < 16) {
+      throw new Error(
+        'BOOTSTRAP_TENANTS must be name:apiKey,… with API keys of at least 16 characters',
+      );
+    }
+    return { name, apiKey };
+  });
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv): Config {
+  const leaseMs = integer(env, 'LEASE_MS', DEFAULT_LEASE_MS, 100);
+  const providerTimeoutMs = integer(env, 'PROVIDER_TIMEOUT_MS', DEFAULT_PROVIDER_TIMEOUT_MS, 1);
+  return {
+    port: integer(env, 'PORT', 4000, 0),
+    databaseUrl: env['DATABASE_URL'] || undefined,
+    pspUrl: env['PSP_URL'] || undefined,
+    sandboxBlackholeMs: integer(env, 'SANDBOX_BLACKHOLE_MS', DEFAULT_SANDBOX_BLACKHOLE_MS, 0),
+    bootstrapTenants: tenants(env['BOOTSTRAP_TENANTS']),
+    internalToken: env['INTERNAL_TOKEN'] || undefined,
+    idempotencyTtlSeconds: integer(env, 'IDEMPOTENCY_TTL_SECONDS', DEFAULT_TTL_SECONDS, 1),
+    leaseMs,
+    recoveryIntervalMs: integer(env, 'RECOVERY_INTERVAL_MS', DEFAULT_RECOVERY_INTERVAL_MS, 10),
+    providerTimeoutMs,
+    faultPoints: env['FAULT_POINTS'] || undefined,
+  };
+}

@@ -1,0 +1,12 @@
+import type { TRPCClient } from '@trpc/client';
+import type { AppRouter } from '../../services/router.ts';
+
+/** Per-request GraphQL context. Built after authentication: a request without a tenant never gets here. */
+export interface GatewayContext {
+  tenantId: string;
+  services: TRPCClient<AppRouter>;
+  /** Set by a resolver that answered from a stored result; the replay plugin marks the response. */
+  replayed: boolean;
+  /** Where unexpected errors go before they are masked for the client. */
+  reportError: (error: unknown) => void;
+}

@@ -1,0 +1,79 @@
+import type { GraphQLResolveInfo } from 'graphql';
+import { publicError, type PublicError } from '../../services/kernel/errors.ts';
+import type { GatewayContext } from './context.ts';
+import { publicErrorOf, toGraphQLError } from './errors.ts';
+import {
+  CurrencyCodeScalar,
+  DateTimeScalar,
+  IdempotencyKeyScalar,
+  JsonScalar,
+  MoneyScalar,
+} from './scalars.ts';
+
+interface CreatePaymentArgs {
+  input: {
+    idempotencyKey: string;
+    amount: string;
+    currency: string;
+    paymentMethod: string;
+    captureMethod?: 'AUTOMATIC' | 'MANUAL' | null;
+    reference?: string | null;
+    description?: string | null;
+    metadata?: unknown;
+  };
+}
+
+/**
+ * Thin resolvers: each one is a service call and an error mapping. Validation, hashing and
+ * every decision live in the services.
+ */
+export const resolvers = {
+  Money: MoneyScalar,
+  CurrencyCode: CurrencyCodeScalar,
+  IdempotencyKey: IdempotencyKeyScalar,
+  DateTime: DateTimeScalar,
+  JSON: JsonScalar,
+  Query: {
+    payment: (_: unknown, args: { id: string }, ctx: GatewayContext, info: GraphQLResolveInfo) =>
+      call(ctx, info, () =>
+        ctx.services.payments.get.query({ tenantId: ctx.tenantId, id: args.id }),
+      ),
+    payments: (
+      _: unknown,
+      args: { first: number; after?: string | null; reference?: string | null },
+      ctx: GatewayContext,
+      info: GraphQLResolveInfo,
+    ) =>
+      call(ctx, info, () => ctx.services.payments.list.query({ tenantId: ctx.tenantId, ...args })),
+  },
+  Mutation: {
+    createPayment: async (
+      _: unknown,
+      args: CreatePaymentArgs,
+      ctx: GatewayContext,
+      info: GraphQLResolveInfo,
+    ) => {
+      const result = await call(ctx, info, () =>
+        ctx.services.payments.create.mutate({ tenantId: ctx.tenantId, ...args.input }),
+      );
+      if (!result.ok) throw toGraphQLError(result.error, info);
+      if (result.idempotency.replayed) ctx.replayed = true;
+      return { payment: result.payment, idempotency: result.idempotency };
+    },
+  },
+};
+
+/** Runs a service call; a typed service error becomes its GraphQL error, anything else is masked. */
+async function call<T>(
+  ctx: GatewayContext,
+  info: GraphQLResolveInfo,
+  run: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    const known: PublicError | null = publicErrorOf(error);
+    if (known === null) ctx.reportError(error);
+    throw toGraphQLError(known ?? publicError('INTERNAL_SERVER_ERROR'), info);
+  }
+}

@@ -1,0 +1,180 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { HeaderMap, type ApolloServer } from '@apollo/server';
+import type { TRPCClient } from '@trpc/client';
+import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
+import type { ServiceContext } from '../../services/context.ts';
+import type { Metrics } from '../../services/kernel/metrics.ts';
+import { appRouter, type AppRouter } from '../../services/router.ts';
+import type { GatewayContext } from '../graphql/context.ts';
+import { bearerToken, sameSecret } from './bearer.ts';
+import { BodyTooLargeError, readBody } from './read-body.ts';
+import { sendGraphQLError, sendJson } from './respond.ts';
+
+/** CONTRACT §1: a request body over 100 KB is refused with 413 before it is parsed. */
+export const MAX_BODY_BYTES = 100 * 1024;
+
+export interface GatewayServerOptions {
+  apollo: ApolloServer<GatewayContext>;
+  services: TRPCClient<AppRouter>;
+  serviceContext: () => ServiceContext;
+  metrics: Metrics;
+  internalToken: string;
+  reportError: (error: unknown) => void;
+}
+
+export interface GatewayServer {
+  server: Server;
+  /** Stops accepting, lets in-flight requests finish (up to `timeoutMs`), then closes the rest. */
+  drain(timeoutMs: number): Promise<void>;
+}
+
+/**
+ * The gateway's one HTTP server: GraphQL for merchants, /trpc for internal callers (behind
+ * INTERNAL_TOKEN, checked before any routing), /metrics, /healthz and /readyz.
+ */
+export function createGatewayServer(opts: GatewayServerOptions): GatewayServer {
+  let inFlight = 0;
+  let draining = false;
+  let idle: (() => void) | null = null;
+
+  const server = createServer((req, res) => {
+    inFlight += 1;
+    if (draining) res.setHeader('connection', 'close');
+    res.on('close', () => {
+      inFlight -= 1;
+      if (inFlight === 0) idle?.();
+    });
+    route(opts, req, res).catch((error: unknown) => {
+      opts.reportError(error);
+      if (!res.headersSent) sendGraphQLError(res, 'INTERNAL_SERVER_ERROR');
+      else res.destroy();
+    });
+  });
+
+  return {
+    server,
+    async drain(timeoutMs) {
+      draining = true;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      if (inFlight > 0) {
+        await Promise.race([
+          new Promise<void>((resolve) => (idle = resolve)),
+          new Promise<void>((resolve) => setTimeout(resolve, timeoutMs).unref()),
+        ]);
+      }
+      server.closeAllConnections();
+      await closed;
+    },
+  };
+}
+
+async function route(
+  opts: GatewayServerOptions,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://gateway.invalid');
+  if (url.pathname === '/trpc' || url.pathname.startsWith('/trpc/'))
+    return serveTrpc(opts, req, res, url);
+  switch (url.pathname) {
+    case '/graphql':
+      return serveGraphQL(opts, req, res, url);
+    case '/metrics': {
+      const text = await opts.metrics.registry.metrics();
+      res.writeHead(200, { 'content-type': opts.metrics.registry.contentType });
+      res.end(text);
+      return;
+    }
+    case '/healthz':
+      return sendJson(res, 200, { status: 'ok' });
+    case '/readyz': {
+      const { ready } = await opts.services.system.ready.query();
+      return sendJson(res, ready ? 200 : 503, { status: ready ? 'ready' : 'not ready' });
+    }
+    default:
+      return sendJson(res, 404, { error: 'not found' });
+  }
+}
+
+async function serveTrpc(
+  opts: GatewayServerOptions,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+): Promise<void> {
+  const token = bearerToken(req.headers);
+  if (token === null || !sameSecret(token, opts.internalToken)) {
+    return sendJson(
+      res,
+      401,
+      { error: { code: 'UNAUTHENTICATED', message: 'internal token required' } },
+      { 'www-authenticate': 'Bearer' },
+    );
+  }
+  await nodeHTTPRequestHandler({
+    router: appRouter,
+    req,
+    res,
+    path: url.pathname.replace(/^\/trpc\/?/, ''),
+    maxBodySize: MAX_BODY_BYTES,
+    createContext: () => opts.serviceContext(),
+    onError: ({ error }) => {
+      if (error.code === 'INTERNAL_SERVER_ERROR') opts.reportError(error);
+    },
+  });
+}
+
+async function serveGraphQL(
+  opts: GatewayServerOptions,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+): Promise<void> {
+  let raw: string;
+  try {
+    raw = await readBody(req, MAX_BODY_BYTES);
+  } catch (error) {
+    if (error instanceof BodyTooLargeError)
+      return sendGraphQLError(res, 'PAYLOAD_TOO_LARGE', { connection: 'close' });
+    throw error;
+  }
+  const apiKey = bearerToken(req.headers);
+  const tenant =
+    apiKey === null ? null : await opts.services.tenants.authenticate.query({ apiKey });
+  if (tenant === null)
+    return sendGraphQLError(res, 'UNAUTHENTICATED', { 'www-authenticate': 'Bearer' });
+
+  let body: unknown;
+  if (req.method === 'POST') {
+    try {
+      body = raw.length === 0 ? undefined : JSON.parse(raw);
+    } catch {
+      return sendJson(res, 400, {
+        errors: [{ message: 'The body is not valid JSON.', extensions: { code: 'BAD_REQUEST' } }],
+      });
+    }
+  }
+  const headers = new HeaderMap();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+  }
+  const answer = await opts.apollo.executeHTTPGraphQLRequest({
+    httpGraphQLRequest: { method: req.method ?? 'GET', headers, search: url.search, body },
+    context: () =>
+      Promise.resolve({
+        tenantId: tenant.id,
+        services: opts.services,
+        replayed: false,
+        reportError: opts.reportError,
+      }),
+  });
+  for (const [name, value] of answer.headers) res.setHeader(name, value);
+  res.statusCode = answer.status ?? 200;
+  if (answer.body.kind === 'complete') {
+    res.end(answer.body.string);
+    return;
+  }
+  for await (const chunk of answer.body.asyncIterator) res.write(chunk);
+  res.end();
+}

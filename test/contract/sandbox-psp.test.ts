@@ -1,0 +1,463 @@
+// Contract of the sandbox payment provider: every token behaviour and every idempotency rule
+// the gateway's exactly-once guarantee leans on, exercised over real HTTP.
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Charge, SandboxPsp } from '../../sandbox-psp/sandbox-server.ts';
+import { startSandboxPsp } from '../../sandbox-psp/sandbox-server.ts';
+
+/** Short enough to keep the suite fast, long enough to overlap a duplicate request. */
+const SLOW_MS = 300;
+/** Short enough to wait out in a test, longer than CLIENT_GIVE_UP_MS so calls visibly hang. */
+const BLACKHOLE_MS = 500;
+/** How long a client waits before it treats a call as timed out. */
+const CLIENT_GIVE_UP_MS = 100;
+/** Slack for timer granularity when asserting "not before" a deadline. */
+const TIMER_SLACK_MS = 25;
+
+interface ChargeBody {
+  amount: string;
+  currency: string;
+  paymentMethod: string;
+  reference: string;
+  capture: boolean;
+}
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  json: Record<string, unknown>;
+}
+
+let psp: SandboxPsp;
+
+beforeAll(async () => {
+  psp = await startSandboxPsp({ port: 0, slowMs: SLOW_MS, blackholeMs: BLACKHOLE_MS });
+});
+
+afterAll(async () => {
+  await psp.close();
+});
+
+const newKey = (): string => `key-${randomUUID()}`;
+const newReference = (): string => `order-${randomUUID()}`;
+
+function chargeBody(overrides: Partial<ChargeBody> = {}): ChargeBody {
+  return {
+    amount: '10.50',
+    currency: 'EUR',
+    paymentMethod: 'pm_card_visa',
+    reference: newReference(),
+    capture: true,
+    ...overrides,
+  };
+}
+
+async function toAnswer(response: Response): Promise<Answer> {
+  const json = (await response.json()) as Record<string, unknown>;
+  return { status: response.status, headers: response.headers, json };
+}
+
+async function postCharge(request: {
+  key?: string;
+  body: unknown;
+  signal?: AbortSignal;
+  baseUrl?: string;
+}): Promise<Answer> {
+  const headers: Record<string, string> = { 'Content-Type': 'application/json' };
+  if (request.key !== undefined) headers['Idempotency-Key'] = request.key;
+  const response = await fetch(`${request.baseUrl ?? psp.url}/v1/charges`, {
+    method: 'POST',
+    headers,
+    body: typeof request.body === 'string' ? request.body : JSON.stringify(request.body),
+    signal: request.signal,
+  });
+  return toAnswer(response);
+}
+
+async function get(path: string, signal?: AbortSignal): Promise<Answer> {
+  return toAnswer(await fetch(`${psp.url}${path}`, { signal }));
+}
+
+const probeByKey = (key: string, signal?: AbortSignal): Promise<Answer> =>
+  get(`/v1/charges/by-idempotency-key/${encodeURIComponent(key)}`, signal);
+
+const listByReference = (reference: string, signal?: AbortSignal): Promise<Answer> =>
+  get(`/v1/charges?reference=${encodeURIComponent(reference)}`, signal);
+
+const chargeOf = (answer: Answer): Charge => answer.json['charge'] as Charge;
+const errorCodeOf = (answer: Answer): unknown =>
+  (answer.json['error'] as { code?: unknown } | undefined)?.code;
+const giveUp = (): AbortSignal => AbortSignal.timeout(CLIENT_GIVE_UP_MS);
+
+describe('approved cards', () => {
+  it('captures immediately when capture is true', async () => {
+    const body = chargeBody({ paymentMethod: 'pm_card_visa', capture: true });
+    const key = newKey();
+    const answer = await postCharge({ key, body });
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('idempotent-replayed')).toBeNull();
+    expect(chargeOf(answer)).toEqual({
+      id: expect.stringMatching(/^ch_[0-9a-f]+$/) as unknown,
+      amount: '10.50',
+      currency: 'EUR',
+      status: 'captured',
+      amountCaptured: '10.50',
+      amountRefunded: '0.00',
+      reference: body.reference,
+      idempotencyKey: key,
+      createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/) as unknown,
+      failureCode: null,
+      paymentMethod: 'pm_card_visa',
+    });
+    expect(psp.charges({ reference: body.reference })).toEqual([chargeOf(answer)]);
+  });
+
+  it('only authorizes when capture is false, with a zero of the same scale captured', async () => {
+    const body = chargeBody({ paymentMethod: 'pm_card_mastercard', capture: false });
+    const answer = await postCharge({ key: newKey(), body });
+    expect(answer.status).toBe(200);
+    expect(chargeOf(answer).status).toBe('authorized');
+    expect(chargeOf(answer).amountCaptured).toBe('0.00');
+    expect(psp.charges({ reference: body.reference })).toHaveLength(1);
+  });
+
+  it('replays an approval for the same key and parameters without a second charge', async () => {
+    const body = chargeBody();
+    const key = newKey();
+    const first = await postCharge({ key, body });
+    const second = await postCharge({ key, body });
+    expect(second.status).toBe(200);
+    expect(second.json).toEqual(first.json);
+    expect(second.headers.get('idempotent-replayed')).toBe('true');
+    expect(psp.charges({ reference: body.reference })).toHaveLength(1);
+    expect(psp.attempts({ idempotencyKey: key })).toBe(2);
+  });
+});
+
+describe('declines', () => {
+  it('declines pm_card_declined with 402 and records a declined charge', async () => {
+    const body = chargeBody({ paymentMethod: 'pm_card_declined' });
+    const answer = await postCharge({ key: newKey(), body });
+    expect(answer.status).toBe(402);
+    expect(errorCodeOf(answer)).toBe('CARD_DECLINED');
+    expect(chargeOf(answer)).toMatchObject({
+      status: 'declined',
+      failureCode: 'CARD_DECLINED',
+      amountCaptured: '0.00',
+    });
+    expect(psp.charges({ reference: body.reference })).toEqual([chargeOf(answer)]);
+  });
+
+  it('replays a decline with the same 402 and charge id', async () => {
+    const body = chargeBody({ paymentMethod: 'pm_card_declined' });
+    const key = newKey();
+    const first = await postCharge({ key, body });
+    const replay = await postCharge({ key, body });
+    expect(replay.status).toBe(402);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(chargeOf(replay).id).toBe(chargeOf(first).id);
+    expect(replay.json).toEqual(first.json);
+    expect(psp.charges({ reference: body.reference })).toHaveLength(1);
+  });
+
+  it('declines an unknown but well-formed token as INVALID_PAYMENT_METHOD', async () => {
+    const body = chargeBody({ paymentMethod: 'pm_card_no_such_card' });
+    const answer = await postCharge({ key: newKey(), body });
+    expect(answer.status).toBe(402);
+    expect(errorCodeOf(answer)).toBe('INVALID_PAYMENT_METHOD');
+    expect(chargeOf(answer)).toMatchObject({
+      status: 'declined',
+      failureCode: 'INVALID_PAYMENT_METHOD',
+    });
+    expect(psp.charges({ reference: body.reference })).toHaveLength(1);
+  });
+
+  it.each(['card_visa', 'pm_', 'pm_card-visa', `pm_${'x'.repeat(101)}`])(
+    'rejects the malformed token %s with 400 and records nothing',
+    async (paymentMethod) => {
+      const body = chargeBody({ paymentMethod });
+      const key = newKey();
+      const answer = await postCharge({ key, body });
+      expect(answer.status).toBe(400);
+      expect(errorCodeOf(answer)).toBe('INVALID_REQUEST');
+      expect(psp.charges({ reference: body.reference })).toEqual([]);
+      expect((await probeByKey(key)).status).toBe(404);
+    },
+  );
+});
+
+describe('request validation', () => {
+  it('rejects a request without Idempotency-Key and records nothing', async () => {
+    const body = chargeBody();
+    const answer = await postCharge({ body });
+    expect(answer.status).toBe(400);
+    expect(answer.json).toEqual({ error: { code: 'IDEMPOTENCY_KEY_MISSING' } });
+    expect(psp.charges({ reference: body.reference })).toEqual([]);
+    expect(psp.attempts({ reference: body.reference })).toBe(1);
+  });
+
+  it('rejects an Idempotency-Key longer than 255 characters', async () => {
+    const body = chargeBody();
+    const answer = await postCharge({ key: 'k'.repeat(256), body });
+    expect(answer.status).toBe(400);
+    expect(errorCodeOf(answer)).toBe('INVALID_REQUEST');
+    expect(psp.charges({ reference: body.reference })).toEqual([]);
+  });
+
+  const invalidBodies: [string, (body: ChargeBody) => unknown][] = [
+    ['zero amount', (b) => ({ ...b, amount: '0.00' })],
+    ['negative amount', (b) => ({ ...b, amount: '-1.00' })],
+    ['numeric amount', (b) => ({ ...b, amount: 10.5 })],
+    ['non-decimal amount', (b) => ({ ...b, amount: '1e3' })],
+    ['two-letter currency', (b) => ({ ...b, currency: 'EU' })],
+    ['missing payment method', (b) => ({ ...b, paymentMethod: undefined })],
+    ['missing capture', (b) => ({ ...b, capture: undefined })],
+    ['reference too long', (b) => ({ ...b, reference: `${b.reference}${'r'.repeat(255)}` })],
+    ['not JSON', () => '{"amount":'],
+    ['a JSON array', () => '[]'],
+  ];
+
+  it.each(invalidBodies)('rejects %s with 400 and leaves the key unbound', async (_, mutate) => {
+    const body = chargeBody();
+    const key = newKey();
+    const answer = await postCharge({ key, body: mutate(body) });
+    expect(answer.status).toBe(400);
+    expect(errorCodeOf(answer)).toBe('INVALID_REQUEST');
+    expect(typeof (answer.json['error'] as { message?: unknown }).message).toBe('string');
+    expect(psp.charges({ reference: body.reference })).toEqual([]);
+    // The rejected request bound nothing: the same key still takes a fresh, valid charge.
+    const valid = await postCharge({ key, body });
+    expect(valid.status).toBe(200);
+    expect(valid.headers.get('idempotent-replayed')).toBeNull();
+  });
+
+  it('rejects a body over 64 KB', async () => {
+    const body = { ...chargeBody(), padding: 'p'.repeat(65 * 1024) };
+    const answer = await postCharge({ key: newKey(), body });
+    expect(answer.status).toBe(413);
+    expect(psp.charges({ reference: body.reference })).toEqual([]);
+  });
+});
+
+describe('pm_card_unavailable', () => {
+  it('answers 503 with Retry-After twice, then approves exactly one charge', async () => {
+    const body = chargeBody({ paymentMethod: 'pm_card_unavailable' });
+    const key = newKey();
+    for (let attempt = 1; attempt <= 2; attempt += 1) {
+      const unavailable = await postCharge({ key, body });
+      expect(unavailable.status).toBe(503);
+      expect(unavailable.json).toEqual({ error: { code: 'PROVIDER_UNAVAILABLE' } });
+      expect(unavailable.headers.get('retry-after')).toBe('1');
+      expect(psp.charges({ reference: body.reference })).toEqual([]);
+    }
+    const approved = await postCharge({ key, body });
+    expect(approved.status).toBe(200);
+    expect(approved.headers.get('idempotent-replayed')).toBeNull();
+    expect(psp.charges({ reference: body.reference })).toEqual([chargeOf(approved)]);
+    expect(psp.attempts({ idempotencyKey: key })).toBe(3);
+    expect(psp.attempts({ reference: body.reference })).toBe(3);
+  });
+});
+
+describe('pm_card_slow', () => {
+  it('approves only after slowMs', async () => {
+    const body = chargeBody({ paymentMethod: 'pm_card_slow' });
+    const startedAt = Date.now();
+    const answer = await postCharge({ key: newKey(), body });
+    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(SLOW_MS - TIMER_SLACK_MS);
+    expect(answer.status).toBe(200);
+    expect(chargeOf(answer).status).toBe('captured');
+  });
+
+  it('makes a concurrent duplicate wait for the first result instead of charging twice', async () => {
+    const body = chargeBody({ paymentMethod: 'pm_card_slow' });
+    const key = newKey();
+    const first = postCharge({ key, body });
+    await new Promise((resolve) => setTimeout(resolve, SLOW_MS / 3));
+    const duplicate = postCharge({ key, body });
+    const [a, b] = await Promise.all([first, duplicate]);
+    expect(a.status).toBe(200);
+    expect(b.status).toBe(200);
+    expect(chargeOf(b).id).toBe(chargeOf(a).id);
+    expect(a.headers.get('idempotent-replayed')).toBeNull();
+    expect(b.headers.get('idempotent-replayed')).toBe('true');
+    expect(psp.charges({ reference: body.reference })).toHaveLength(1);
+    expect(psp.attempts({ idempotencyKey: key })).toBe(2);
+  });
+});
+
+describe('pm_card_lost_response', () => {
+  it('applies the charge but never answers the first attempt; later calls see it', async () => {
+    const body = chargeBody({ paymentMethod: 'pm_card_lost_response' });
+    const key = newKey();
+    await expect(postCharge({ key, body, signal: giveUp() })).rejects.toThrow();
+    const probe = await probeByKey(key);
+    expect(probe.status).toBe(200);
+    expect(chargeOf(probe)).toMatchObject({ idempotencyKey: key, status: 'captured' });
+    const repeat = await postCharge({ key, body });
+    expect(repeat.status).toBe(200);
+    expect(repeat.headers.get('idempotent-replayed')).toBe('true');
+    expect(chargeOf(repeat).id).toBe(chargeOf(probe).id);
+    expect(psp.charges({ reference: body.reference })).toHaveLength(1);
+    expect(psp.attempts({ idempotencyKey: key })).toBe(2);
+  });
+});
+
+describe('pm_card_timeout', () => {
+  it('hangs the first attempt without charging, then approves exactly once', async () => {
+    const body = chargeBody({ paymentMethod: 'pm_card_timeout' });
+    const key = newKey();
+    await expect(postCharge({ key, body, signal: giveUp() })).rejects.toThrow();
+    expect(psp.charges({ reference: body.reference })).toEqual([]);
+    expect((await probeByKey(key)).status).toBe(404);
+    const second = await postCharge({ key, body });
+    expect(second.status).toBe(200);
+    expect(second.headers.get('idempotent-replayed')).toBeNull();
+    const third = await postCharge({ key, body });
+    expect(chargeOf(third).id).toBe(chargeOf(second).id);
+    expect(psp.charges({ reference: body.reference })).toEqual([chargeOf(second)]);
+    expect(psp.attempts({ idempotencyKey: key })).toBe(3);
+  });
+});
+
+describe('pm_card_unknown', () => {
+  it('hides the applied charge from calls and probes until the blackhole ends', async () => {
+    const body = chargeBody({ paymentMethod: 'pm_card_unknown' });
+    const key = newKey();
+    const startedAt = Date.now();
+    await expect(postCharge({ key, body, signal: giveUp() })).rejects.toThrow();
+    await expect(postCharge({ key, body, signal: giveUp() })).rejects.toThrow();
+    await expect(probeByKey(key, giveUp())).rejects.toThrow();
+    await expect(listByReference(body.reference, giveUp())).rejects.toThrow();
+    // The blackhole is scoped to its key and reference: other lookups answer at once.
+    expect((await listByReference(newReference(), giveUp())).status).toBe(200);
+    expect((await probeByKey(newKey(), giveUp())).status).toBe(404);
+
+    const probe = await probeByKey(key);
+    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(BLACKHOLE_MS - TIMER_SLACK_MS);
+    expect(probe.status).toBe(200);
+    expect(chargeOf(probe)).toMatchObject({ idempotencyKey: key, status: 'captured' });
+    const listing = await listByReference(body.reference, giveUp());
+    expect(listing.json).toEqual({ data: [chargeOf(probe)] });
+    const repeat = await postCharge({ key, body, signal: giveUp() });
+    expect(repeat.status).toBe(200);
+    expect(repeat.headers.get('idempotent-replayed')).toBe('true');
+    expect(chargeOf(repeat).id).toBe(chargeOf(probe).id);
+    expect(psp.charges({ reference: body.reference })).toHaveLength(1);
+  });
+
+  it('answers a call that arrived during the blackhole once it ends', async () => {
+    const body = chargeBody({ paymentMethod: 'pm_card_unknown' });
+    const startedAt = Date.now();
+    const answer = await postCharge({ key: newKey(), body });
+    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(BLACKHOLE_MS - TIMER_SLACK_MS);
+    expect(answer.status).toBe(200);
+    expect(psp.charges({ reference: body.reference })).toEqual([chargeOf(answer)]);
+  });
+});
+
+describe('idempotency key mismatch', () => {
+  const changes: [string, Partial<ChargeBody>][] = [
+    ['amount', { amount: '10.51' }],
+    ['currency', { currency: 'USD' }],
+    ['paymentMethod', { paymentMethod: 'pm_card_mastercard' }],
+    ['reference', { reference: 'another-reference' }],
+    ['capture', { capture: false }],
+  ];
+
+  it.each(changes)('answers 422 when %s differs and changes nothing', async (_, change) => {
+    const body = chargeBody();
+    const key = newKey();
+    const original = await postCharge({ key, body });
+    const mismatch = await postCharge({ key, body: { ...body, ...change } });
+    expect(mismatch.status).toBe(422);
+    expect(mismatch.json).toEqual({ error: { code: 'IDEMPOTENCY_KEY_MISMATCH' } });
+    expect(psp.charges({ reference: body.reference })).toEqual([chargeOf(original)]);
+    expect((await probeByKey(key)).json).toEqual(original.json);
+    const replay = await postCharge({ key, body });
+    expect(replay.json).toEqual(original.json);
+  });
+});
+
+describe('probes and inspection', () => {
+  it('lists every charge for a reference, declines included, oldest first', async () => {
+    const reference = newReference();
+    const approved = await postCharge({ key: newKey(), body: chargeBody({ reference }) });
+    const unavailable = chargeBody({ reference, paymentMethod: 'pm_card_unavailable' });
+    expect((await postCharge({ key: newKey(), body: unavailable })).status).toBe(503);
+    const declinedBody = chargeBody({ reference, paymentMethod: 'pm_card_declined' });
+    const declined = await postCharge({ key: newKey(), body: declinedBody });
+    const listing = await listByReference(reference);
+    expect(listing.status).toBe(200);
+    expect(listing.json).toEqual({ data: [chargeOf(approved), chargeOf(declined)] });
+    expect(psp.charges({ reference })).toEqual([chargeOf(approved), chargeOf(declined)]);
+  });
+
+  it('requires the reference query parameter', async () => {
+    const answer = await get('/v1/charges');
+    expect(answer.status).toBe(400);
+    expect(errorCodeOf(answer)).toBe('INVALID_REQUEST');
+  });
+
+  it('finds a charge by URL-encoded idempotency key', async () => {
+    const key = `${newKey()}/with spaces?&#`;
+    const created = await postCharge({ key, body: chargeBody() });
+    const probe = await probeByKey(key);
+    expect(probe.status).toBe(200);
+    expect(probe.json).toEqual(created.json);
+  });
+
+  it('answers 404 CHARGE_NOT_FOUND for a key it never charged', async () => {
+    const probe = await probeByKey(newKey());
+    expect(probe.status).toBe(404);
+    expect(probe.json).toEqual({ error: { code: 'CHARGE_NOT_FOUND' } });
+  });
+
+  it('reports health', async () => {
+    const answer = await get('/v1/health');
+    expect(answer.status).toBe(200);
+    expect(answer.json).toEqual({ ok: true });
+  });
+
+  it('answers JSON 404 for unknown routes and 405 for wrong methods', async () => {
+    const unknown = await get('/v1/refunds');
+    expect(unknown.status).toBe(404);
+    expect(errorCodeOf(unknown)).toBe('NOT_FOUND');
+    const wrongMethod = await toAnswer(await fetch(`${psp.url}/v1/charges`, { method: 'DELETE' }));
+    expect(wrongMethod.status).toBe(405);
+    expect(wrongMethod.headers.get('allow')).toContain('POST');
+  });
+});
+
+describe('close', () => {
+  /** close() must not wait for deliberately hanging requests; far below every hang used here. */
+  const CLOSE_BUDGET_MS = 1_000;
+  /** Fails a close() that waits for the hangs quickly instead of after the 60 s default. */
+  const CLOSE_TEST_TIMEOUT_MS = 5_000;
+
+  it(
+    'ends hanging requests and stops listening promptly',
+    async () => {
+      const local = await startSandboxPsp({ slowMs: 60_000, blackholeMs: 60_000 });
+      const hanging = [
+        'pm_card_lost_response',
+        'pm_card_timeout',
+        'pm_card_slow',
+        'pm_card_unknown',
+      ].map((paymentMethod) =>
+        postCharge({ baseUrl: local.url, key: newKey(), body: chargeBody({ paymentMethod }) }).then(
+          () => 'answered',
+          () => 'cut off',
+        ),
+      );
+      await new Promise((resolve) => setTimeout(resolve, CLIENT_GIVE_UP_MS));
+      expect(local.attempts()).toBe(hanging.length);
+      const startedAt = Date.now();
+      await local.close();
+      expect(Date.now() - startedAt).toBeLessThan(CLOSE_BUDGET_MS);
+      expect(await Promise.all(hanging)).toEqual(hanging.map(() => 'cut off'));
+      await expect(fetch(`${local.url}/v1/health`)).rejects.toThrow();
+    },
+    CLOSE_TEST_TIMEOUT_MS,
+  );
+});
