@@ -1,6 +1,6 @@
 import { defineConfig } from 'vitest/config';
 
-// Each test file gets its own database cloned from a migrated template (test/support/db.ts),
+// Each test file gets its own database cloned from a migrated template (test/support/test-database.ts),
 // so files run in parallel without seeing each other's rows.
 export default defineConfig({
   test: {

@@ -3,6 +3,7 @@
  * in a number fails the start loudly instead of running with NaN leases.
  */
 export interface Config {
+  host: string;
   port: number;
   databaseUrl: string | undefined;
   pspUrl: string | undefined;
@@ -26,7 +27,11 @@ const DEFAULT_RECOVERY_INTERVAL_MS = 5_000;
 const DEFAULT_PROVIDER_TIMEOUT_MS = 5_000;
 const DEFAULT_SANDBOX_BLACKHOLE_MS = 30_000;
 
-function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number): number {
+function integer(
+  env: NodeJS.ProcessEnv,
+  spec: { name: string; fallback: number; min: number },
+): number {
+  const { name, fallback, min } = spec;
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
@@ -51,18 +56,36 @@ function tenants(raw: string | undefined): Config['bootstrapTenants'] {
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv): Config {
-  const leaseMs = integer(env, 'LEASE_MS', DEFAULT_LEASE_MS, 100);
-  const providerTimeoutMs = integer(env, 'PROVIDER_TIMEOUT_MS', DEFAULT_PROVIDER_TIMEOUT_MS, 1);
+  const leaseMs = integer(env, { name: 'LEASE_MS', fallback: DEFAULT_LEASE_MS, min: 100 });
+  const providerTimeoutMs = integer(env, {
+    name: 'PROVIDER_TIMEOUT_MS',
+    fallback: DEFAULT_PROVIDER_TIMEOUT_MS,
+    min: 1,
+  });
   return {
-    port: integer(env, 'PORT', 4000, 0),
+    // Loopback unless told otherwise: a developer's `npm start` should not face the network.
+    host: env['HOST'] || '127.0.0.1',
+    port: integer(env, { name: 'PORT', fallback: 4000, min: 0 }),
     databaseUrl: env['DATABASE_URL'] || undefined,
     pspUrl: env['PSP_URL'] || undefined,
-    sandboxBlackholeMs: integer(env, 'SANDBOX_BLACKHOLE_MS', DEFAULT_SANDBOX_BLACKHOLE_MS, 0),
+    sandboxBlackholeMs: integer(env, {
+      name: 'SANDBOX_BLACKHOLE_MS',
+      fallback: DEFAULT_SANDBOX_BLACKHOLE_MS,
+      min: 0,
+    }),
     bootstrapTenants: tenants(env['BOOTSTRAP_TENANTS']),
     internalToken: env['INTERNAL_TOKEN'] || undefined,
-    idempotencyTtlSeconds: integer(env, 'IDEMPOTENCY_TTL_SECONDS', DEFAULT_TTL_SECONDS, 1),
+    idempotencyTtlSeconds: integer(env, {
+      name: 'IDEMPOTENCY_TTL_SECONDS',
+      fallback: DEFAULT_TTL_SECONDS,
+      min: 1,
+    }),
     leaseMs,
-    recoveryIntervalMs: integer(env, 'RECOVERY_INTERVAL_MS', DEFAULT_RECOVERY_INTERVAL_MS, 10),
+    recoveryIntervalMs: integer(env, {
+      name: 'RECOVERY_INTERVAL_MS',
+      fallback: DEFAULT_RECOVERY_INTERVAL_MS,
+      min: 10,
+    }),
     providerTimeoutMs,
     faultPoints: env['FAULT_POINTS'] || undefined,
   };

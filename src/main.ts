@@ -36,7 +36,7 @@ async function main(): Promise<void> {
     databaseUrl: database.url,
     pspUrl: config.pspUrl ?? sandbox!.url,
     internalToken,
-    host: '0.0.0.0',
+    host: config.host,
     port: config.port,
     leaseMs: config.leaseMs,
     ttlSeconds: config.idempotencyTtlSeconds,
@@ -74,7 +74,7 @@ async function main(): Promise<void> {
 async function openDatabase(
   databaseUrl: string | undefined,
 ): Promise<{ url: string; kind: string; stop(): Promise<void> }> {
-  if (databaseUrl) return { url: databaseUrl, kind: 'external', stop: async () => undefined };
+  if (databaseUrl) return { url: databaseUrl, kind: 'external', stop: () => Promise.resolve() };
   mkdirSync(DATA_DIR, { recursive: true });
   const server: DatabaseServer = await startEmbeddedServer({
     dataDir: resolve(DATA_DIR, 'pg'),

@@ -227,7 +227,7 @@ function answer(
   const body = storedResponseV1.parse(stored.body);
   return {
     ok: true,
-    payment: body.payment as PaymentView,
+    payment: body.payment,
     idempotency: {
       key: info.key,
       replayed: info.replayed,

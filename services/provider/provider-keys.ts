@@ -5,5 +5,5 @@ import { derivedKey } from '../kernel/idempotency/derived-key.ts';
  * attempt, resumption and probe, so at-least-once calls make exactly one charge.
  */
 export function providerChargeKey(paymentId: string): string {
-  return derivedKey('provider', 'payment', paymentId);
+  return derivedKey({ system: 'provider', subject: 'payment', ourId: paymentId });
 }

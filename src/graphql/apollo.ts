@@ -14,18 +14,18 @@ const typeDefs = readFileSync(new URL('../../schema/payments.graphql', import.me
  * an `Idempotent-Replayed` header, so a client (or a person with curl) can tell a replay.
  */
 const replayMarkerPlugin: ApolloServerPlugin<GatewayContext> = {
-  async requestDidStart() {
-    return {
-      async willSendResponse({ response, contextValue }) {
-        if (!contextValue.replayed || response.body.kind !== 'single') return;
+  requestDidStart: () =>
+    Promise.resolve({
+      willSendResponse: ({ response, contextValue }) => {
+        if (!contextValue.replayed || response.body.kind !== 'single') return Promise.resolve();
         response.body.singleResult.extensions = {
           ...response.body.singleResult.extensions,
           idempotency: { replayed: true },
         };
         response.http.headers.set('idempotent-replayed', 'true');
+        return Promise.resolve();
       },
-    };
-  },
+    }),
 };
 
 /** The label of graphql_request_duration_seconds: the root field, which the schema bounds. */
@@ -39,14 +39,15 @@ function rootFieldLabel(document: DocumentNode | undefined): string {
 
 function durationPlugin(metrics: Metrics): ApolloServerPlugin<GatewayContext> {
   return {
-    async requestDidStart() {
+    requestDidStart: () => {
       const started = process.hrtime.bigint();
-      return {
-        async willSendResponse({ document }) {
+      return Promise.resolve({
+        willSendResponse: ({ document }) => {
           const seconds = Number(process.hrtime.bigint() - started) / 1e9;
           metrics.graphqlDuration.observe({ operation: rootFieldLabel(document) }, seconds);
+          return Promise.resolve();
         },
-      };
+      });
     },
   };
 }

@@ -1,6 +1,7 @@
 import {
   GraphQLError,
   Kind,
+  OperationTypeNode,
   type ASTVisitor,
   type SelectionSetNode,
   type ValidationContext,
@@ -74,7 +75,7 @@ export function aliasLimitRule(context: ValidationContext): ASTVisitor {
 export function rootMutationFieldLimitRule(context: ValidationContext): ASTVisitor {
   return {
     OperationDefinition(node) {
-      if (node.operation !== 'mutation') return;
+      if (node.operation !== OperationTypeNode.MUTATION) return;
       const rootFields = node.selectionSet.selections.filter((s) => s.kind === Kind.FIELD).length;
       if (rootFields > MAX_ROOT_MUTATION_FIELDS) {
         refuse(context, `a mutation may have at most ${MAX_ROOT_MUTATION_FIELDS} root fields`);

@@ -69,17 +69,24 @@ export function createGatewayServer(opts: GatewayServerOptions): GatewayServer {
   };
 }
 
+interface Exchange {
+  req: IncomingMessage;
+  res: ServerResponse;
+  url: URL;
+}
+
 async function route(
   opts: GatewayServerOptions,
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://gateway.invalid');
+  const exchange = { req, res, url };
   if (url.pathname === '/trpc' || url.pathname.startsWith('/trpc/'))
-    return serveTrpc(opts, req, res, url);
+    return serveTrpc(opts, exchange);
   switch (url.pathname) {
     case '/graphql':
-      return serveGraphQL(opts, req, res, url);
+      return serveGraphQL(opts, exchange);
     case '/metrics': {
       const text = await opts.metrics.registry.metrics();
       res.writeHead(200, { 'content-type': opts.metrics.registry.contentType });
@@ -87,30 +94,27 @@ async function route(
       return;
     }
     case '/healthz':
-      return sendJson(res, 200, { status: 'ok' });
+      return sendJson(res, { status: 200, body: { status: 'ok' } });
     case '/readyz': {
       const { ready } = await opts.services.system.ready.query();
-      return sendJson(res, ready ? 200 : 503, { status: ready ? 'ready' : 'not ready' });
+      return sendJson(res, {
+        status: ready ? 200 : 503,
+        body: { status: ready ? 'ready' : 'not ready' },
+      });
     }
     default:
-      return sendJson(res, 404, { error: 'not found' });
+      return sendJson(res, { status: 404, body: { error: 'not found' } });
   }
 }
 
-async function serveTrpc(
-  opts: GatewayServerOptions,
-  req: IncomingMessage,
-  res: ServerResponse,
-  url: URL,
-): Promise<void> {
+async function serveTrpc(opts: GatewayServerOptions, { req, res, url }: Exchange): Promise<void> {
   const token = bearerToken(req.headers);
   if (token === null || !sameSecret(token, opts.internalToken)) {
-    return sendJson(
-      res,
-      401,
-      { error: { code: 'UNAUTHENTICATED', message: 'internal token required' } },
-      { 'www-authenticate': 'Bearer' },
-    );
+    return sendJson(res, {
+      status: 401,
+      body: { error: { code: 'UNAUTHENTICATED', message: 'internal token required' } },
+      headers: { 'www-authenticate': 'Bearer' },
+    });
   }
   await nodeHTTPRequestHandler({
     router: appRouter,
@@ -127,9 +131,7 @@ async function serveTrpc(
 
 async function serveGraphQL(
   opts: GatewayServerOptions,
-  req: IncomingMessage,
-  res: ServerResponse,
-  url: URL,
+  { req, res, url }: Exchange,
 ): Promise<void> {
   let raw: string;
   try {
@@ -150,8 +152,11 @@ async function serveGraphQL(
     try {
       body = raw.length === 0 ? undefined : JSON.parse(raw);
     } catch {
-      return sendJson(res, 400, {
-        errors: [{ message: 'The body is not valid JSON.', extensions: { code: 'BAD_REQUEST' } }],
+      return sendJson(res, {
+        status: 400,
+        body: {
+          errors: [{ message: 'The body is not valid JSON.', extensions: { code: 'BAD_REQUEST' } }],
+        },
       });
     }
   }

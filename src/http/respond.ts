@@ -1,17 +1,18 @@
 import type { ServerResponse } from 'node:http';
 import { ERROR_CATALOG, type ErrorCode } from '../../services/kernel/errors.ts';
 
-export function sendJson(
-  res: ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
+export interface JsonAnswer {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+export function sendJson(res: ServerResponse, answer: JsonAnswer): void {
+  const text = JSON.stringify(answer.body);
+  res.writeHead(answer.status, {
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(text),
-    ...headers,
+    ...answer.headers,
   });
   res.end(text);
 }
@@ -23,5 +24,9 @@ export function sendGraphQLError(
   headers: Record<string, string> = {},
 ): void {
   const { httpStatus, message } = ERROR_CATALOG[code];
-  sendJson(res, httpStatus, { errors: [{ message, extensions: { code } }] }, headers);
+  sendJson(res, {
+    status: httpStatus,
+    body: { errors: [{ message, extensions: { code } }] },
+    headers,
+  });
 }

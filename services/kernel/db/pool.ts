@@ -62,7 +62,7 @@ export async function withTransaction<T>(
 /** SQLSTATE of a pg error, or undefined. Branch on this, never on message text. */
 export function sqlState(error: unknown): string | undefined {
   if (typeof error === 'object' && error !== null && 'code' in error) {
-    const code = (error as { code: unknown }).code;
+    const { code } = error;
     return typeof code === 'string' ? code : undefined;
   }
   return undefined;

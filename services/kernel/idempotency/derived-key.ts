@@ -7,7 +7,13 @@
 const PART_PATTERN = /^[a-z][a-z0-9-]*$/;
 const ID_PATTERN = /^[0-9a-f-]{36}$/;
 
-export function derivedKey(system: string, subject: string, ourId: string, step?: string): string {
+export function derivedKey(parts: {
+  system: string;
+  subject: string;
+  ourId: string;
+  step?: string;
+}): string {
+  const { system, subject, ourId, step } = parts;
   for (const part of step === undefined ? [system, subject] : [system, subject, step]) {
     if (!PART_PATTERN.test(part)) throw new Error(`bad derived-key part: ${part}`);
   }

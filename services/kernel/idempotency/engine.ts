@@ -1,4 +1,3 @@
-import type { JsonValue } from '../canonical-json.ts';
 import { withTransaction, type TxClient } from '../db/pool.ts';
 import { INSERT_KEY, SELECT_KEY, TAKE_OVER_KEY, UNFINISHED_SUMMARY } from './idempotency.sql.ts';
 import { OwnedRequest } from './owned-request.ts';
@@ -163,7 +162,7 @@ function storedResponse(row: KeyRow): StoredResponse {
   }
   return {
     version: row.response_version,
-    body: row.response as JsonValue,
+    body: row.response,
     firstRequestAt: row.created_at,
     expiresAt: row.expires_at,
   };

@@ -1,0 +1,40 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandboxPsp, type SandboxPsp } from '../../sandbox-psp/sandbox-server.ts';
+import { startGatewayProcess } from '../support/gateway-process.ts';
+import { CREATE_PAYMENT, graphql, paymentOf } from '../support/graphql-client.ts';
+import { useTestDatabase } from '../support/test-database.ts';
+import { TENANT_A } from '../support/test-stack.ts';
+
+const database = useTestDatabase('shutdown');
+let sandbox: SandboxPsp;
+
+beforeAll(async () => {
+  sandbox = await startSandboxPsp({ slowMs: 1_500 });
+});
+afterAll(async () => {
+  await sandbox?.close();
+});
+
+describe('SIGTERM', () => {
+  it('drains the in-flight request to its answer, then exits 0 and stops accepting', async () => {
+    const gateway = await startGatewayProcess({ databaseUrl: database.url, pspUrl: sandbox.url });
+    const input = {
+      idempotencyKey: 'drain-1',
+      amount: '1.00',
+      currency: 'EUR',
+      paymentMethod: 'pm_card_slow',
+      reference: 'drain-1',
+    };
+    const inFlight = graphql(gateway.url, {
+      apiKey: TENANT_A.apiKey,
+      query: CREATE_PAYMENT,
+      variables: { input },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    gateway.child.kill('SIGTERM');
+    const answer = await inFlight;
+    expect(paymentOf(answer).status).toBe('SUCCEEDED');
+    expect(await gateway.exited).toEqual({ code: 0, signal: null });
+    await expect(fetch(`${gateway.url}/healthz`)).rejects.toThrow();
+  });
+});

@@ -1,0 +1,115 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useTestDatabase } from '../support/test-database.ts';
+import { CREATE_PAYMENT, errorCodeOf, graphql, paymentOf } from '../support/graphql-client.ts';
+import { countRows, startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
+
+const database = useTestDatabase('concurrency');
+let stack: TestStack;
+
+/** Enough identical requests to overrun the connection pool (20) several times over. */
+const DUPLICATES = 100;
+/** How long the phase body lingers, so that many duplicates arrive while it runs. */
+const BODY_DWELL_MS = 200;
+
+beforeAll(async () => {
+  stack = await startTestStack({ databaseUrl: database.url, app: { poolMax: 20 } });
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+describe('100 concurrent identical createPayment requests', () => {
+  it('make one provider charge and one payment; every answer is that payment or IDEMPOTENCY_KEY_IN_USE; the phase body never runs twice at once', async () => {
+    let inBody = 0;
+    let maxInBody = 0;
+    let bodyRuns = 0;
+    stack.app.faults.arm('createPayment.provider_charge.before-call', {
+      kind: 'call',
+      run: async () => {
+        inBody += 1;
+        bodyRuns += 1;
+        maxInBody = Math.max(maxInBody, inBody);
+        await new Promise((resolve) => setTimeout(resolve, BODY_DWELL_MS));
+      },
+    });
+    stack.app.faults.arm('createPayment.provider_charge.after-call', {
+      kind: 'call',
+      run: () => void (inBody -= 1),
+    });
+
+    const input = {
+      idempotencyKey: 'storm-1',
+      amount: '42.00',
+      currency: 'EUR',
+      paymentMethod: 'pm_card_visa',
+      reference: 'storm-ref-1',
+    };
+    const answers = await Promise.all(
+      Array.from({ length: DUPLICATES }, () =>
+        graphql(stack.app.url, {
+          apiKey: TENANT_A.apiKey,
+          query: CREATE_PAYMENT,
+          variables: { input },
+        }),
+      ),
+    );
+
+    const succeeded = answers.filter((a) => a.status === 200);
+    const inUse = answers.filter((a) => errorCodeOf(a) === 'IDEMPOTENCY_KEY_IN_USE');
+    expect(succeeded.length + inUse.length).toBe(DUPLICATES);
+    expect(succeeded.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(succeeded.map((a) => paymentOf(a).id)).size).toBe(1);
+    for (const answer of inUse) {
+      expect(answer.status).toBe(409);
+      expect(Number(answer.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(answer.body.errors?.[0]?.extensions?.['retryAfterSeconds']).toBeGreaterThanOrEqual(1);
+    }
+    expect(stack.sandbox.charges({ reference: 'storm-ref-1' })).toHaveLength(1);
+    expect(await countRows(stack.db, 'payments')).toBe(1);
+    expect(bodyRuns).toBe(1);
+    expect(maxInBody).toBe(1);
+
+    // Once finished, every retry is the stored payment.
+    const late = await graphql(stack.app.url, {
+      apiKey: TENANT_A.apiKey,
+      query: CREATE_PAYMENT,
+      variables: { input },
+    });
+    expect(paymentOf(late).id).toBe(paymentOf(succeeded[0]!).id);
+    stack.app.faults.disarm('createPayment.provider_charge.before-call');
+    stack.app.faults.disarm('createPayment.provider_charge.after-call');
+  });
+
+  it('without any delay, 20 duplicates of each of 5 keys still make one charge per key', async () => {
+    const keys = Array.from({ length: 5 }, (_, i) => `burst-${i}`);
+    const answers = await Promise.all(
+      keys.flatMap((key) =>
+        Array.from({ length: 20 }, () =>
+          graphql(stack.app.url, {
+            apiKey: TENANT_A.apiKey,
+            query: CREATE_PAYMENT,
+            variables: {
+              input: {
+                idempotencyKey: key,
+                amount: '1.00',
+                currency: 'EUR',
+                paymentMethod: 'pm_card_visa',
+                reference: `ref-${key}`,
+              },
+            },
+          }).then((answer) => ({ key, answer })),
+        ),
+      ),
+    );
+    for (const key of keys) {
+      const mine = answers.filter((a) => a.key === key).map((a) => a.answer);
+      expect(
+        mine.every((a) => a.status === 200 || errorCodeOf(a) === 'IDEMPOTENCY_KEY_IN_USE'),
+      ).toBe(true);
+      expect(new Set(mine.filter((a) => a.status === 200).map((a) => paymentOf(a).id)).size).toBe(
+        1,
+      );
+      expect(stack.sandbox.charges({ reference: `ref-${key}` })).toHaveLength(1);
+    }
+  });
+});

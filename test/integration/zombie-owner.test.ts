@@ -1,0 +1,135 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LeaseLostError } from '../../services/kernel/errors.ts';
+import { OwnedRequest } from '../../services/kernel/idempotency/owned-request.ts';
+import { CREATE_PAYMENT as CREATE_PAYMENT_OP } from '../../services/payments/create-payment.flow.ts';
+import { useTestDatabase } from '../support/test-database.ts';
+import { CREATE_PAYMENT, errorCodeOf, graphql, paymentOf } from '../support/graphql-client.ts';
+import { startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
+
+const database = useTestDatabase('zombie');
+let stack: TestStack;
+const LEASE_MS = 300;
+
+beforeAll(async () => {
+  stack = await startTestStack({ databaseUrl: database.url, app: { leaseMs: LEASE_MS } });
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+describe('a zombie owner that wakes after its lease was taken over', () => {
+  it('cannot write: its final phase is refused, the taker-over’s result stands, one charge', async () => {
+    let wakeZombie!: () => void;
+    const zombieAsleep = new Promise<void>((resolve) => (wakeZombie = resolve));
+    let hits = 0;
+    stack.app.faults.arm('createPayment.provider_charge.before-call', {
+      kind: 'call',
+      run: async () => {
+        hits += 1;
+        if (hits === 1) await zombieAsleep; // only the first owner stalls (a GC pause, a SIGSTOP)
+      },
+    });
+    const input = {
+      idempotencyKey: 'zombie-1',
+      amount: '5.00',
+      currency: 'EUR',
+      paymentMethod: 'pm_card_visa',
+      reference: 'zombie-ref',
+    };
+    const send = () =>
+      graphql(stack.app.url, {
+        apiKey: TENANT_A.apiKey,
+        query: CREATE_PAYMENT,
+        variables: { input },
+      });
+
+    const zombie = send();
+    while (hits === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    const early = await send();
+    expect(errorCodeOf(early)).toBe('IDEMPOTENCY_KEY_IN_USE'); // lease still live: no takeover
+
+    await new Promise((resolve) => setTimeout(resolve, LEASE_MS + 100));
+    const takeover = await send();
+    expect(paymentOf(takeover).status).toBe('SUCCEEDED');
+
+    wakeZombie();
+    const zombieAnswer = await zombie;
+    expect(errorCodeOf(zombieAnswer)).toBe('IDEMPOTENCY_KEY_IN_USE');
+
+    const { rows: keys } = await stack.db.query<{ state: string; fencing_token: string }>(
+      `SELECT state, fencing_token FROM idempotency_keys WHERE key = 'zombie-1'`,
+    );
+    expect(keys).toEqual([{ state: 'finished', fencing_token: '2' }]);
+    const { rows: log } = await stack.db.query<{ recovery_point: string; fencing_token: string }>(
+      `SELECT recovery_point, fencing_token FROM idempotency_phase_log WHERE key = 'zombie-1' ORDER BY committed_at`,
+    );
+    expect(log).toEqual([
+      { recovery_point: 'provider_charge_sent', fencing_token: '1' },
+      { recovery_point: 'finished', fencing_token: '2' },
+    ]);
+    expect(stack.sandbox.charges({ reference: 'zombie-ref' })).toHaveLength(1);
+    const replay = await send();
+    expect(paymentOf(replay)).toEqual(paymentOf(takeover));
+    stack.app.faults.disarm('createPayment.provider_charge.before-call');
+  });
+
+  it('a phase under a stale fencing token rolls back its business writes; the current token commits', async () => {
+    // Leave a request started at provider_charge_sent, then bump its token as a takeover would.
+    stack.app.faults.arm('createPayment.provider_charge.before-call', { kind: 'throw' });
+    const input = {
+      idempotencyKey: 'zombie-2',
+      amount: '6.00',
+      currency: 'EUR',
+      paymentMethod: 'pm_card_visa',
+    };
+    await graphql(stack.app.url, {
+      apiKey: TENANT_A.apiKey,
+      query: CREATE_PAYMENT,
+      variables: { input },
+    });
+    stack.app.faults.disarm('createPayment.provider_charge.before-call');
+    const { rows: started } = await stack.db.query<{
+      resource_id: string;
+      fencing_token: string;
+      state: string;
+    }>(
+      `UPDATE idempotency_keys SET fencing_token = fencing_token + 1 WHERE key = 'zombie-2'
+       RETURNING resource_id, fencing_token, state`,
+    );
+    expect(started[0]).toMatchObject({ fencing_token: '2', state: 'started' });
+    const paymentId = started[0]!.resource_id;
+    const ownerWith = (token: string) =>
+      new OwnedRequest(
+        stack.app.services.deps.engine.deps,
+        { tenantId: stack.tenantIds.a, operation: CREATE_PAYMENT_OP, key: 'zombie-2' },
+        {
+          fencing_token: token,
+          recovery_point: 'provider_charge_sent',
+          resource_id: paymentId,
+          created_at: new Date(),
+          expires_at: new Date(),
+        },
+      );
+    const mark =
+      (text: string) =>
+      async (tx: { query: (sql: string, params: unknown[]) => Promise<unknown> }) => {
+        await tx.query(`UPDATE payments SET description = $2 WHERE id = $1`, [paymentId, text]);
+      };
+
+    await expect(
+      ownerWith('1').advance('provider_charged', mark('zombie was here')),
+    ).rejects.toBeInstanceOf(LeaseLostError);
+    const after = await stack.db.query<{ description: string | null }>(
+      'SELECT description FROM payments WHERE id = $1',
+      [paymentId],
+    );
+    expect(after.rows[0]?.description).toBeNull();
+
+    await ownerWith('2').advance('provider_charged', mark('current owner'));
+    const committed = await stack.db.query<{ description: string | null }>(
+      'SELECT description FROM payments WHERE id = $1',
+      [paymentId],
+    );
+    expect(committed.rows[0]?.description).toBe('current owner');
+  });
+});

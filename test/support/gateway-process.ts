@@ -1,0 +1,68 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { TENANT_A, TENANT_B, INTERNAL_TOKEN } from './test-stack.ts';
+
+/** How long a gateway child may take to print its ready line (tsx compiles on start). */
+const GATEWAY_START_TIMEOUT_MS = 30_000;
+
+export interface GatewayProcess {
+  url: string;
+  child: ChildProcess;
+  /** Resolves with the exit code or signal once the process is gone. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  output(): string;
+  kill(signal: NodeJS.Signals): Promise<void>;
+}
+
+/**
+ * Starts a real gateway process through `npm start`'s entry point, against the test's database
+ * and provider. `env` sets LEASE_MS, RECOVERY_INTERVAL_MS, FAULT_POINTS and the like.
+ */
+export async function startGatewayProcess(opts: {
+  databaseUrl: string;
+  pspUrl: string;
+  env?: Record<string, string>;
+}): Promise<GatewayProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: new URL('../..', import.meta.url).pathname,
+    env: {
+      ...process.env,
+      DATABASE_URL: opts.databaseUrl,
+      PSP_URL: opts.pspUrl,
+      PORT: '0',
+      INTERNAL_TOKEN,
+      BOOTSTRAP_TENANTS: `${TENANT_A.name}:${TENANT_A.apiKey},${TENANT_B.name}:${TENANT_B.apiKey}`,
+      ...opts.env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = once(child, 'exit').then(([code, signal]) => ({
+    code: code as number | null,
+    signal: signal as NodeJS.Signals | null,
+  }));
+  const deadline = Date.now() + GATEWAY_START_TIMEOUT_MS;
+  let url: string | undefined;
+  while (url === undefined) {
+    const match = /GraphQL:\s+(http:\/\/127\.0\.0\.1:\d+)\/graphql/.exec(output);
+    if (match) url = match[1];
+    else if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`gateway exited during start:\n${output}`);
+    else if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`gateway did not start in time:\n${output}`);
+    } else await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return {
+    url,
+    child,
+    exited,
+    output: () => output,
+    async kill(signal) {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      await exited;
+    },
+  };
+}
