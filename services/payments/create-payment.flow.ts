@@ -75,6 +75,7 @@ export async function createPayment(
   }
   const { key, command } = normalised;
   const paymentId = randomUUID();
+  let inserted: PaymentRow | undefined;
   const admission = await deps.engine.admit({
     scope: { tenantId: input.tenantId, operation: CREATE_PAYMENT, key },
     requestHash: requestHash(CREATE_PAYMENT, command),
@@ -82,7 +83,7 @@ export async function createPayment(
       to: CREATE_PAYMENT_POINTS.chargeSent,
       resourceId: paymentId,
       work: async (tx) => {
-        await tx.query(INSERT_PAYMENT, [
+        const { rows } = await tx.query<PaymentRow>(INSERT_PAYMENT, [
           input.tenantId,
           paymentId,
           command.amountMinor,
@@ -94,6 +95,7 @@ export async function createPayment(
           command.metadata === null ? null : JSON.stringify(command.metadata),
           providerChargeKey(paymentId),
         ]);
+        inserted = rows[0];
       },
     },
   });
@@ -105,7 +107,9 @@ export async function createPayment(
     case 'in_use':
       return inUse(admission.retryAfterSeconds, admission.resourceId);
     case 'owned': {
-      const driven = await driveCreatePayment(deps, admission.request);
+      // A new owner has the row it just inserted; a retry that took over reads it.
+      const known = admission.via === 'new' ? inserted : undefined;
+      const driven = await driveCreatePayment(deps, { request: admission.request, known });
       return 'error' in driven
         ? { ok: false, error: driven.error }
         : answer(driven.stored, { key, replayed: false });
@@ -115,7 +119,10 @@ export async function createPayment(
 
 /** The recovery worker's entry: the same drive a client retry's takeover runs. */
 export function createPaymentResumer(deps: ServiceDeps): Resumer {
-  return { operation: CREATE_PAYMENT, resume: (request) => driveCreatePayment(deps, request) };
+  return {
+    operation: CREATE_PAYMENT,
+    resume: (request) => driveCreatePayment(deps, { request, known: undefined }),
+  };
 }
 
 /**
@@ -125,18 +132,16 @@ export function createPaymentResumer(deps: ServiceDeps): Resumer {
  */
 async function driveCreatePayment(
   deps: ServiceDeps,
-  request: OwnedRequest,
+  run: { request: OwnedRequest; known: PaymentRow | undefined },
 ): Promise<{ stored: StoredResponse } | { error: PublicError }> {
+  const { request } = run;
   const { pool, faults, provider } = deps;
   const paymentId = request.resourceId;
   if (request.recoveryPoint !== CREATE_PAYMENT_POINTS.chargeSent || paymentId === null) {
     throw new Error(`createPayment cannot resume from ${request.recoveryPoint}`);
   }
-  const { rows } = await pool.query<PaymentRow>(SELECT_PAYMENT, [
-    request.scope.tenantId,
-    paymentId,
-  ]);
-  const payment = rows[0];
+  const payment =
+    run.known ?? (await loadPayment(pool, { tenantId: request.scope.tenantId, paymentId }));
   if (payment === undefined)
     throw new Error(`payment ${paymentId} of an admitted request is missing`);
 
@@ -195,6 +200,14 @@ async function driveCreatePayment(
       }
     }
   }
+}
+
+async function loadPayment(
+  pool: ServiceDeps['pool'],
+  id: { tenantId: string; paymentId: string },
+): Promise<PaymentRow | undefined> {
+  const { rows } = await pool.query<PaymentRow>(SELECT_PAYMENT, [id.tenantId, id.paymentId]);
+  return rows[0];
 }
 
 /** The payment as the provider's answer leaves it. */

@@ -6,11 +6,13 @@ const PAYMENT_COLUMNS = `
   provider_reference, failure_code, created_at`;
 
 /** $1 tenant, $2 id, $3 amount minor, $4 currency, $5 payment method, $6 capture method,
- * $7 reference, $8 description, $9 metadata, $10 provider key (the durable intent). */
+ * $7 reference, $8 description, $9 metadata, $10 provider key (the durable intent).
+ * Returns the row, so the owner goes on without reading it back. */
 export const INSERT_PAYMENT = `
 INSERT INTO payments (tenant_id, id, status, amount_minor, currency, payment_method, capture_method,
                       reference, description, metadata, provider_key)
-VALUES ($1, $2, 'PROCESSING', $3, $4, $5, $6, $7, $8, $9, $10)`;
+VALUES ($1, $2, 'PROCESSING', $3, $4, $5, $6, $7, $8, $9, $10)
+RETURNING ${PAYMENT_COLUMNS}`;
 
 /** $1 tenant, $2 id. */
 export const SELECT_PAYMENT = `

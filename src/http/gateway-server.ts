@@ -9,6 +9,7 @@ import type { GatewayContext } from '../graphql/context.ts';
 import { bearerToken, sameSecret } from './bearer.ts';
 import { BodyTooLargeError, readBody } from './read-body.ts';
 import { sendGraphQLError, sendJson } from './respond.ts';
+import { createTenantAuthenticator, type AuthenticatedTenant } from './tenant-authenticator.ts';
 
 /** CONTRACT §1: a request body over 100 KB is refused with 413 before it is parsed. */
 export const MAX_BODY_BYTES = 100 * 1024;
@@ -32,7 +33,13 @@ export interface GatewayServer {
  * The gateway's one HTTP server: GraphQL for merchants, /trpc for internal callers (behind
  * INTERNAL_TOKEN, checked before any routing), /metrics, /healthz and /readyz.
  */
-export function createGatewayServer(opts: GatewayServerOptions): GatewayServer {
+export function createGatewayServer(options: GatewayServerOptions): GatewayServer {
+  const opts: RouteOptions = {
+    ...options,
+    authenticate: createTenantAuthenticator((apiKey) =>
+      options.services.tenants.authenticate.query({ apiKey }),
+    ),
+  };
   let inFlight = 0;
   let draining = false;
   let idle: (() => void) | null = null;
@@ -69,17 +76,17 @@ export function createGatewayServer(opts: GatewayServerOptions): GatewayServer {
   };
 }
 
+interface RouteOptions extends GatewayServerOptions {
+  authenticate: (apiKey: string) => Promise<AuthenticatedTenant | null>;
+}
+
 interface Exchange {
   req: IncomingMessage;
   res: ServerResponse;
   url: URL;
 }
 
-async function route(
-  opts: GatewayServerOptions,
-  req: IncomingMessage,
-  res: ServerResponse,
-): Promise<void> {
+async function route(opts: RouteOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://gateway.invalid');
   const exchange = { req, res, url };
   if (url.pathname === '/trpc' || url.pathname.startsWith('/trpc/'))
@@ -107,7 +114,7 @@ async function route(
   }
 }
 
-async function serveTrpc(opts: GatewayServerOptions, { req, res, url }: Exchange): Promise<void> {
+async function serveTrpc(opts: RouteOptions, { req, res, url }: Exchange): Promise<void> {
   const token = bearerToken(req.headers);
   if (token === null || !sameSecret(token, opts.internalToken)) {
     return sendJson(res, {
@@ -129,10 +136,7 @@ async function serveTrpc(opts: GatewayServerOptions, { req, res, url }: Exchange
   });
 }
 
-async function serveGraphQL(
-  opts: GatewayServerOptions,
-  { req, res, url }: Exchange,
-): Promise<void> {
+async function serveGraphQL(opts: RouteOptions, { req, res, url }: Exchange): Promise<void> {
   let raw: string;
   try {
     raw = await readBody(req, MAX_BODY_BYTES);
@@ -142,8 +146,7 @@ async function serveGraphQL(
     throw error;
   }
   const apiKey = bearerToken(req.headers);
-  const tenant =
-    apiKey === null ? null : await opts.services.tenants.authenticate.query({ apiKey });
+  const tenant = apiKey === null ? null : await opts.authenticate(apiKey);
   if (tenant === null)
     return sendGraphQLError(res, 'UNAUTHENTICATED', { 'www-authenticate': 'Bearer' });
 

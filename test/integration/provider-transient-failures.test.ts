@@ -1,0 +1,138 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useTestDatabase } from '../support/test-database.ts';
+import { CREATE_PAYMENT, errorCodeOf, graphql, paymentOf } from '../support/graphql-client.ts';
+import { startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
+
+/**
+ * Transient provider failures — a 503 or a timeout before any effect — are never stored as a
+ * result: the key stays retryable and the next attempt uses the same derived provider key.
+ */
+const database = useTestDatabase('transient');
+let oneAttempt: TestStack;
+let threeAttempts: TestStack;
+
+beforeAll(async () => {
+  // One provider attempt per request, so each 503 reaches the client.
+  oneAttempt = await startTestStack({
+    databaseUrl: database.url,
+    app: { providerMaxAttempts: 1, providerTimeoutMs: 300 },
+  });
+  threeAttempts = await startTestStack({
+    databaseUrl: database.url,
+    app: { providerMaxAttempts: 3 },
+  });
+});
+afterAll(async () => {
+  await oneAttempt?.stop();
+  await threeAttempts?.stop();
+});
+
+async function keyRow(stack: TestStack, key: string) {
+  const { rows } = await stack.db.query<{
+    state: string;
+    recovery_point: string;
+    attempts: number;
+    response: unknown;
+  }>('SELECT state, recovery_point, attempts, response FROM idempotency_keys WHERE key = $1', [
+    key,
+  ]);
+  return rows[0];
+}
+
+describe('pm_card_unavailable (503 twice, then approved)', () => {
+  it('is never stored as a failure: each 503 answers PROVIDER_UNAVAILABLE and leaves the key retryable', async () => {
+    const input = {
+      idempotencyKey: 'unavail-1',
+      amount: '9.99',
+      currency: 'EUR',
+      paymentMethod: 'pm_card_unavailable',
+      reference: 'unavail-1',
+    };
+    const send = () =>
+      graphql(oneAttempt.app.url, {
+        apiKey: TENANT_A.apiKey,
+        query: CREATE_PAYMENT,
+        variables: { input },
+      });
+
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      const refused = await send();
+      expect(refused.status).toBe(503);
+      expect(errorCodeOf(refused)).toBe('PROVIDER_UNAVAILABLE');
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(refused.body.errors?.[0]?.extensions?.['paymentId']).toEqual(expect.any(String));
+      expect(await keyRow(oneAttempt, 'unavail-1')).toMatchObject({
+        state: 'started',
+        recovery_point: 'provider_charge_sent',
+        attempts: attempt,
+        response: null,
+      });
+      const { rows } = await oneAttempt.db.query(
+        `SELECT status FROM payments WHERE reference = 'unavail-1'`,
+      );
+      expect(rows).toEqual([{ status: 'PROCESSING' }]);
+    }
+    const approved = await send();
+    expect(paymentOf(approved).status).toBe('SUCCEEDED');
+    expect(oneAttempt.sandbox.charges({ reference: 'unavail-1' })).toHaveLength(1);
+    expect(oneAttempt.sandbox.attempts({ reference: 'unavail-1' })).toBe(3);
+    // The provider saw one key throughout: the payment's derived key, not a new one per attempt.
+    const keys = new Set(
+      oneAttempt.sandbox.charges({ reference: 'unavail-1' }).map((c) => c.idempotencyKey),
+    );
+    expect([...keys]).toEqual([`provider_payment_${paymentOf(approved).id}`]);
+  });
+
+  it('with in-request retries, one request ends SUCCEEDED with one charge', async () => {
+    const input = {
+      idempotencyKey: 'unavail-2',
+      amount: '9.99',
+      currency: 'EUR',
+      paymentMethod: 'pm_card_unavailable',
+      reference: 'unavail-2',
+    };
+    const answer = await graphql(threeAttempts.app.url, {
+      apiKey: TENANT_A.apiKey,
+      query: CREATE_PAYMENT,
+      variables: { input },
+    });
+    expect(paymentOf(answer).status).toBe('SUCCEEDED');
+    expect(threeAttempts.sandbox.charges({ reference: 'unavail-2' })).toHaveLength(1);
+    const metrics = await (await fetch(`${threeAttempts.app.url}/metrics`)).text();
+    expect(metrics).toMatch(/provider_calls_total\{operation="createPayment",outcome="error"\} 2/);
+  });
+});
+
+describe('a provider timeout before any effect (pm_card_timeout)', () => {
+  it('answers OUTCOME_PENDING, stores nothing final, and the retry charges once with the same key', async () => {
+    const input = {
+      idempotencyKey: 'timeout-1',
+      amount: '4.20',
+      currency: 'EUR',
+      paymentMethod: 'pm_card_timeout',
+      reference: 'timeout-1',
+    };
+    const send = () =>
+      graphql(oneAttempt.app.url, {
+        apiKey: TENANT_A.apiKey,
+        query: CREATE_PAYMENT,
+        variables: { input },
+      });
+    const pending = await send();
+    expect(pending.status).toBe(202);
+    expect(errorCodeOf(pending)).toBe('OUTCOME_PENDING');
+    expect(pending.body.errors?.[0]?.extensions?.['paymentId']).toEqual(expect.any(String));
+    expect(await keyRow(oneAttempt, 'timeout-1')).toMatchObject({
+      state: 'started',
+      response: null,
+    });
+    expect(oneAttempt.sandbox.charges({ reference: 'timeout-1' })).toHaveLength(0);
+
+    const approved = await send();
+    expect(paymentOf(approved)).toMatchObject({
+      status: 'SUCCEEDED',
+      id: pending.body.errors?.[0]?.extensions?.['paymentId'],
+    });
+    expect(oneAttempt.sandbox.charges({ reference: 'timeout-1' })).toHaveLength(1);
+  });
+});
