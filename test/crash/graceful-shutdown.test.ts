@@ -37,4 +37,27 @@ describe('SIGTERM', () => {
     expect(await gateway.exited).toEqual({ code: 0, signal: null });
     await expect(fetch(`${gateway.url}/healthz`)).rejects.toThrow();
   });
+
+  it('stops a bare `npm start` stack (sandbox provider in-process) and exits 0', async () => {
+    const gateway = await startGatewayProcess({ databaseUrl: database.url, pspUrl: null });
+    const input = {
+      idempotencyKey: 'drain-2',
+      amount: '1.00',
+      currency: 'EUR',
+      paymentMethod: 'pm_card_visa',
+    };
+    const answer = await graphql(gateway.url, {
+      apiKey: TENANT_A.apiKey,
+      query: CREATE_PAYMENT,
+      variables: { input },
+    });
+    expect(paymentOf(answer).status).toBe('SUCCEEDED');
+    gateway.child.kill('SIGTERM');
+    const exit = await Promise.race([
+      gateway.exited,
+      new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), 15_000)),
+    ]);
+    if (exit === 'still running') await gateway.kill('SIGKILL');
+    expect(exit).toEqual({ code: 0, signal: null });
+  });
 });

@@ -20,15 +20,19 @@ export interface GatewayProcess {
  */
 export async function startGatewayProcess(opts: {
   databaseUrl: string;
-  pspUrl: string;
+  /** null: the sandbox provider runs inside the gateway process, as with a bare `npm start`. */
+  pspUrl: string | null;
   env?: Record<string, string>;
 }): Promise<GatewayProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: new URL('../..', import.meta.url).pathname,
     env: {
       ...process.env,
+      // As in production: vitest sets NODE_ENV=test, which changes libraries' behaviour (Apollo's
+      // signal handling among others) and once hid a shutdown hang from the tests.
+      NODE_ENV: 'production',
       DATABASE_URL: opts.databaseUrl,
-      PSP_URL: opts.pspUrl,
+      PSP_URL: opts.pspUrl ?? '',
       PORT: '0',
       INTERNAL_TOKEN,
       BOOTSTRAP_TENANTS: `${TENANT_A.name}:${TENANT_A.apiKey},${TENANT_B.name}:${TENANT_B.apiKey}`,
