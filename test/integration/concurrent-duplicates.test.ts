@@ -58,8 +58,11 @@ describe('100 concurrent identical createPayment requests', () => {
     const inUse = answers.filter((a) => errorCodeOf(a) === 'IDEMPOTENCY_KEY_IN_USE');
     expect(succeeded.length + inUse.length).toBe(DUPLICATES);
     expect(succeeded.length).toBeGreaterThanOrEqual(1);
+    expect(inUse.length).toBeGreaterThan(0); // the body dwells, so duplicates must meet it in flight
     expect(new Set(succeeded.map((a) => paymentOf(a).id)).size).toBe(1);
+    const winner = paymentOf(succeeded[0]!).id;
     for (const answer of inUse) {
+      expect(answer.body.errors?.[0]?.extensions?.['paymentId']).toBe(winner);
       expect(answer.status).toBe(409);
       expect(Number(answer.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
       expect(answer.body.errors?.[0]?.extensions?.['retryAfterSeconds']).toBeGreaterThanOrEqual(1);

@@ -245,6 +245,22 @@ describe('bad input is refused with its code, calls no provider and stores nothi
       'IDEMPOTENCY_KEY_INVALID',
       400,
     ],
+    // Order of checks: authentication, then the key (nothing can be scoped without it), then the rest.
+    [
+      'a bad key and a zero amount',
+      { idempotencyKey: 'a b', amount: '0' },
+      TENANT_A.apiKey,
+      'IDEMPOTENCY_KEY_INVALID',
+      400,
+    ],
+    [
+      'an empty key and XXX',
+      { idempotencyKey: '', currency: 'XXX' },
+      TENANT_A.apiKey,
+      'IDEMPOTENCY_KEY_INVALID',
+      400,
+    ],
+    ['a bad key and no API key', { idempotencyKey: 'a b' }, null, 'UNAUTHENTICATED', 401],
     ['no API key', {}, null, 'UNAUTHENTICATED', 401],
     ['an unknown API key', {}, 'sk_test_nobody_00000000000000000', 'UNAUTHENTICATED', 401],
     ['a zero amount', { amount: '0' }, TENANT_A.apiKey, 'BAD_USER_INPUT', 400],

@@ -73,6 +73,71 @@ describe('a zombie owner that wakes after its lease was taken over', () => {
     stack.app.faults.disarm('createPayment.provider_charge.before-call');
   });
 
+  it('is refused by the fencing token alone when it wakes while the taker-over is mid-call', async () => {
+    // Both owners stand at provider_charge_sent with the request started: only the token
+    // differs, so this is the fence and nothing else keeping the zombie out.
+    let wakeZombie!: () => void;
+    const zombieAsleep = new Promise<void>((resolve) => (wakeZombie = resolve));
+    let resumeTaker!: () => void;
+    const takerPaused = new Promise<void>((resolve) => (resumeTaker = resolve));
+    let beforeCalls = 0;
+    let afterCalls = 0;
+    stack.app.faults.arm('createPayment.provider_charge.before-call', {
+      kind: 'call',
+      run: async () => {
+        beforeCalls += 1;
+        if (beforeCalls === 1) await zombieAsleep;
+      },
+    });
+    stack.app.faults.arm('createPayment.provider_charge.after-call', {
+      kind: 'call',
+      run: async () => {
+        afterCalls += 1;
+        if (afterCalls === 1) await takerPaused; // the taker-over, after its provider call
+      },
+    });
+    const input = {
+      idempotencyKey: 'zombie-3',
+      amount: '7.00',
+      currency: 'EUR',
+      paymentMethod: 'pm_card_visa',
+      reference: 'zombie-3',
+    };
+    const send = () =>
+      graphql(stack.app.url, {
+        apiKey: TENANT_A.apiKey,
+        query: CREATE_PAYMENT,
+        variables: { input },
+      });
+
+    const zombie = send();
+    while (beforeCalls === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    await new Promise((resolve) => setTimeout(resolve, LEASE_MS + 100));
+    const taker = send();
+    while (afterCalls === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+
+    wakeZombie();
+    const zombieAnswer = await zombie;
+    expect(errorCodeOf(zombieAnswer)).toBe('IDEMPOTENCY_KEY_IN_USE');
+    const { rows: midway } = await stack.db.query<{ state: string }>(
+      `SELECT state FROM idempotency_keys WHERE key = 'zombie-3'`,
+    );
+    expect(midway).toEqual([{ state: 'started' }]);
+
+    resumeTaker();
+    expect(paymentOf(await taker).status).toBe('SUCCEEDED');
+    const { rows: log } = await stack.db.query<{ recovery_point: string; fencing_token: string }>(
+      `SELECT recovery_point, fencing_token FROM idempotency_phase_log WHERE key = 'zombie-3' ORDER BY committed_at`,
+    );
+    expect(log).toEqual([
+      { recovery_point: 'provider_charge_sent', fencing_token: '1' },
+      { recovery_point: 'finished', fencing_token: '2' },
+    ]);
+    expect(stack.sandbox.charges({ reference: 'zombie-3' })).toHaveLength(1);
+    stack.app.faults.disarm('createPayment.provider_charge.before-call');
+    stack.app.faults.disarm('createPayment.provider_charge.after-call');
+  });
+
   it('a phase under a stale fencing token rolls back its business writes; the current token commits', async () => {
     // Leave a request started at provider_charge_sent, then bump its token as a takeover would.
     stack.app.faults.arm('createPayment.provider_charge.before-call', { kind: 'throw' });
