@@ -85,27 +85,28 @@ export function registerFleetGauges(
     pending ??= read().finally(() => setImmediate(() => (pending = null)));
     return pending;
   };
-  new Gauge({
+  type Row = Awaited<ReturnType<typeof read>>[number];
+  const fleetGauge = (spec: { name: string; help: string; value: (row: Row) => number }) =>
+    new Gauge({
+      name: spec.name,
+      help: spec.help,
+      labelNames: ['operation'] as const,
+      registers,
+      async collect() {
+        const rows = await readOnce();
+        this.reset();
+        for (const row of rows) this.set({ operation: row.operation }, spec.value(row));
+      },
+    });
+  fleetGauge({
     name: 'idempotency_in_progress_age_max_seconds',
     help: 'Age of the oldest unfinished request, per operation.',
-    labelNames: ['operation'] as const,
-    registers,
-    async collect() {
-      const rows = await readOnce();
-      this.reset();
-      for (const row of rows) this.set({ operation: row.operation }, row.oldestAgeSeconds);
-    },
+    value: (row) => row.oldestAgeSeconds,
   });
-  new Gauge({
+  fleetGauge({
     name: 'idempotency_stale_leases',
     help: 'Unfinished requests whose lease has expired (owner dead or released).',
-    labelNames: ['operation'] as const,
-    registers,
-    async collect() {
-      const rows = await readOnce();
-      this.reset();
-      for (const row of rows) this.set({ operation: row.operation }, row.staleLeases);
-    },
+    value: (row) => row.staleLeases,
   });
   new Gauge({
     name: 'idempotency_unknown_outcomes',

