@@ -237,6 +237,13 @@ function answer(
   stored: StoredResponse,
   info: { key: string; replayed: boolean },
 ): CreatePaymentResult {
+  // A stored shape this code does not know must not be read as if it were v1: that would
+  // replay a different answer than the first one. Upgrading old shapes is an explicit step.
+  if (stored.version !== CREATE_PAYMENT.responseVersion) {
+    throw new Error(
+      `stored createPayment response v${stored.version} has no upgrade to v${CREATE_PAYMENT.responseVersion}`,
+    );
+  }
   const body = storedResponseV1.parse(stored.body);
   return {
     ok: true,
