@@ -1,8 +1,9 @@
-// Builds the Charge record for an applied request. Zero amounts are written with the same
-// number of decimals as the charged amount ("10.50" → "0.00", "7" → "0") so a client that
-// compares strings sees a consistent scale within one charge.
+// Builds the charge for an applied request (the store stamps createdAt when it records it).
+// Zero amounts are written with the same number of decimals as the charged amount
+// ("10.50" → "0.00", "7" → "0") so a client that compares strings sees a consistent scale
+// within one charge.
 import { randomBytes } from 'node:crypto';
-import type { Charge, ChargeRequest } from './charge-types.ts';
+import type { ChargeDraft, ChargeRequest } from './charge-types.ts';
 
 /** Random bytes in a charge id: 96 bits makes a collision across a test run practically impossible. */
 const CHARGE_ID_RANDOM_BYTES = 12;
@@ -17,7 +18,7 @@ export function buildCharge(input: {
   request: ChargeRequest;
   /** null for an approval; the decline code otherwise. */
   failureCode: string | null;
-}): Charge {
+}): ChargeDraft {
   const { idempotencyKey, request, failureCode } = input;
   const zero = zeroWithScaleOf(request.amount);
   const approved = failureCode === null;
@@ -31,7 +32,6 @@ export function buildCharge(input: {
     amountRefunded: zero,
     reference: request.reference,
     idempotencyKey,
-    createdAt: new Date().toISOString(),
     failureCode,
     paymentMethod: request.paymentMethod,
   };

@@ -2,6 +2,8 @@
 // modes. The decision runs inside the key's exclusive section (so two requests for one key can
 // never both apply a charge); the deliberate hangs run outside it (so a response that is lost
 // or blackholed does not stop later attempts from seeing the stored result).
+// pm_card_unreachable is the exception: it stands for a provider that never received the call,
+// so it hangs before the ledger is even consulted, whatever the key has seen before.
 import type { ChargeStore } from './charge-store.ts';
 import type { ChargeRequest, JsonAnswer } from './charge-types.ts';
 import { buildCharge } from './charge-factory.ts';
@@ -10,6 +12,7 @@ import { errorAnswer } from './http-json.ts';
 import type { IdempotencyLedger } from './idempotency-ledger.ts';
 import { sameParameters } from './idempotency-ledger.ts';
 import { sleepFor, sleepUntil } from './interruptible-sleep.ts';
+import type { PaymentMethodBehaviour } from './payment-methods.ts';
 import { behaviourFor } from './payment-methods.ts';
 
 /** Seconds a client is told to wait after a 503; short because the outage clears on attempt 3. */
@@ -36,6 +39,9 @@ export interface ChargeProcessorDeps {
   shutdown: AbortSignal;
 }
 
+/** Every behaviour in which the request reaches the provider's books. */
+type ReachableBehaviour = Exclude<PaymentMethodBehaviour, 'unreachable'>;
+
 const HANG: ChargeOutcome = { kind: 'hang' };
 const answer = (json: JsonAnswer): ChargeOutcome => ({ kind: 'answer', answer: json });
 
@@ -48,8 +54,7 @@ export function createChargeProcessor(deps: ChargeProcessorDeps): ChargeProcesso
     request: ChargeRequest;
     failureCode: string | null;
   }): JsonAnswer {
-    const charge = buildCharge(input);
-    store.insert(charge);
+    const charge = store.insert(buildCharge(input));
     const json: JsonAnswer =
       input.failureCode === null
         ? { status: 200, body: { charge } }
@@ -62,8 +67,9 @@ export function createChargeProcessor(deps: ChargeProcessorDeps): ChargeProcesso
     idempotencyKey: string;
     request: ChargeRequest;
     receivedAtMs: number;
+    behaviour: ReachableBehaviour;
   }): Promise<ChargeOutcome> {
-    const { idempotencyKey, request } = input;
+    const { idempotencyKey, request, behaviour } = input;
     const stored = ledger.get(idempotencyKey);
     if (stored !== undefined) {
       if (!sameParameters(stored.request, request)) {
@@ -73,7 +79,6 @@ export function createChargeProcessor(deps: ChargeProcessorDeps): ChargeProcesso
       return answer({ ...stored.answer, headers });
     }
     const approve = (): JsonAnswer => apply({ idempotencyKey, request, failureCode: null });
-    const behaviour = behaviourFor(request.paymentMethod);
     switch (behaviour) {
       case 'approve':
         return answer(approve());
@@ -108,7 +113,12 @@ export function createChargeProcessor(deps: ChargeProcessorDeps): ChargeProcesso
 
   return {
     async process(input) {
-      const outcome = await ledger.runExclusive(input.idempotencyKey, () => decide(input));
+      const behaviour = behaviourFor(input.request.paymentMethod);
+      // Nothing is read or written, not even a queue slot: the provider never saw this call.
+      if (behaviour === 'unreachable') return HANG;
+      const outcome = await ledger.runExclusive(input.idempotencyKey, () =>
+        decide({ ...input, behaviour }),
+      );
       if (outcome.kind === 'hang') return outcome;
       // Every call for a blackholed key (first attempt, replays, mismatches) is held until the
       // blackhole lifts, then answered truthfully.

@@ -1,21 +1,28 @@
 // In-memory record of applied charges. Callers only ever receive copies: a test holding a
 // Charge must not be able to rewrite the provider's books, and later mutations (capture,
 // refund, void) must not retroactively change a snapshot someone already received.
-import type { Charge } from './charge-types.ts';
+// The store stamps createdAt itself, at insertion, from the books clock: a statement that
+// declares a period complete can then never be contradicted by a charge recorded later.
+import type { BooksClock } from './books-clock.ts';
+import type { Charge, ChargeDraft } from './charge-types.ts';
 
 export interface ChargeStore {
-  /** Records a newly applied charge; a second charge for the same key is a bug, so it throws. */
-  insert(charge: Charge): void;
+  /** Records a newly applied charge, stamped with the insertion time, and returns a copy of it.
+   * A second charge for the same key is a bug, so it throws. */
+  insert(draft: ChargeDraft): Charge;
   /** Applies a change to an existing charge (for future capture/refund/void endpoints). */
   update(id: string, change: (current: Charge) => Charge): Charge;
   byId(id: string): Charge | undefined;
   byIdempotencyKey(idempotencyKey: string): Charge | undefined;
   /** Every charge, or those for one reference, oldest first. */
   list(filter?: { reference?: string }): Charge[];
+  /** Charges recorded in [fromMs, toMs), oldest first. */
+  createdBetween(range: { fromMs: number; toMs: number }): Charge[];
 }
 
-export function createChargeStore(): ChargeStore {
-  // Map iteration order is insertion order, which is creation order: "oldest first" for free.
+export function createChargeStore(deps: { clock: BooksClock }): ChargeStore {
+  // Map iteration order is insertion order, which is creation order: "oldest first" for free
+  // (the books clock never runs backwards, so createdAt agrees with it).
   const chargesById = new Map<string, Charge>();
   const idByKey = new Map<string, string>();
 
@@ -23,20 +30,27 @@ export function createChargeStore(): ChargeStore {
     charge === undefined ? undefined : { ...charge };
 
   return {
-    insert(charge) {
-      if (idByKey.has(charge.idempotencyKey) || chargesById.has(charge.id)) {
-        throw new Error(`duplicate charge for idempotency key ${charge.idempotencyKey}`);
+    insert(draft) {
+      if (idByKey.has(draft.idempotencyKey) || chargesById.has(draft.id)) {
+        throw new Error(`duplicate charge for idempotency key ${draft.idempotencyKey}`);
       }
-      chargesById.set(charge.id, { ...charge });
+      const charge: Charge = { ...draft, createdAt: new Date(deps.clock.nowMs()).toISOString() };
+      chargesById.set(charge.id, charge);
       idByKey.set(charge.idempotencyKey, charge.id);
+      return { ...charge };
     },
     update(id, change) {
       const current = chargesById.get(id);
       if (current === undefined) throw new Error(`no charge ${id}`);
       const next = change({ ...current });
-      // Identity fields are what replays and probes join on; letting them drift would orphan them.
-      if (next.id !== id || next.idempotencyKey !== current.idempotencyKey) {
-        throw new Error(`charge ${id} cannot change its id or idempotency key`);
+      // Identity fields are what replays and probes join on; letting them drift would orphan
+      // them. createdAt is what statements cut on; letting it drift would rewrite closed books.
+      if (
+        next.id !== id ||
+        next.idempotencyKey !== current.idempotencyKey ||
+        next.createdAt !== current.createdAt
+      ) {
+        throw new Error(`charge ${id} cannot change its id, idempotency key or createdAt`);
       }
       chargesById.set(id, { ...next });
       return { ...next };
@@ -51,6 +65,14 @@ export function createChargeStore(): ChargeStore {
       const reference = filter?.reference;
       const selected = reference === undefined ? all : all.filter((c) => c.reference === reference);
       return selected.map((charge) => ({ ...charge }));
+    },
+    createdBetween({ fromMs, toMs }) {
+      return [...chargesById.values()]
+        .filter((charge) => {
+          const createdMs = Date.parse(charge.createdAt);
+          return createdMs >= fromMs && createdMs < toMs;
+        })
+        .map((charge) => ({ ...charge }));
     },
   };
 }

@@ -13,11 +13,16 @@ export interface Charge {
   amountRefunded: string;
   reference: string;
   idempotencyKey: string;
-  /** ISO-8601 instant at which the charge was applied. */
+  /** ISO-8601 instant at which the charge was recorded in the provider's books (see
+   * charge-store.ts): never earlier than the moment the charge became visible to anyone. */
   createdAt: string;
   failureCode: string | null;
   paymentMethod: string;
 }
+
+/** A charge not yet recorded. Only the store stamps createdAt, at insertion, so a charge that
+ * is still being processed (pm_card_slow) cannot carry a time from before it existed. */
+export type ChargeDraft = Omit<Charge, 'createdAt'>;
 
 /** A validated POST /v1/charges body. These five fields are what an Idempotency-Key binds. */
 export interface ChargeRequest {

@@ -1,6 +1,10 @@
 // Standalone sandbox provider for `npm run sandbox-psp`. Reads its settings from the
 // environment, prints one line with its URL, and exits cleanly on SIGTERM/SIGINT.
-import { DEFAULT_BLACKHOLE_MS, startSandboxPsp } from './sandbox-server.ts';
+import {
+  DEFAULT_BLACKHOLE_MS,
+  DEFAULT_STATEMENT_LAG_MS,
+  startSandboxPsp,
+} from './sandbox-server.ts';
 
 /** Port the gateway's local configuration expects the sandbox on. */
 const DEFAULT_PORT = 4010;
@@ -24,6 +28,7 @@ const psp = await startSandboxPsp({
   host: BIND_HOST,
   port: readNonNegativeInt('SANDBOX_PSP_PORT', DEFAULT_PORT),
   blackholeMs: readNonNegativeInt('SANDBOX_BLACKHOLE_MS', DEFAULT_BLACKHOLE_MS),
+  statementLagMs: readNonNegativeInt('SANDBOX_STATEMENT_LAG_MS', DEFAULT_STATEMENT_LAG_MS),
 });
 console.log(`sandbox-psp listening on ${psp.url}`);
 

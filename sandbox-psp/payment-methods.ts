@@ -12,6 +12,7 @@ export type PaymentMethodBehaviour =
   | 'lost-response'
   | 'timeout'
   | 'unknown-outcome'
+  | 'unreachable'
   | 'invalid-method';
 
 const BEHAVIOUR_BY_TOKEN: ReadonlyMap<string, PaymentMethodBehaviour> = new Map([
@@ -23,6 +24,7 @@ const BEHAVIOUR_BY_TOKEN: ReadonlyMap<string, PaymentMethodBehaviour> = new Map(
   ['pm_card_lost_response', 'lost-response'],
   ['pm_card_timeout', 'timeout'],
   ['pm_card_unknown', 'unknown-outcome'],
+  ['pm_card_unreachable', 'unreachable'],
 ]);
 
 /** Well-formed tokens that are not in the table behave like a card the network rejects. */

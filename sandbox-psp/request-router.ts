@@ -4,6 +4,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ChargeRoutes } from './charge-routes.ts';
 import { errorAnswer, sendJson } from './http-json.ts';
+import type { StatementRoute } from './statement-route.ts';
 
 const BY_KEY_PREFIX = '/v1/charges/by-idempotency-key/';
 
@@ -14,9 +15,15 @@ interface Route {
   handlers: Partial<Record<string, Handler>>;
 }
 
+export interface RouterHandlers {
+  charges: ChargeRoutes;
+  statement: StatementRoute;
+}
+
 export function createRequestRouter(
-  routes: ChargeRoutes,
+  handlers: RouterHandlers,
 ): (request: IncomingMessage, response: ServerResponse) => Promise<void> {
+  const { charges, statement } = handlers;
   const table: Route[] = [
     {
       matches: (pathname) => pathname === '/v1/health',
@@ -30,8 +37,8 @@ export function createRequestRouter(
     {
       matches: (pathname) => pathname === '/v1/charges',
       handlers: {
-        POST: (request, response) => routes.createCharge(request, response),
-        GET: (_request, response, url) => routes.listByReference(url, response),
+        POST: (request, response) => charges.createCharge(request, response),
+        GET: (_request, response, url) => charges.listByReference(url, response),
       },
     },
     {
@@ -39,7 +46,16 @@ export function createRequestRouter(
         pathname.startsWith(BY_KEY_PREFIX) && pathname.length > BY_KEY_PREFIX.length,
       handlers: {
         GET: (_request, response, url) =>
-          routes.getByIdempotencyKey(url.pathname.slice(BY_KEY_PREFIX.length), response),
+          charges.getByIdempotencyKey(url.pathname.slice(BY_KEY_PREFIX.length), response),
+      },
+    },
+    {
+      matches: (pathname) => pathname === '/v1/statement',
+      handlers: {
+        GET: (_request, response, url) => {
+          statement(url, response);
+          return Promise.resolve();
+        },
       },
     },
   ];

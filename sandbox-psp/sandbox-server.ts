@@ -6,6 +6,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAttemptLog } from './attempt-log.ts';
 import type { AttemptFilter } from './attempt-log.ts';
+import { createBooksClock } from './books-clock.ts';
 import { createChargeProcessor } from './charge-processor.ts';
 import { createChargeRoutes } from './charge-routes.ts';
 import { createChargeStore } from './charge-store.ts';
@@ -14,6 +15,7 @@ import { createFaultState } from './fault-state.ts';
 import { errorAnswer, sendJson } from './http-json.ts';
 import { createIdempotencyLedger } from './idempotency-ledger.ts';
 import { createRequestRouter } from './request-router.ts';
+import { createStatementRoute } from './statement-route.ts';
 
 export type { Charge, ChargeStatus } from './charge-types.ts';
 
@@ -24,6 +26,10 @@ export const DEFAULT_BLACKHOLE_MS = 30_000;
 /** pm_card_slow's processing time: slow enough to overlap a retry or duplicate, yet within a
  * typical client timeout so the first caller still gets its answer. */
 export const DEFAULT_SLOW_MS = 3_000;
+/** How far behind "now" a statement declares the books final: like a real provider's
+ * settlement cut-off, it makes reconciliation cope with a complete-until that trails the
+ * present instead of assuming every statement is final up to the second it was asked for. */
+export const DEFAULT_STATEMENT_LAG_MS = 1_000;
 
 export interface SandboxPspOptions {
   /** Interface to bind; default 127.0.0.1. */
@@ -34,6 +40,9 @@ export interface SandboxPspOptions {
   blackholeMs?: number;
   /** How long pm_card_slow takes before it applies and answers. */
   slowMs?: number;
+  /** GET /v1/statement answers completeUntil = now - statementLagMs: every charge created
+   * before that instant is already in the books and no later-recorded one can join them. */
+  statementLagMs?: number;
 }
 
 export interface SandboxPsp {
@@ -58,7 +67,12 @@ export async function startSandboxPsp(options: SandboxPspOptions = {}): Promise<
   // Every in-progress sleep (slow cards, blackholes) listens on this signal; under load there
   // are legitimately hundreds, and the default cap of 10 would spam leak warnings.
   setMaxListeners(0, shutdown.signal);
-  const store = createChargeStore();
+  const statementLagMs = nonNegativeMs(
+    'statementLagMs',
+    options.statementLagMs ?? DEFAULT_STATEMENT_LAG_MS,
+  );
+  const clock = createBooksClock();
+  const store = createChargeStore({ clock });
   const attempts = createAttemptLog();
   const faults = createFaultState();
   const processor = createChargeProcessor({
@@ -69,9 +83,10 @@ export async function startSandboxPsp(options: SandboxPspOptions = {}): Promise<
     blackholeMs: nonNegativeMs('blackholeMs', options.blackholeMs ?? DEFAULT_BLACKHOLE_MS),
     shutdown: shutdown.signal,
   });
-  const route = createRequestRouter(
-    createChargeRoutes({ store, attempts, faults, processor, shutdown: shutdown.signal }),
-  );
+  const route = createRequestRouter({
+    charges: createChargeRoutes({ store, attempts, faults, processor, shutdown: shutdown.signal }),
+    statement: createStatementRoute({ store, clock, statementLagMs }),
+  });
 
   const server = createServer((request, response) => {
     route(request, response).catch((error: unknown) => {

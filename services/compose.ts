@@ -4,6 +4,8 @@ import { createPool } from './kernel/db/pool.ts';
 import type { FaultPoints } from './kernel/faults.ts';
 import { IdempotencyEngine } from './kernel/idempotency/engine.ts';
 import { RecoveryWorker } from './kernel/idempotency/recovery-worker.ts';
+import { PeriodicJob } from './kernel/periodic-job.ts';
+import { reconcileUnknownPayments } from './payments/reconcile-payments.ts';
 import { registerFleetGauges, type Metrics } from './kernel/metrics.ts';
 import { CREATE_PAYMENT, createPaymentResumer } from './payments/create-payment.flow.ts';
 import { createHttpProviderAdapter } from './provider/http-provider-adapter.ts';
@@ -16,6 +18,10 @@ export interface ServicesConfig {
   leaseMs: number;
   ttlSeconds: number;
   recoveryIntervalMs: number;
+  reconciliationIntervalMs: number;
+  unknownAfterAttempts: number;
+  providerApplyWindowMs: number;
+  backoffBaseMs: number;
   providerTimeoutMs: number;
   providerMaxAttempts: number;
   latestMigration: string;
@@ -30,8 +36,13 @@ export interface Services {
   client: TRPCClient<AppRouter>;
   createContext: () => ServiceContext;
   worker: RecoveryWorker;
+  /** Settles unknown outcomes against the provider's statement on a schedule. */
+  reconciler: PeriodicJob;
   close(): Promise<void>;
 }
+
+/** The recovery worker never waits longer than this between attempts at one request. */
+const BACKOFF_CAP_MS = 5 * 60_000;
 
 /** The operations the recovery worker can resume, and their public names for the gauges. */
 const RESUMABLE_OPERATIONS = [CREATE_PAYMENT];
@@ -48,6 +59,9 @@ export function createServices(config: ServicesConfig): Services {
     metrics: config.metrics,
     leaseMs: config.leaseMs,
     ttlSeconds: config.ttlSeconds,
+    unknownAfterAttempts: config.unknownAfterAttempts,
+    backoffBaseMs: config.backoffBaseMs,
+    backoffCapMs: BACKOFF_CAP_MS,
   });
   const deps: ServiceDeps = {
     pool,
@@ -57,10 +71,14 @@ export function createServices(config: ServicesConfig): Services {
     providerAdapter: createHttpProviderAdapter(config.pspUrl),
     // payments → provider goes through tRPC like any service-to-service call, so the
     // provider service can move to its own process without the payments code changing.
-    provider: { charge: (request) => client.provider.charge.mutate(request) },
+    provider: {
+      charge: (request) => client.provider.charge.mutate(request),
+      statement: (range) => client.provider.statement.query(range),
+    },
     config: {
       providerTimeoutMs: config.providerTimeoutMs,
       providerMaxAttempts: config.providerMaxAttempts,
+      providerApplyWindowMs: config.providerApplyWindowMs,
       latestMigration: config.latestMigration,
     },
   };
@@ -82,12 +100,18 @@ export function createServices(config: ServicesConfig): Services {
     resumers: [createPaymentResumer(deps)],
     onError: config.onError,
   });
+  const reconciler = new PeriodicJob(() => reconcileUnknownPayments(deps, 'reconciliation'), {
+    intervalMs: config.reconciliationIntervalMs,
+    onError: config.onError,
+  });
   return {
     deps,
     client,
     createContext,
     worker,
+    reconciler,
     async close() {
+      await reconciler.stop();
       await worker.stop();
       await pool.end();
     },

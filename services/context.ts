@@ -19,6 +19,11 @@ export interface ServiceDeps {
     providerTimeoutMs: number;
     /** Attempts per provider call for answers that prove nothing happened (503, 429). */
     providerMaxAttempts: number;
+    /**
+     * The provider's promise: a request it received is applied within this long or never. Only
+     * books final past the last attempt plus this window prove a charge absent.
+     */
+    providerApplyWindowMs: number;
     /** /readyz answers ready once this migration has run. */
     latestMigration: string;
   };

@@ -1,3 +1,4 @@
+import { opsRouter } from './ops/ops.router.ts';
 import { paymentsRouter } from './payments/payments.router.ts';
 import { providerRouter } from './provider/provider.router.ts';
 import { systemRouter } from './system/system.router.ts';
@@ -10,6 +11,7 @@ export const appRouter = router({
   provider: providerRouter,
   tenants: tenantsRouter,
   system: systemRouter,
+  ops: opsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -10,6 +10,17 @@ import { createGatewayServer } from './http/gateway-server.ts';
 const DEFAULT_PROVIDER_MAX_ATTEMPTS = 3;
 /** Connections per process: the request path holds at most one at a time per request. */
 const DEFAULT_POOL_MAX = 20;
+/** Reconciliation asks the provider for its statement this often: statements are heavy. */
+const DEFAULT_RECONCILIATION_INTERVAL_MS = 60_000;
+/** Attempts ending in a timeout before a request is unknown: a few minutes of backoff in all. */
+const DEFAULT_UNKNOWN_AFTER_ATTEMPTS = 5;
+/**
+ * How long after receiving a request the provider may still apply it. Card processors settle
+ * well within a minute; the sandbox within its 3 s slow token. Reconciliation waits this out.
+ */
+const DEFAULT_PROVIDER_APPLY_WINDOW_MS = 60_000;
+/** First backoff of the recovery worker; doubles per attempt (1 s, 2 s, 4 s, …). */
+const DEFAULT_BACKOFF_BASE_MS = 1_000;
 /** SIGTERM waits this long for in-flight requests; a phase in progress finishes or is resumed. */
 export const DRAIN_TIMEOUT_MS = 10_000;
 
@@ -22,6 +33,10 @@ export interface AppOptions {
   leaseMs: number;
   ttlSeconds: number;
   recoveryIntervalMs: number;
+  reconciliationIntervalMs?: number;
+  unknownAfterAttempts?: number;
+  providerApplyWindowMs?: number;
+  backoffBaseMs?: number;
   providerTimeoutMs: number;
   providerMaxAttempts?: number;
   poolMax?: number;
@@ -52,6 +67,11 @@ export async function startApp(options: AppOptions): Promise<App> {
     leaseMs: options.leaseMs,
     ttlSeconds: options.ttlSeconds,
     recoveryIntervalMs: options.recoveryIntervalMs,
+    reconciliationIntervalMs:
+      options.reconciliationIntervalMs ?? DEFAULT_RECONCILIATION_INTERVAL_MS,
+    unknownAfterAttempts: options.unknownAfterAttempts ?? DEFAULT_UNKNOWN_AFTER_ATTEMPTS,
+    providerApplyWindowMs: options.providerApplyWindowMs ?? DEFAULT_PROVIDER_APPLY_WINDOW_MS,
+    backoffBaseMs: options.backoffBaseMs ?? DEFAULT_BACKOFF_BASE_MS,
     providerTimeoutMs: options.providerTimeoutMs,
     providerMaxAttempts: options.providerMaxAttempts ?? DEFAULT_PROVIDER_MAX_ATTEMPTS,
     latestMigration: LATEST_MIGRATION,
@@ -72,7 +92,10 @@ export async function startApp(options: AppOptions): Promise<App> {
     gateway.server.once('error', reject);
     gateway.server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
   });
-  if (options.startRecoveryWorker ?? true) services.worker.start();
+  if (options.startRecoveryWorker ?? true) {
+    services.worker.start();
+    services.reconciler.start();
+  }
   const { port } = gateway.server.address() as AddressInfo;
   return {
     url: `http://${options.host ?? '127.0.0.1'}:${port}`,

@@ -14,6 +14,10 @@ export interface Config {
   leaseMs: number;
   recoveryIntervalMs: number;
   providerTimeoutMs: number;
+  reconciliationIntervalMs: number | undefined;
+  unknownAfterAttempts: number | undefined;
+  providerApplyWindowMs: number | undefined;
+  backoffBaseMs: number | undefined;
   /** Test-only: `name=crash,…` arms fault points in this process. */
   faultPoints: string | undefined;
 }
@@ -26,6 +30,14 @@ const DEFAULT_RECOVERY_INTERVAL_MS = 5_000;
 /** Default provider timeout: card networks answer in well under a second; 5 s is a stall. */
 const DEFAULT_PROVIDER_TIMEOUT_MS = 5_000;
 const DEFAULT_SANDBOX_BLACKHOLE_MS = 30_000;
+
+function optionalInteger(
+  env: NodeJS.ProcessEnv,
+  spec: { name: string; min: number },
+): number | undefined {
+  const raw = env[spec.name];
+  return raw === undefined || raw === '' ? undefined : integer(env, { ...spec, fallback: 0 });
+}
 
 function integer(
   env: NodeJS.ProcessEnv,
@@ -87,6 +99,11 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       min: 10,
     }),
     providerTimeoutMs,
+    // Unset: the app's defaults (src/app.ts), kept in one place.
+    reconciliationIntervalMs: optionalInteger(env, { name: 'RECONCILIATION_INTERVAL_MS', min: 10 }),
+    unknownAfterAttempts: optionalInteger(env, { name: 'PROVIDER_UNKNOWN_AFTER_ATTEMPTS', min: 1 }),
+    providerApplyWindowMs: optionalInteger(env, { name: 'PROVIDER_APPLY_WINDOW_MS', min: 0 }),
+    backoffBaseMs: optionalInteger(env, { name: 'RECOVERY_BACKOFF_BASE_MS', min: 1 }),
     faultPoints: env['FAULT_POINTS'] || undefined,
   };
 }

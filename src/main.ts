@@ -41,6 +41,10 @@ async function main(): Promise<void> {
     leaseMs: config.leaseMs,
     ttlSeconds: config.idempotencyTtlSeconds,
     recoveryIntervalMs: config.recoveryIntervalMs,
+    reconciliationIntervalMs: config.reconciliationIntervalMs,
+    unknownAfterAttempts: config.unknownAfterAttempts,
+    providerApplyWindowMs: config.providerApplyWindowMs,
+    backoffBaseMs: config.backoffBaseMs,
     providerTimeoutMs: config.providerTimeoutMs,
     faults: FaultPoints.fromSpec(config.faultPoints),
   });

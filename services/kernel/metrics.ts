@@ -75,7 +75,14 @@ export type Metrics = ReturnType<typeof createMetrics>;
 /** Gauges whose value is read from the database at scrape time, true for the whole fleet. */
 export function registerFleetGauges(
   metrics: Metrics,
-  read: () => Promise<Array<{ operation: string; oldestAgeSeconds: number; staleLeases: number }>>,
+  read: () => Promise<
+    Array<{
+      operation: string;
+      oldestAgeSeconds: number;
+      staleLeases: number;
+      unknownOutcomes: number;
+    }>
+  >,
 ): void {
   const registers = [metrics.registry];
   // One query serves both gauges: prom-client calls collect() per metric, so the second one
@@ -108,14 +115,9 @@ export function registerFleetGauges(
     help: 'Unfinished requests whose lease has expired (owner dead or released).',
     value: (row) => row.staleLeases,
   });
-  new Gauge({
+  fleetGauge({
     name: 'idempotency_unknown_outcomes',
-    help: 'Requests whose provider outcome is unknown and awaits reconciliation.',
-    labelNames: ['operation'] as const,
-    registers,
-    // Unknown outcomes are settled by a later capability; until then none can exist.
-    collect() {
-      this.reset();
-    },
+    help: 'Requests whose provider outcome is unknown and await reconciliation.',
+    value: (row) => row.unknownOutcomes,
   });
 }

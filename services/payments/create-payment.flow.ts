@@ -5,6 +5,8 @@ import { AppError, LeaseLostError, publicError, type PublicError } from '../kern
 import { defineOperation } from '../kernel/idempotency/operation.ts';
 import type { OwnedRequest } from '../kernel/idempotency/owned-request.ts';
 import type { Resumer } from '../kernel/idempotency/recovery-worker.ts';
+import { recordIntervention, type InterventionAction } from '../kernel/idempotency/settlement.ts';
+import { UNKNOWN_RETRY_AFTER_SECONDS } from '../kernel/idempotency/engine.ts';
 import { requestHash } from '../kernel/idempotency/request-hash.ts';
 import type { StoredResponse } from '../kernel/idempotency/types.ts';
 import { providerChargeKey } from '../provider/provider-keys.ts';
@@ -106,6 +108,8 @@ export async function createPayment(
       return { ok: false, error: publicError('IDEMPOTENCY_KEY_REUSED') };
     case 'in_use':
       return inUse(admission.retryAfterSeconds, admission.resourceId);
+    case 'unknown':
+      return { ok: false, error: pending(admission.retryAfterSeconds, admission.resourceId) };
     case 'owned': {
       // A new owner has the row it just inserted; a retry that took over reads it.
       const known = admission.via === 'new' ? inserted : undefined;
@@ -157,52 +161,90 @@ async function driveCreatePayment(
       capture: payment.capture_method === 'AUTOMATIC',
     });
   } catch (error) {
-    // We cannot tell whether the charge was made: hand the request on and report a failure
-    // that is not stored, so the same key retries into the same derived provider key.
-    await request.release();
+    // We cannot tell whether the charge was made: park the request as an unknown attempt and
+    // report a failure that is not stored; the same key resumes into the same provider key.
+    await request.release('timeout');
     throw error;
   }
   await faults.hit('createPayment.provider_charge.after-call');
 
   switch (outcome.kind) {
     case 'unavailable':
-      await request.release();
+      await request.release('unavailable');
       return {
         error: publicError('PROVIDER_UNAVAILABLE', {
           retryAfterSeconds: outcome.retryAfterSeconds,
           paymentId,
         }),
       };
-    case 'timeout':
-      await request.release();
-      return { error: publicError('OUTCOME_PENDING', { retryAfterSeconds: 1, paymentId }) };
+    case 'timeout': {
+      const state = await request.release('timeout');
+      return { error: pending(state === 'unknown' ? UNKNOWN_RETRY_AFTER_SECONDS : 1, paymentId) };
+    }
     case 'approved':
-    case 'declined': {
-      const settled = settle(payment, outcome);
+    case 'declined':
       try {
-        const stored = await request.finish({ payment: toPaymentView(settled) }, async (tx) => {
-          const updated = await tx.query(RECORD_CHARGE_OUTCOME, [
-            request.scope.tenantId,
-            paymentId,
-            settled.status,
-            settled.amount_captured_minor,
-            settled.provider_reference,
-            settled.failure_code,
-          ]);
-          if (updated.rowCount !== 1)
-            throw new Error(`payment ${paymentId} left PROCESSING before its outcome`);
-        });
-        return { stored };
+        return {
+          stored: await finishWithOutcome(deps, { request, payment, outcome, settlement: null }),
+        };
       } catch (error) {
         // A zombie: someone took the request over while we were away. They will finish it.
         if (error instanceof LeaseLostError) return { error: inUse(1, paymentId).error };
+        // The final phase did not commit (the database dropped out): hand the request on at
+        // once instead of holding it for a whole lease. The provider's answer is not lost —
+        // the next owner asks again with the same key and gets the same charge.
+        await request.release('interrupted').catch(() => undefined);
         throw error;
       }
-    }
   }
 }
 
-async function loadPayment(
+/** How a settlement came about, recorded with the final phase (null on the normal path). */
+export interface Settlement {
+  action: InterventionAction;
+  decidedBy: string;
+  reason: string;
+}
+
+/**
+ * The final phase of createPayment: the provider's outcome on the payment, the stored
+ * response and `finished`, in one transaction. The normal path, reconciliation and an
+ * operator's resolution all end here, so a settled payment is exactly what the normal path
+ * would have made.
+ */
+export async function finishWithOutcome(
+  deps: ServiceDeps,
+  final: {
+    request: OwnedRequest;
+    payment: PaymentRow;
+    outcome: Extract<ChargeOutcome, { kind: 'approved' | 'declined' }>;
+    settlement: Settlement | null;
+  },
+): Promise<StoredResponse> {
+  const { request, payment, settlement } = final;
+  const settled = settle(payment, final.outcome);
+  return request.finish({ payment: toPaymentView(settled) }, async (tx) => {
+    const updated = await tx.query(RECORD_CHARGE_OUTCOME, [
+      request.scope.tenantId,
+      payment.id,
+      settled.status,
+      settled.amount_captured_minor,
+      settled.provider_reference,
+      settled.failure_code,
+    ]);
+    if (updated.rowCount !== 1)
+      throw new Error(`payment ${payment.id} left PROCESSING before its outcome`);
+    if (settlement !== null) {
+      await recordIntervention(tx, {
+        scope: request.scope,
+        ...settlement,
+        providerReference: settled.provider_reference,
+      });
+    }
+  });
+}
+
+export async function loadPayment(
   pool: ServiceDeps['pool'],
   id: { tenantId: string; paymentId: string },
 ): Promise<PaymentRow | undefined> {
@@ -255,6 +297,13 @@ function answer(
       expiresAt: stored.expiresAt.toISOString(),
     },
   };
+}
+
+function pending(retryAfterSeconds: number, paymentId: string | null): PublicError {
+  return publicError(
+    'OUTCOME_PENDING',
+    paymentId === null ? { retryAfterSeconds } : { retryAfterSeconds, paymentId },
+  );
 }
 
 function inUse(

@@ -1,5 +1,5 @@
-import type { AdapterChargeRequest, ProviderAdapter } from './provider-adapter.ts';
-import type { ChargeOutcome } from './provider-port.ts';
+import type { AdapterChargeRequest, ProbeOutcome, ProviderAdapter } from './provider-adapter.ts';
+import type { ChargeOutcome, ProviderCharge, ProviderStatement } from './provider-port.ts';
 
 /** Retry-After we suggest when the provider refused without saying how long to wait. */
 const DEFAULT_PROVIDER_RETRY_AFTER_SECONDS = 1;
@@ -24,6 +24,36 @@ export class ProviderRequestRejectedError extends Error {
  */
 export function createHttpProviderAdapter(baseUrl: string): ProviderAdapter {
   return {
+    async probe({ idempotencyKey, timeoutMs }): Promise<ProbeOutcome> {
+      let response: Response;
+      try {
+        response = await fetch(
+          new URL(`/v1/charges/by-idempotency-key/${encodeURIComponent(idempotencyKey)}`, baseUrl),
+          {
+            signal: AbortSignal.timeout(timeoutMs),
+          },
+        );
+        if (response.status === 404) return { kind: 'missing' };
+        if (response.status !== 200) return { kind: 'timeout' };
+        const body = (await response.json()) as { charge?: unknown };
+        return { kind: 'found', charge: parseCharge(body.charge) };
+      } catch {
+        return { kind: 'timeout' };
+      }
+    },
+
+    async statement({ from, to, timeoutMs }): Promise<ProviderStatement> {
+      const url = new URL('/v1/statement', baseUrl);
+      url.searchParams.set('from', from);
+      url.searchParams.set('to', to);
+      const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+      if (response.status !== 200) throw new Error(`provider statement: HTTP ${response.status}`);
+      const body = (await response.json()) as { data?: unknown; completeUntil?: unknown };
+      if (!Array.isArray(body.data) || typeof body.completeUntil !== 'string')
+        throw new Error('provider statement: bad body');
+      return { charges: body.data.map(parseCharge), completeUntil: body.completeUntil };
+    },
+
     async charge(request: AdapterChargeRequest): Promise<ChargeOutcome> {
       let response: Response;
       try {
@@ -92,4 +122,29 @@ function connectionRefused(error: unknown): boolean {
   const cause =
     error instanceof Error ? (error.cause as { code?: unknown } | undefined) : undefined;
   return cause?.code === 'ECONNREFUSED';
+}
+
+const CHARGE_STATUSES = new Set(['authorized', 'captured', 'declined', 'voided']);
+
+/** Checks a charge from the provider instead of trusting its shape. */
+function parseCharge(raw: unknown): ProviderCharge {
+  const c = raw as Record<string, unknown> | null;
+  if (
+    c === null ||
+    typeof c !== 'object' ||
+    typeof c['id'] !== 'string' ||
+    typeof c['idempotencyKey'] !== 'string' ||
+    typeof c['status'] !== 'string' ||
+    !CHARGE_STATUSES.has(c['status']) ||
+    typeof c['createdAt'] !== 'string'
+  ) {
+    throw new Error('provider answered a malformed charge');
+  }
+  return {
+    id: c['id'],
+    idempotencyKey: c['idempotencyKey'],
+    status: c['status'] as ProviderCharge['status'],
+    failureCode: typeof c['failureCode'] === 'string' ? c['failureCode'] : null,
+    createdAt: c['createdAt'],
+  };
 }

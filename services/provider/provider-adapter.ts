@@ -1,4 +1,4 @@
-import type { ChargeOutcome } from './provider-port.ts';
+import type { ChargeOutcome, ProviderCharge, ProviderStatement } from './provider-port.ts';
 
 export interface AdapterChargeRequest {
   idempotencyKey: string;
@@ -10,7 +10,15 @@ export interface AdapterChargeRequest {
   timeoutMs: number;
 }
 
+/** A probe's answer: the charge, proof that there is none, or no answer at all. */
+export type ProbeOutcome =
+  { kind: 'found'; charge: ProviderCharge } | { kind: 'missing' } | { kind: 'timeout' };
+
 /** One PSP, behind the shape every adapter must honour (a shared contract suite tests it). */
 export interface ProviderAdapter {
   charge(request: AdapterChargeRequest): Promise<ChargeOutcome>;
+  /** Looks a charge up by the idempotency key it was (or would have been) made with. */
+  probe(request: { idempotencyKey: string; timeoutMs: number }): Promise<ProbeOutcome>;
+  /** The provider's books for [from, to). Throws when it cannot be had: reconciliation waits. */
+  statement(request: { from: string; to: string; timeoutMs: number }): Promise<ProviderStatement>;
 }

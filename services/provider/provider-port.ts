@@ -19,6 +19,43 @@ export type ChargeOutcome =
   | { kind: 'unavailable'; retryAfterSeconds: number }
   | { kind: 'timeout' };
 
+/** A charge as the provider's books show it (probe answers and statements). */
+export interface ProviderCharge {
+  id: string;
+  idempotencyKey: string;
+  status: 'authorized' | 'captured' | 'declined' | 'voided';
+  failureCode: string | null;
+  createdAt: string;
+}
+
+/** The provider's books for a period, final up to `completeUntil`. */
+export interface ProviderStatement {
+  charges: ProviderCharge[];
+  completeUntil: string;
+}
+
 export interface ProviderPort {
   charge(request: ChargeRequest): Promise<ChargeOutcome>;
+  statement(range: { from: string; to: string }): Promise<ProviderStatement>;
+}
+
+/** What a charge found in the provider's books means for the payment. */
+export function outcomeOfCharge(
+  charge: ProviderCharge,
+): Extract<ChargeOutcome, { kind: 'approved' | 'declined' }> {
+  switch (charge.status) {
+    case 'authorized':
+      return { kind: 'approved', providerReference: charge.id, captured: false };
+    case 'captured':
+      return { kind: 'approved', providerReference: charge.id, captured: true };
+    case 'declined':
+      return {
+        kind: 'declined',
+        providerReference: charge.id,
+        failureCode: charge.failureCode ?? 'CARD_DECLINED',
+      };
+    case 'voided':
+      // A create never voids; a voided charge here means someone else acted on it. Stop.
+      throw new Error(`charge ${charge.id} is voided at the provider; settle it by hand`);
+  }
 }

@@ -3,11 +3,13 @@ import { formatAmount } from '../kernel/money/money.ts';
 import { procedure, router } from '../trpc.ts';
 import type { ServiceDeps } from '../context.ts';
 import { providerChargeKey } from './provider-keys.ts';
-import type { ChargeOutcome, ChargeRequest } from './provider-port.ts';
+import { outcomeOfCharge, type ChargeOutcome, type ChargeRequest } from './provider-port.ts';
 
 /** Pause between attempts that the provider refused outright (503, 429). Short: the client is
  * waiting, and the refusal proves nothing happened, so giving up early is always safe. */
 const UNAVAILABLE_RETRY_BACKOFF_MS = [50, 200, 500] as const;
+/** A re-call after a probe found nothing is only worth making with at least this much time left. */
+const MIN_RECALL_BUDGET_MS = 100;
 
 const chargeInput = z.object({
   paymentId: z.uuid(),
@@ -26,17 +28,59 @@ const chargeInput = z.object({
 export const providerRouter = router({
   charge: procedure
     .input(chargeInput)
-    .mutation(({ ctx, input }) => chargeWithRetries(ctx.deps, input)),
+    .mutation(({ ctx, input }) => chargeResolved(ctx.deps, input)),
+  statement: procedure
+    .input(z.object({ from: z.iso.datetime(), to: z.iso.datetime() }))
+    .query(({ ctx, input }) =>
+      ctx.deps.providerAdapter.statement({
+        ...input,
+        timeoutMs: ctx.deps.config.providerTimeoutMs,
+      }),
+    ),
 });
+
+/**
+ * A charge, resolved as far as one provider timeout plus one probe allow:
+ *   call ─timeout─▶ probe by derived key ─found─▶ that charge's outcome
+ *                                        ─missing─▶ call again, same key, in the time left
+ *                                        ─no answer─▶ timeout (the caller parks the request)
+ */
+async function chargeResolved(deps: ServiceDeps, request: ChargeRequest): Promise<ChargeOutcome> {
+  const timeoutMs = deps.config.providerTimeoutMs;
+  const deadline = Date.now() + 2 * timeoutMs;
+  const first = await chargeWithRetries(deps, { request, timeoutMs });
+  if (first.kind !== 'timeout') return first;
+  const probe = await deps.providerAdapter.probe({
+    idempotencyKey: providerChargeKey(request.paymentId),
+    timeoutMs,
+  });
+  const labels = { operation: 'createPayment' };
+  switch (probe.kind) {
+    case 'found':
+      deps.metrics.providerCalls.inc({ ...labels, outcome: 'probe_found' });
+      return outcomeOfCharge(probe.charge);
+    case 'timeout':
+      deps.metrics.providerCalls.inc({ ...labels, outcome: 'timeout' });
+      return { kind: 'timeout' };
+    case 'missing': {
+      deps.metrics.providerCalls.inc({ ...labels, outcome: 'probe_missing' });
+      const left = deadline - Date.now();
+      if (left < MIN_RECALL_BUDGET_MS) return { kind: 'timeout' };
+      // Safe because the key is the same: if the first attempt is still in flight at the
+      // provider, this one joins it instead of charging again.
+      return chargeOnce(deps, { request, timeoutMs: left });
+    }
+  }
+}
 
 async function chargeWithRetries(
   deps: ServiceDeps,
-  request: ChargeRequest,
+  call: { request: ChargeRequest; timeoutMs: number },
 ): Promise<ChargeOutcome> {
   const attempts = Math.max(1, deps.config.providerMaxAttempts);
   let outcome: ChargeOutcome = { kind: 'unavailable', retryAfterSeconds: 1 };
   for (let attempt = 1; attempt <= attempts; attempt++) {
-    outcome = await chargeOnce(deps, request);
+    outcome = await chargeOnce(deps, call);
     if (outcome.kind !== 'unavailable' || attempt === attempts) return outcome;
     const backoffMs =
       UNAVAILABLE_RETRY_BACKOFF_MS[Math.min(attempt, UNAVAILABLE_RETRY_BACKOFF_MS.length) - 1] ?? 0;
@@ -45,7 +89,11 @@ async function chargeWithRetries(
   return outcome;
 }
 
-async function chargeOnce(deps: ServiceDeps, request: ChargeRequest): Promise<ChargeOutcome> {
+async function chargeOnce(
+  deps: ServiceDeps,
+  call: { request: ChargeRequest; timeoutMs: number },
+): Promise<ChargeOutcome> {
+  const { request } = call;
   const labels = { operation: 'createPayment' };
   const stopTimer = deps.metrics.providerDuration.startTimer(labels);
   try {
@@ -56,7 +104,7 @@ async function chargeOnce(deps: ServiceDeps, request: ChargeRequest): Promise<Ch
       paymentMethod: request.paymentMethod,
       reference: request.reference,
       capture: request.capture,
-      timeoutMs: deps.config.providerTimeoutMs,
+      timeoutMs: call.timeoutMs,
     });
     deps.metrics.providerCalls.inc({ ...labels, outcome: metricOutcome(outcome) });
     return outcome;

@@ -4,8 +4,8 @@ import { CREATE_PAYMENT, errorCodeOf, graphql, paymentOf } from '../support/grap
 import { startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
 
 /**
- * Transient provider failures — a 503 or a timeout before any effect — are never stored as a
- * result: the key stays retryable and the next attempt uses the same derived provider key.
+ * Transient provider failures (503s) are never stored as a result: the key stays retryable and
+ * the next attempt uses the same derived provider key. Timeouts: unknown-outcomes.test.ts.
  */
 const database = useTestDatabase('transient');
 let oneAttempt: TestStack;
@@ -100,39 +100,5 @@ describe('pm_card_unavailable (503 twice, then approved)', () => {
     expect(threeAttempts.sandbox.charges({ reference: 'unavail-2' })).toHaveLength(1);
     const metrics = await (await fetch(`${threeAttempts.app.url}/metrics`)).text();
     expect(metrics).toMatch(/provider_calls_total\{operation="createPayment",outcome="error"\} 2/);
-  });
-});
-
-describe('a provider timeout before any effect (pm_card_timeout)', () => {
-  it('answers OUTCOME_PENDING, stores nothing final, and the retry charges once with the same key', async () => {
-    const input = {
-      idempotencyKey: 'timeout-1',
-      amount: '4.20',
-      currency: 'EUR',
-      paymentMethod: 'pm_card_timeout',
-      reference: 'timeout-1',
-    };
-    const send = () =>
-      graphql(oneAttempt.app.url, {
-        apiKey: TENANT_A.apiKey,
-        query: CREATE_PAYMENT,
-        variables: { input },
-      });
-    const pending = await send();
-    expect(pending.status).toBe(202);
-    expect(errorCodeOf(pending)).toBe('OUTCOME_PENDING');
-    expect(pending.body.errors?.[0]?.extensions?.['paymentId']).toEqual(expect.any(String));
-    expect(await keyRow(oneAttempt, 'timeout-1')).toMatchObject({
-      state: 'started',
-      response: null,
-    });
-    expect(oneAttempt.sandbox.charges({ reference: 'timeout-1' })).toHaveLength(0);
-
-    const approved = await send();
-    expect(paymentOf(approved)).toMatchObject({
-      status: 'SUCCEEDED',
-      id: pending.body.errors?.[0]?.extensions?.['paymentId'],
-    });
-    expect(oneAttempt.sandbox.charges({ reference: 'timeout-1' })).toHaveLength(1);
   });
 });

@@ -41,7 +41,14 @@ export async function withTransaction<T>(
   work: (tx: TxClient) => Promise<T>,
 ): Promise<T> {
   const client = await pool.connect();
+  // A checked-out client has no listener of the pool's: if its backend is terminated between
+  // statements (idle in transaction), the 'error' event would be unhandled and take the whole
+  // process down. Record it instead; the next statement fails and the client is destroyed.
   let broken: Error | undefined;
+  const onError = (error: Error) => {
+    broken ??= error;
+  };
+  client.on('error', onError);
   try {
     await client.query('BEGIN');
     const result = await work(client);
@@ -51,10 +58,11 @@ export async function withTransaction<T>(
     try {
       await client.query('ROLLBACK');
     } catch (rollbackError) {
-      broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+      broken ??= rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
     }
     throw error;
   } finally {
+    client.off('error', onError);
     client.release(broken);
   }
 }

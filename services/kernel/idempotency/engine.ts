@@ -1,4 +1,5 @@
 import { withTransaction, type TxClient } from '../db/pool.ts';
+import { FaultInjectedError } from '../faults.ts';
 import { INSERT_KEY, SELECT_KEY, TAKE_OVER_KEY, UNFINISHED_SUMMARY } from './idempotency.sql.ts';
 import { OwnedRequest } from './owned-request.ts';
 import type { EngineDeps, KeyRow, OwnedRow, Scope, StoredResponse } from './types.ts';
@@ -9,6 +10,12 @@ import type { EngineDeps, KeyRow, OwnedRow, Scope, StoredResponse } from './type
  */
 export const IN_USE_RETRY_AFTER_SECONDS = 1;
 
+/**
+ * What a client is told to wait when its request awaits reconciliation: settling happens on
+ * the reconciliation schedule, not within a retry's patience, so asking more often is waste.
+ */
+export const UNKNOWN_RETRY_AFTER_SECONDS = 30;
+
 /** Admission re-reads a row that changed under it at most this often before answering in_use. */
 const ADMISSION_MAX_ROUNDS = 3;
 
@@ -16,6 +23,7 @@ export type Admission =
   | { kind: 'owned'; request: OwnedRequest; via: 'new' | 'takeover' }
   | { kind: 'replay'; response: StoredResponse }
   | { kind: 'in_use'; retryAfterSeconds: number; resourceId: string | null }
+  | { kind: 'unknown'; retryAfterSeconds: number; resourceId: string | null }
   | { kind: 'reused' };
 
 export interface FirstPhase {
@@ -51,17 +59,24 @@ export class IdempotencyEngine {
 
   /** Fleet-wide summary of unfinished requests for the gauges, keyed by operation id. */
   async unfinishedSummary(): Promise<
-    Array<{ operation: string; oldestAgeSeconds: number; staleLeases: number }>
+    Array<{
+      operation: string;
+      oldestAgeSeconds: number;
+      staleLeases: number;
+      unknownOutcomes: number;
+    }>
   > {
     const { rows } = await this.deps.pool.query<{
       operation: string;
       oldest_age_seconds: number;
       stale_leases: number;
+      unknown_outcomes: number;
     }>(UNFINISHED_SUMMARY);
     return rows.map((r) => ({
       operation: r.operation,
       oldestAgeSeconds: r.oldest_age_seconds,
       staleLeases: r.stale_leases,
+      unknownOutcomes: r.unknown_outcomes,
     }));
   }
 
@@ -86,7 +101,7 @@ export class IdempotencyEngine {
   ): Promise<Admission | 'changed'> {
     const { tenantId, operation, key } = scope;
     const { leaseMs, ttlSeconds, faults } = this.deps;
-    const owned = await withTransaction(this.deps.pool, async (tx) => {
+    const transaction = withTransaction(this.deps.pool, async (tx) => {
       const { rows } = await tx.query<Omit<OwnedRow, 'recovery_point' | 'resource_id'>>(
         INSERT_KEY,
         [tenantId, operation.id, key, requestHash, first.to, first.resourceId, leaseMs, ttlSeconds],
@@ -97,6 +112,18 @@ export class IdempotencyEngine {
       await faults.hit(`${operation.publicName}.${first.to}.before-commit`);
       return row;
     });
+    let owned: Omit<OwnedRow, 'recovery_point' | 'resource_id'> | undefined;
+    try {
+      owned = await transaction;
+    } catch (error) {
+      // The admission's commit is in doubt (connection lost, backend terminated). It happened
+      // only if the key row exists with the resource id this attempt minted: nobody else can
+      // have written that id. Otherwise nothing was stored and the error stands.
+      if (error instanceof FaultInjectedError) throw error;
+      const row = await this.read(scope);
+      if (row === undefined || row.resource_id !== first.resourceId) throw error;
+      owned = row;
+    }
     if (owned === undefined) return 'changed';
     await faults.hit(`${operation.publicName}.${first.to}.after-commit`);
     this.count(scope, 'executed');
@@ -126,6 +153,16 @@ export class IdempotencyEngine {
       this.count(scope, 'replayed');
       metrics.replays.inc({ operation });
       return { kind: 'replay', response: storedResponse(row) };
+    }
+    if (row.state === 'unknown') {
+      // Retries do not call the provider again: reconciliation settles it, then replays work.
+      this.count(scope, 'in_use');
+      metrics.conflicts.inc({ operation, reason: 'in_progress' });
+      return {
+        kind: 'unknown',
+        retryAfterSeconds: UNKNOWN_RETRY_AFTER_SECONDS,
+        resourceId: row.resource_id,
+      };
     }
     if (!row.lease_expired) return this.inUse(scope, row.resource_id);
     const { rows } = await this.deps.pool.query<OwnedRow>(TAKE_OVER_KEY, [

@@ -78,14 +78,54 @@ SELECT tenant_id, operation, key, $6, fencing_token FROM advanced
 RETURNING recovery_point`;
 
 /**
- * Gives the request back after an attempt that ended without an answer (provider 503,
- * timeout): the lease ends now so the next retry or sweep may take over at once.
- * $1 tenant, $2 operation, $3 key, $4 our token.
+ * Gives the request back after an attempt that ended without a final answer, without moving
+ * its recovery point. The lease ends now, so a client retry may take over at once; the worker
+ * waits until next_attempt_at (exponential backoff). After $6 attempts that ended in a timeout
+ * the request becomes 'unknown': reconciliation, not more calls, settles it.
+ * $1 tenant, $2 operation, $3 key, $4 our token, $5 attempt outcome ('timeout' | 'unavailable' |
+ * 'interrupted': our own phase failed to commit),
+ * $6 attempts before unknown, $7 backoff base ms, $8 backoff cap ms. Returns the new state.
  */
 export const RELEASE_KEY = `
 UPDATE idempotency_keys
-   SET lease_expires_at = now(), attempts = attempts + 1, updated_at = now()
- WHERE tenant_id = $1 AND operation = $2 AND key = $3 AND fencing_token = $4 AND state = 'started'`;
+   SET attempts = attempts + 1,
+       last_attempt_at = now(),
+       last_attempt_outcome = $5,
+       state = CASE WHEN $5 = 'timeout' AND attempts + 1 >= $6 THEN 'unknown' ELSE 'started' END,
+       lease_expires_at = CASE WHEN $5 = 'timeout' AND attempts + 1 >= $6 THEN NULL ELSE now() END,
+       next_attempt_at = now() + make_interval(secs => least($7::float8 * power(2, attempts), $8::float8) / 1000),
+       updated_at = now()
+ WHERE tenant_id = $1 AND operation = $2 AND key = $3 AND fencing_token = $4 AND state = 'started'
+RETURNING state`;
+
+/**
+ * Claims one request for settlement or a manual re-drive: from 'unknown', or from 'started'
+ * with an expired lease, and only at the token the caller looked at. It becomes 'started' under
+ * a new token. $1 tenant, $2 operation, $3 key, $4 observed token, $5 lease ms.
+ */
+export const CLAIM_KEY = `
+UPDATE idempotency_keys
+   SET state = 'started',
+       fencing_token = fencing_token + 1,
+       lease_expires_at = now() + make_interval(secs => $5::float8 / 1000),
+       updated_at = now()
+ WHERE tenant_id = $1 AND operation = $2 AND key = $3 AND fencing_token = $4
+   AND (state = 'unknown' OR (state = 'started' AND lease_expires_at <= now()))
+RETURNING fencing_token, recovery_point, resource_id, created_at, expires_at`;
+
+/** Requests awaiting settlement, oldest first. $1 operations, $2 limit. */
+export const SELECT_UNKNOWN_KEYS = `
+SELECT tenant_id, operation, key, fencing_token, resource_id, attempts, last_attempt_at, created_at
+  FROM idempotency_keys
+ WHERE state = 'unknown' AND operation = ANY($1)
+ ORDER BY updated_at
+ LIMIT $2`;
+
+/** Records who or what settled or re-drove a request. $1 tenant, $2 operation, $3 key, $4 action,
+ * $5 decided by, $6 reason, $7 provider reference. */
+export const INSERT_INTERVENTION = `
+INSERT INTO idempotency_interventions (tenant_id, operation, key, action, decided_by, reason, provider_reference)
+VALUES ($1, $2, $3, $4, $5, $6, $7)`;
 
 /**
  * The recovery worker's claim: takes over up to $2 expired, unfinished requests in one
@@ -99,7 +139,8 @@ UPDATE idempotency_keys AS k
        updated_at = now()
   FROM (SELECT tenant_id, operation, key
           FROM idempotency_keys
-         WHERE state <> 'finished' AND lease_expires_at <= now() AND operation = ANY($3)
+         WHERE state = 'started' AND lease_expires_at <= now() AND operation = ANY($3)
+           AND (next_attempt_at IS NULL OR next_attempt_at <= now())
          ORDER BY lease_expires_at
          LIMIT $2
            FOR UPDATE SKIP LOCKED) AS stale
@@ -111,7 +152,8 @@ RETURNING k.tenant_id, k.operation, k.key, k.fencing_token, k.recovery_point, k.
 export const UNFINISHED_SUMMARY = `
 SELECT operation,
        EXTRACT(EPOCH FROM now() - min(created_at))::float8 AS oldest_age_seconds,
-       count(*) FILTER (WHERE lease_expires_at <= now())::int AS stale_leases
+       count(*) FILTER (WHERE state = 'started' AND lease_expires_at <= now())::int AS stale_leases,
+       count(*) FILTER (WHERE state = 'unknown')::int AS unknown_outcomes
   FROM idempotency_keys
  WHERE state <> 'finished'
  GROUP BY operation`;

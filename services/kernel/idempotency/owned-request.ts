@@ -1,7 +1,8 @@
 import type { JsonValue } from '../canonical-json.ts';
 import { withTransaction, type TxClient } from '../db/pool.ts';
 import { LeaseLostError } from '../errors.ts';
-import { ADVANCE_KEY, RELEASE_KEY } from './idempotency.sql.ts';
+import { FaultInjectedError } from '../faults.ts';
+import { ADVANCE_KEY, RELEASE_KEY, SELECT_KEY } from './idempotency.sql.ts';
 import type { EngineDeps, OwnedRow, Scope, StoredResponse } from './types.ts';
 
 export const FINISHED = 'finished';
@@ -62,12 +63,27 @@ export class OwnedRequest {
   }
 
   /**
-   * Ends an attempt that got no final answer (provider unavailable, timeout) without moving the
-   * recovery point: the lease ends now, so the next retry or the recovery worker resumes here.
+   * Ends an attempt that got no final answer without moving the recovery point: the lease ends
+   * now, so the next retry or (after its backoff) the recovery worker resumes here. `timeout`
+   * means the provider may have acted; enough of those make the request 'unknown'. Returns the
+   * request's state afterwards (null if it was no longer ours to release).
    */
-  async release(): Promise<void> {
+  async release(
+    outcome: 'timeout' | 'unavailable' | 'interrupted',
+  ): Promise<'started' | 'unknown' | null> {
     const { tenantId, operation, key } = this.scope;
-    await this.deps.pool.query(RELEASE_KEY, [tenantId, operation.id, key, this.row.fencing_token]);
+    const { unknownAfterAttempts, backoffBaseMs, backoffCapMs } = this.deps;
+    const { rows } = await this.deps.pool.query<{ state: 'started' | 'unknown' }>(RELEASE_KEY, [
+      tenantId,
+      operation.id,
+      key,
+      this.row.fencing_token,
+      outcome,
+      unknownAfterAttempts,
+      backoffBaseMs,
+      backoffCapMs,
+    ]);
+    return rows[0]?.state ?? null;
   }
 
   private async commitPhase(phase: {
@@ -77,7 +93,7 @@ export class OwnedRequest {
   }): Promise<void> {
     const { tenantId, operation, key } = this.scope;
     const faultPrefix = `${operation.publicName}.${phase.to}`;
-    await withTransaction(this.deps.pool, async (tx) => {
+    const transaction = withTransaction(this.deps.pool, async (tx) => {
       const fenced = await tx.query(ADVANCE_KEY, [
         tenantId,
         operation.id,
@@ -94,7 +110,30 @@ export class OwnedRequest {
       await phase.work(tx);
       await this.deps.faults.hit(`${faultPrefix}.before-commit`);
     });
+    try {
+      await transaction;
+    } catch (error) {
+      if (!(await this.settleUnknownCommit(error, phase.to))) throw error;
+    }
     this.point = phase.to;
     await this.deps.faults.hit(`${faultPrefix}.after-commit`);
+  }
+
+  /**
+   * A phase failed in a way that leaves its commit in doubt (the connection dropped, the backend
+   * was terminated, COMMIT got no answer). The phase's own fenced write says whether it
+   * happened: the key row stands at `to` under our token only if the transaction committed.
+   * Our lease was extended by that very write, so nobody else can have moved the row since.
+   * True: it committed and only the acknowledgement was lost. False: it did not; the caller
+   * sees the original error and may retry the phase.
+   */
+  private async settleUnknownCommit(error: unknown, to: string): Promise<boolean> {
+    if (error instanceof LeaseLostError || error instanceof FaultInjectedError) return false;
+    const { tenantId, operation, key } = this.scope;
+    const { rows } = await this.deps.pool.query<{ recovery_point: string; fencing_token: string }>(
+      SELECT_KEY,
+      [tenantId, operation.id, key],
+    );
+    return rows[0]?.recovery_point === to && rows[0].fencing_token === this.row.fencing_token;
   }
 }

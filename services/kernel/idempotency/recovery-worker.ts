@@ -1,3 +1,4 @@
+import { PeriodicJob } from '../periodic-job.ts';
 import type { IdempotencyEngine } from './engine.ts';
 import { CLAIM_STALE_KEYS } from './idempotency.sql.ts';
 import type { OperationDef } from './operation.ts';
@@ -21,10 +22,8 @@ export interface Resumer {
  * the claim is one UPDATE over `FOR UPDATE SKIP LOCKED`, and each claim bumps the fencing token.
  */
 export class RecoveryWorker {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<unknown> | undefined;
-  private stopped = true;
   private readonly resumers: Map<string, Resumer>;
+  private readonly job: PeriodicJob;
 
   constructor(
     private readonly engine: IdempotencyEngine,
@@ -35,18 +34,28 @@ export class RecoveryWorker {
     },
   ) {
     this.resumers = new Map(opts.resumers.map((r) => [r.operation.id, r]));
+    this.job = new PeriodicJob(
+      () =>
+        this.sweepOnce().catch((error: unknown) => {
+          this.engine.deps.metrics.recoverySweeps.inc({ result: 'error' });
+          throw error;
+        }),
+      { intervalMs: opts.intervalMs, onError: opts.onError },
+    );
   }
 
   start(): void {
-    this.stopped = false;
-    this.schedule();
+    this.job.start();
   }
 
   /** Stops sweeping and waits for the sweep in progress, so shutdown leaves no half phase. */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
+  stop(): Promise<void> {
+    return this.job.stop();
+  }
+
+  /** The resumer of an operation, for callers that re-drive one request by hand. */
+  resumerOf(operationId: string): Resumer | undefined {
+    return this.resumers.get(operationId);
   }
 
   /** Claims and resumes one batch; returns how many requests it claimed. */
@@ -70,18 +79,5 @@ export class RecoveryWorker {
     );
     metrics.recoverySweeps.inc({ result: rows.length > 0 ? 'claimed' : 'empty' });
     return rows.length;
-  }
-
-  private schedule(): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.running = this.sweepOnce()
-        .catch((error: unknown) => {
-          this.engine.deps.metrics.recoverySweeps.inc({ result: 'error' });
-          this.opts.onError(error);
-        })
-        .finally(() => this.schedule());
-    }, this.opts.intervalMs);
-    this.timer.unref();
   }
 }

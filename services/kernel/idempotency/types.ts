@@ -12,6 +12,11 @@ export interface EngineDeps {
   leaseMs: number;
   /** The replay window: how long a key is remembered (advertised as `expiresAt`). */
   ttlSeconds: number;
+  /** Attempts ending in a timeout before a request becomes 'unknown' and awaits reconciliation. */
+  unknownAfterAttempts: number;
+  /** The recovery worker's backoff between attempts: base × 2^attempts, capped. */
+  backoffBaseMs: number;
+  backoffCapMs: number;
 }
 
 export interface Scope {
@@ -30,7 +35,7 @@ export interface StoredResponse {
 
 export interface KeyRow {
   request_hash: Buffer;
-  state: 'started' | 'finished';
+  state: 'started' | 'unknown' | 'finished';
   recovery_point: string;
   resource_id: string | null;
   fencing_token: string;

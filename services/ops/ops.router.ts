@@ -1,0 +1,157 @@
+import { TRPCError } from '@trpc/server';
+import { z } from 'zod';
+import type { ServiceDeps } from '../context.ts';
+import { withTransaction } from '../kernel/db/pool.ts';
+import { claimForSettlement, recordIntervention } from '../kernel/idempotency/settlement.ts';
+import {
+  CREATE_PAYMENT,
+  createPaymentResumer,
+  finishWithOutcome,
+  loadPayment,
+} from '../payments/create-payment.flow.ts';
+import {
+  CHARGE_ABSENT_FAILURE_CODE,
+  reconcileUnknownPayments,
+} from '../payments/reconcile-payments.ts';
+import { procedure, router } from '../trpc.ts';
+import { LIST_UNFINISHED, SELECT_FOR_OPS } from './ops.sql.ts';
+
+/** The operations ops can act on, by id. */
+const OPERATIONS = new Map([[CREATE_PAYMENT.id, CREATE_PAYMENT]]);
+
+const target = z.object({
+  tenantId: z.uuid(),
+  operation: z.string(),
+  key: z.string().min(1).max(255),
+  /** Who acts, and why: both are recorded with the intervention. */
+  actor: z.string().min(1).max(100),
+  reason: z.string().min(3).max(1_000),
+});
+
+/**
+ * The on-call surface: what is stuck or unknown and why, and the three ways to move it — a
+ * re-drive (resume it now, as the worker would), a manual resolution of an unknown outcome
+ * (after checking the provider's dashboard), and a reconciliation run on demand.
+ */
+export const opsRouter = router({
+  listUnfinished: procedure
+    .input(
+      z.object({
+        states: z.array(z.enum(['started', 'unknown'])).min(1),
+        limit: z.number().int().min(1).max(1_000),
+      }),
+    )
+    .query(async ({ ctx, input }) => {
+      const { rows } = await ctx.deps.pool.query(LIST_UNFINISHED, [input.states, input.limit]);
+      return rows as Array<Record<string, unknown>>;
+    }),
+
+  redrive: procedure.input(target).mutation(async ({ ctx, input }) => {
+    const { deps } = ctx;
+    const scope = scopeOf(input);
+    const current = await currentOf(deps, input);
+    const request = await claimForSettlement(deps.engine.deps, {
+      scope,
+      seenToken: current.fencing_token,
+    });
+    if (request === null)
+      throw conflict('the request is finished, or its owner still holds a live lease');
+    await withTransaction(deps.pool, (tx) =>
+      recordIntervention(tx, {
+        scope,
+        action: 'redriven',
+        decidedBy: `operator:${input.actor}`,
+        reason: input.reason,
+        providerReference: null,
+      }),
+    );
+    await createPaymentResumer(deps).resume(request);
+    return { state: (await currentOf(deps, input)).state };
+  }),
+
+  resolve: procedure
+    .input(
+      target.extend({
+        outcome: z.enum(['charged', 'not_charged']),
+        providerReference: z.string().min(1).max(255).optional(),
+      }),
+    )
+    .mutation(async ({ ctx, input }) => {
+      const { deps } = ctx;
+      if (input.outcome === 'charged' && input.providerReference === undefined) {
+        throw new TRPCError({
+          code: 'BAD_REQUEST',
+          message: 'a charged resolution names the provider charge',
+        });
+      }
+      const scope = scopeOf(input);
+      const current = await currentOf(deps, input);
+      if (current.state !== 'unknown')
+        throw conflict('only an unknown outcome can be resolved by hand');
+      const payment =
+        current.resource_id === null
+          ? undefined
+          : await loadPayment(deps.pool, {
+              tenantId: input.tenantId,
+              paymentId: current.resource_id,
+            });
+      if (payment === undefined) throw conflict('the request has no payment');
+      const request = await claimForSettlement(deps.engine.deps, {
+        scope,
+        seenToken: current.fencing_token,
+      });
+      if (request === null) throw conflict('someone else is settling this request');
+      await finishWithOutcome(deps, {
+        request,
+        payment,
+        outcome:
+          input.outcome === 'charged'
+            ? {
+                kind: 'approved',
+                providerReference: input.providerReference ?? '',
+                captured: payment.capture_method === 'AUTOMATIC',
+              }
+            : {
+                kind: 'declined',
+                providerReference: null,
+                failureCode: CHARGE_ABSENT_FAILURE_CODE,
+              },
+        settlement: {
+          action: input.outcome === 'charged' ? 'resolved_charged' : 'resolved_not_charged',
+          decidedBy: `operator:${input.actor}`,
+          reason: input.reason,
+        },
+      });
+      return { state: 'finished' as const };
+    }),
+
+  reconcile: procedure
+    .input(z.object({ actor: z.string().min(1).max(100) }))
+    .mutation(({ ctx, input }) =>
+      reconcileUnknownPayments(ctx.deps, `reconciliation (run by operator:${input.actor})`),
+    ),
+});
+
+function scopeOf(input: { tenantId: string; operation: string; key: string }) {
+  const operation = OPERATIONS.get(input.operation);
+  if (operation === undefined)
+    throw new TRPCError({ code: 'BAD_REQUEST', message: `unknown operation ${input.operation}` });
+  return { tenantId: input.tenantId, operation, key: input.key };
+}
+
+async function currentOf(
+  deps: ServiceDeps,
+  input: { tenantId: string; operation: string; key: string },
+): Promise<{ state: string; fencing_token: string; resource_id: string | null }> {
+  const { rows } = await deps.pool.query<{
+    state: string;
+    fencing_token: string;
+    resource_id: string | null;
+  }>(SELECT_FOR_OPS, [input.tenantId, input.operation, input.key]);
+  if (rows[0] === undefined) throw new TRPCError({ code: 'NOT_FOUND', message: 'no such request' });
+  return rows[0];
+}
+
+function conflict(message: string): TRPCError {
+  return new TRPCError({ code: 'CONFLICT', message });
+}

@@ -1,0 +1,26 @@
+/**
+ * Unfinished requests for people on call, oldest first, each with its phase history and every
+ * intervention. $1 states, $2 limit.
+ */
+export const LIST_UNFINISHED = `
+SELECT k.tenant_id, k.operation, k.key, k.state, k.recovery_point, k.resource_id, k.fencing_token,
+       k.attempts, k.last_attempt_at, k.last_attempt_outcome, k.lease_expires_at,
+       (k.state = 'started' AND k.lease_expires_at <= now()) AS lease_expired,
+       k.next_attempt_at, k.created_at,
+       COALESCE((SELECT json_agg(json_build_object('recoveryPoint', l.recovery_point,
+                                                   'fencingToken', l.fencing_token::text,
+                                                   'committedAt', l.committed_at) ORDER BY l.committed_at)
+                   FROM idempotency_phase_log l
+                  WHERE l.tenant_id = k.tenant_id AND l.operation = k.operation AND l.key = k.key), '[]') AS phases,
+       COALESCE((SELECT json_agg(json_build_object('action', i.action, 'decidedBy', i.decided_by,
+                                                   'reason', i.reason, 'decidedAt', i.decided_at) ORDER BY i.decided_at)
+                   FROM idempotency_interventions i
+                  WHERE i.tenant_id = k.tenant_id AND i.operation = k.operation AND i.key = k.key), '[]') AS interventions
+  FROM idempotency_keys k
+ WHERE k.state = ANY($1)
+ ORDER BY k.created_at
+ LIMIT $2`;
+
+/** One request's current token and state. $1 tenant, $2 operation, $3 key. */
+export const SELECT_FOR_OPS = `
+SELECT state, fencing_token, resource_id FROM idempotency_keys WHERE tenant_id = $1 AND operation = $2 AND key = $3`;

@@ -1,0 +1,134 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CREATE_PAYMENT_FAULT_POINTS } from '../../services/payments/create-payment.flow.ts';
+import { useTestDatabase } from '../support/test-database.ts';
+import { CREATE_PAYMENT, createUntilFinal, graphql, paymentOf } from '../support/graphql-client.ts';
+import { startCommitCutter, type CommitCutter } from '../support/pg-commit-cutter.ts';
+import { startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
+
+/**
+ * PostgreSQL dropping out under a request: a backend terminated at every phase boundary, and a
+ * connection cut after COMMIT reached the server but before its answer came back. Each request
+ * ends with exactly one effect and no stuck record, and the process keeps serving.
+ */
+const database = useTestDatabase('db-faults');
+let stack: TestStack;
+let cutter: CommitCutter;
+
+beforeAll(async () => {
+  cutter = await startCommitCutter(database.url);
+  stack = await startTestStack({ databaseUrl: cutter.url, app: { leaseMs: 5_000 } });
+});
+afterAll(async () => {
+  await stack?.stop();
+  await cutter?.close();
+});
+
+/** Terminates every backend of the services' pool, waiting until each is gone. */
+async function killServiceBackends(): Promise<number> {
+  const { rows } = await stack.db.query<{ killed: boolean }>(
+    `SELECT pg_terminate_backend(pid, 2000) AS killed FROM pg_stat_activity
+      WHERE datname = current_database() AND application_name = 'payments-services'`,
+  );
+  return rows.filter((r) => r.killed).length;
+}
+
+async function assertExactlyOnce(key: string): Promise<void> {
+  expect(stack.sandbox.charges({ reference: key })).toHaveLength(1);
+  const { rows: phases } = await stack.db.query<{ recovery_point: string }>(
+    'SELECT recovery_point FROM idempotency_phase_log WHERE key = $1 ORDER BY committed_at',
+    [key],
+  );
+  expect(phases.map((p) => p.recovery_point)).toEqual(['provider_charge_sent', 'finished']);
+  const { rows: payments } = await stack.db.query(
+    'SELECT status FROM payments WHERE reference = $1',
+    [key],
+  );
+  expect(payments).toEqual([{ status: 'SUCCEEDED' }]);
+}
+
+describe.each(CREATE_PAYMENT_FAULT_POINTS)('a PostgreSQL backend killed at %s', (point) => {
+  it('ends with one effect, no stuck record, and the pool keeps serving', async () => {
+    const key = `pgkill.${point}`;
+    let kills = 0;
+    stack.app.faults.arm(point, {
+      kind: 'call',
+      run: async () => void (kills += await killServiceBackends()),
+    });
+    const input = {
+      idempotencyKey: key,
+      amount: '2.50',
+      currency: 'EUR',
+      paymentMethod: 'pm_card_visa',
+      reference: key,
+    };
+    try {
+      await graphql(stack.app.url, {
+        apiKey: TENANT_A.apiKey,
+        query: CREATE_PAYMENT,
+        variables: { input },
+      });
+    } finally {
+      stack.app.faults.disarm(point);
+    }
+    expect(kills).toBeGreaterThan(0);
+    const final = await createUntilFinal(stack.app.url, {
+      apiKey: TENANT_A.apiKey,
+      input,
+      deadlineMs: 15_000,
+    });
+    expect(paymentOf(final).status).toBe('SUCCEEDED');
+    await assertExactlyOnce(key);
+    const { rows: stuck } = await stack.db.query(
+      `SELECT key FROM idempotency_keys WHERE state <> 'finished'`,
+    );
+    expect(stuck).toEqual([]);
+    const next = { ...input, idempotencyKey: `${key}.after`, reference: `${key}.after` };
+    const served = await graphql(stack.app.url, {
+      apiKey: TENANT_A.apiKey,
+      query: CREATE_PAYMENT,
+      variables: { input: next },
+    });
+    expect(paymentOf(served).status).toBe('SUCCEEDED');
+  });
+});
+
+describe('a connection cut after COMMIT reached the server, before its answer came back', () => {
+  it.each([
+    ['the admission', 0],
+    ['the final phase', 1],
+  ])(
+    'of %s: the commit is settled by reading it back, and the request completes once',
+    async (_name, commitsBefore) => {
+      const key = `cut.${commitsBefore}`;
+      const input = {
+        idempotencyKey: key,
+        amount: '3.10',
+        currency: 'EUR',
+        paymentMethod: 'pm_card_visa',
+        reference: key,
+      };
+      const cutsBefore = cutter.cuts();
+      if (commitsBefore === 0) cutter.cutAfterNextCommit();
+      else {
+        // Let the admission's COMMIT pass, then arm the cutter for the final phase's.
+        stack.app.faults.arm('createPayment.provider_charge.after-call', {
+          kind: 'call',
+          run: () => cutter.cutAfterNextCommit(),
+        });
+      }
+      try {
+        const answer = await graphql(stack.app.url, {
+          apiKey: TENANT_A.apiKey,
+          query: CREATE_PAYMENT,
+          variables: { input },
+        });
+        expect(cutter.cuts()).toBe(cutsBefore + 1);
+        // Not a 500 and not a retry: the gateway itself found that the commit had happened.
+        expect(paymentOf(answer).status).toBe('SUCCEEDED');
+      } finally {
+        stack.app.faults.disarm('createPayment.provider_charge.after-call');
+      }
+      await assertExactlyOnce(key);
+    },
+  );
+});
