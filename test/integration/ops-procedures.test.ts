@@ -1,0 +1,99 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useTestDatabase } from '../support/test-database.ts';
+import { CREATE_PAYMENT, graphql, paymentOf } from '../support/graphql-client.ts';
+import { startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
+
+const database = useTestDatabase('ops-procedures');
+const LEASE_MS = 400;
+let stack: TestStack;
+
+beforeAll(async () => {
+  stack = await startTestStack({ databaseUrl: database.url, app: { leaseMs: LEASE_MS } });
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+describe('ops procedures', () => {
+  it('list a stuck request with its phases; a re-drive is refused while its owner holds the lease, then resumes it once', async () => {
+    stack.app.faults.arm('createPayment.provider_charge.before-call', { kind: 'throw' });
+    const input = {
+      idempotencyKey: 'ops-stuck',
+      amount: '8.00',
+      currency: 'EUR',
+      paymentMethod: 'pm_card_visa',
+      reference: 'ops-stuck',
+    };
+    await graphql(stack.app.url, {
+      apiKey: TENANT_A.apiKey,
+      query: CREATE_PAYMENT,
+      variables: { input },
+    });
+    stack.app.faults.disarm('createPayment.provider_charge.before-call');
+    const ops = stack.app.services.client.ops;
+
+    const listed = await ops.listUnfinished.query({ states: ['started'], limit: 10 });
+    expect(listed).toHaveLength(1);
+    expect(listed[0]).toMatchObject({
+      key: 'ops-stuck',
+      state: 'started',
+      recovery_point: 'provider_charge_sent',
+    });
+    expect(listed[0]?.['phases']).toEqual([
+      expect.objectContaining({ recoveryPoint: 'provider_charge_sent', fencingToken: '1' }),
+    ]);
+
+    const target = {
+      tenantId: stack.tenantIds.a,
+      operation: 'payments.create.v1',
+      key: 'ops-stuck',
+      actor: 'alice',
+      reason: 'owner crashed',
+    };
+    await expect(ops.redrive.mutate(target)).rejects.toMatchObject({ data: { code: 'CONFLICT' } });
+    await new Promise((resolve) => setTimeout(resolve, LEASE_MS + 100));
+    expect(await ops.redrive.mutate(target)).toEqual({ state: 'finished' });
+    await expect(ops.redrive.mutate(target)).rejects.toMatchObject({ data: { code: 'CONFLICT' } });
+
+    expect(stack.sandbox.charges({ reference: 'ops-stuck' })).toHaveLength(1);
+    const { rows } = await stack.db.query(
+      `SELECT action, decided_by, reason FROM idempotency_interventions WHERE key = 'ops-stuck'`,
+    );
+    expect(rows).toEqual([
+      { action: 'redriven', decided_by: 'operator:alice', reason: 'owner crashed' },
+    ]);
+    const replay = await graphql(stack.app.url, {
+      apiKey: TENANT_A.apiKey,
+      query: CREATE_PAYMENT,
+      variables: { input },
+    });
+    expect(paymentOf(replay).status).toBe('SUCCEEDED');
+    expect(await ops.listUnfinished.query({ states: ['started', 'unknown'], limit: 10 })).toEqual(
+      [],
+    );
+  });
+
+  it('refuses to resolve by hand anything but an unknown outcome', async () => {
+    const input = {
+      idempotencyKey: 'ops-done',
+      amount: '8.00',
+      currency: 'EUR',
+      paymentMethod: 'pm_card_visa',
+    };
+    await graphql(stack.app.url, {
+      apiKey: TENANT_A.apiKey,
+      query: CREATE_PAYMENT,
+      variables: { input },
+    });
+    await expect(
+      stack.app.services.client.ops.resolve.mutate({
+        tenantId: stack.tenantIds.a,
+        operation: 'payments.create.v1',
+        key: 'ops-done',
+        actor: 'alice',
+        reason: 'mistake',
+        outcome: 'not_charged',
+      }),
+    ).rejects.toMatchObject({ data: { code: 'CONFLICT' } });
+  });
+});
