@@ -1,0 +1,43 @@
+/** Exit codes: scripts and runbooks branch on them. */
+export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
+
+/** A mistake in how the tool was called: printed with the usage, exit 2, nothing sent. */
+export class UsageError extends Error {
+  override readonly name: string = 'UsageError';
+}
+
+/** The environment is missing or wrong (token, URL): exit 2 too, but the usage would bury it. */
+export class ConfigError extends UsageError {
+  override readonly name = 'ConfigError';
+}
+
+export const USAGE = `Usage: npm run ops -- <command> [options]
+
+On-call tool for requests that are stuck (started) or whose provider outcome is unknown.
+
+Commands:
+  list [--state started|unknown|all] [--limit N]
+      Unfinished requests, oldest first, each with its phase history and interventions.
+      Defaults: --state all, --limit 50.
+  redrive --tenant T --operation O --key K --reason "..." [--actor NAME]
+      Resume one request now, as the recovery worker would. Refused (CONFLICT) when it is
+      finished or its owner still holds a live lease.
+  resolve --tenant T --operation O --key K --outcome charged|not_charged
+          [--provider-reference REF] --reason "..." [--actor NAME]
+      Settle an UNKNOWN request by hand after checking the provider's dashboard. A charged
+      outcome needs --provider-reference (the provider's charge id).
+  reconcile [--actor NAME]
+      Settle unknown payments against the provider's statement now.
+  redrive-all [--state started|unknown] --reason "..." [--limit N] [--actor NAME]
+      Re-drive every matching request one by one (default --state started, --limit 100),
+      continuing past conflicts, then print a summary.
+
+Options:
+  --actor NAME   who acts, recorded with the intervention (default: $USER)
+  -h, --help     this text
+
+Environment:
+  GATEWAY_URL     gateway base URL (default http://127.0.0.1:4000); tRPC is served at /trpc
+  INTERNAL_TOKEN  the gateway's internal token (required)
+
+Exit codes: 0 done, 1 the gateway refused or failed (code and message printed), 2 bad usage.`;

@@ -1,0 +1,294 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  CREATE_PAYMENT,
+  errorCodeOf,
+  graphql,
+  paymentOf,
+  type GraphQLAnswer,
+} from '../support/graphql-client.ts';
+import { useTestDatabase } from '../support/test-database.ts';
+import { INTERNAL_TOKEN, startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
+
+/**
+ * `npm run ops` as an operator runs it: a real child process against a running gateway over
+ * HTTP. Two requests end UNKNOWN (no answer from the provider); one is resolved by hand, the
+ * other settled by a reconciliation run; a sweep re-drives stuck ones past a conflict.
+ */
+const database = useTestDatabase('ops');
+const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const OPERATION = 'payments.create.v1';
+/** Short provider timeout and apply window so unknown outcomes and final books come in test time. */
+const PROVIDER_TIMEOUT_MS = 200;
+const APPLY_WINDOW_MS = 300;
+/** A CLI run compiles the script with tsx first: seconds, not milliseconds, on a busy machine. */
+const CLI_TIMEOUT_MS = 30_000;
+const CHARGED_KEY = 'ops-charged-1';
+const ABSENT_KEY = 'ops-absent-1';
+let stack: TestStack;
+
+beforeAll(async () => {
+  stack = await startTestStack({
+    databaseUrl: database.url,
+    sandbox: { blackholeMs: 60_000, statementLagMs: 50 },
+    app: {
+      providerTimeoutMs: PROVIDER_TIMEOUT_MS,
+      unknownAfterAttempts: 1,
+      // One provider call per request, so each 503 of pm_card_unavailable is left for a re-drive.
+      providerMaxAttempts: 1,
+      providerApplyWindowMs: APPLY_WINDOW_MS,
+    },
+  });
+  for (const [key, paymentMethod] of [
+    [CHARGED_KEY, 'pm_card_unknown'],
+    [ABSENT_KEY, 'pm_card_unreachable'],
+  ] as const) {
+    const answer = await send(inputFor(key, paymentMethod));
+    if (errorCodeOf(answer) !== 'OUTCOME_PENDING')
+      throw new Error(`${key}: expected OUTCOME_PENDING, got ${JSON.stringify(answer.body)}`);
+  }
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+function send(input: Record<string, unknown>): Promise<GraphQLAnswer> {
+  return graphql(stack.app.url, {
+    apiKey: TENANT_A.apiKey,
+    query: CREATE_PAYMENT,
+    variables: { input },
+  });
+}
+
+function inputFor(key: string, paymentMethod: string): Record<string, unknown> {
+  return { idempotencyKey: key, amount: '21.00', currency: 'EUR', paymentMethod, reference: key };
+}
+
+interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** The CLI as a child process; `env` entries set to undefined are removed from its environment. */
+function ops(args: string[], env: Record<string, string | undefined> = {}): Promise<CliRun> {
+  const childEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    GATEWAY_URL: stack.app.url,
+    INTERNAL_TOKEN,
+    USER: 'ci-operator',
+  };
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined) delete childEnv[name];
+    else childEnv[name] = value;
+  }
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/ops.ts', ...args], {
+      cwd: REPO_ROOT,
+      env: childEnv,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: CLI_TIMEOUT_MS,
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** The listing's detail block for one request: from its "#n" line to the next one. */
+function detailOf(stdout: string, key: string): string {
+  const block = stdout.split(/\n(?=#\d+ )/).find((part) => part.includes(`--key ${key}\n`));
+  if (block === undefined) throw new Error(`no detail block for ${key} in:\n${stdout}`);
+  return block;
+}
+
+/** The overview table's row for one request. */
+function tableRowOf(stdout: string, key: string): string {
+  const row = stdout.split('\n').find((line) => line.startsWith('│') && line.includes(` ${key} `));
+  if (row === undefined) throw new Error(`no table row for ${key} in:\n${stdout}`);
+  return row;
+}
+
+async function interventionsOf(key: string) {
+  const { rows } = await stack.db.query<{ action: string; decided_by: string; reason: string }>(
+    `SELECT action, decided_by, reason FROM idempotency_interventions WHERE key = $1 ORDER BY id`,
+    [key],
+  );
+  return rows;
+}
+
+async function stateOf(key: string): Promise<string | undefined> {
+  const { rows } = await stack.db.query<{ state: string }>(
+    'SELECT state FROM idempotency_keys WHERE key = $1',
+    [key],
+  );
+  return rows[0]?.state;
+}
+
+describe('ops CLI', () => {
+  it('list --state unknown shows both unknown requests, their phase, and no secret', async () => {
+    const run = await ops(['list', '--state', 'unknown']);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^2 unfinished requests/);
+    for (const key of [CHARGED_KEY, ABSENT_KEY]) {
+      const row = tableRowOf(run.stdout, key);
+      expect(row).toMatch(/│ unknown +│ provider_charge_sent +│ 1 +│ timeout, \d+s ago +│ none +│/);
+      expect(row).toContain(`│ ${stack.tenantIds.a.slice(0, 8)} `);
+      const detail = detailOf(run.stdout, key);
+      expect(detail).toMatch(
+        /^ {2}phase +provider_charge_sent +token \d+ +\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(\d+s ago\)$/m,
+      );
+      expect(detail).toContain(`--tenant ${stack.tenantIds.a} --operation ${OPERATION}`);
+      expect(detail).toContain('action   none yet');
+    }
+    expect(run.stdout).not.toContain(INTERNAL_TOKEN);
+    expect(run.stdout).not.toContain(TENANT_A.apiKey);
+  });
+
+  it('list --state started says so when nothing is stuck', async () => {
+    const run = await ops(['list', '--state', 'started']);
+    expect(run.code).toBe(0);
+    expect(run.stdout.trim()).toBe('nothing stuck or unknown');
+  });
+
+  it('resolve --outcome charged settles the unknown payment with the provider charge', async () => {
+    const chargeId = stack.sandbox.charges({ reference: CHARGED_KEY })[0]?.id;
+    expect(chargeId).toEqual(expect.any(String));
+    const args = [
+      'resolve',
+      '--tenant',
+      stack.tenantIds.a,
+      '--operation',
+      OPERATION,
+      '--key',
+      CHARGED_KEY,
+      '--outcome',
+      'charged',
+      '--provider-reference',
+      String(chargeId),
+      '--reason',
+      'checked the PSP dashboard',
+      '--actor',
+      'alice',
+    ];
+    const run = await ops(args);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(`as charged (charge ${chargeId}): now finished`);
+
+    const retry = await send(inputFor(CHARGED_KEY, 'pm_card_unknown'));
+    expect(paymentOf(retry)).toMatchObject({ status: 'SUCCEEDED', providerReference: chargeId });
+    expect(await interventionsOf(CHARGED_KEY)).toEqual([
+      {
+        action: 'resolved_charged',
+        decided_by: 'operator:alice',
+        reason: 'checked the PSP dashboard',
+      },
+    ]);
+
+    // Resolving a finished request again is refused by the gateway: code, message, exit 1.
+    const again = await ops(args);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('CONFLICT (HTTP 409): only an unknown outcome can be resolved');
+    expect(await interventionsOf(CHARGED_KEY)).toHaveLength(1);
+  });
+
+  it('reconcile with final books settles the unreachable payment as absent', async () => {
+    // The books are final only once a late charge would be in them (apply window + lag).
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const run = await ops(['reconcile', '--actor', 'bob']);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/│ examined +│ 1 │/);
+    expect(run.stdout).toMatch(/│ charge found \(completed\) +│ 0 │/);
+    expect(run.stdout).toMatch(/│ charge absent \(failed\) +│ 1 │/);
+    expect(run.stdout).toMatch(/│ undecided \(still unknown\) +│ 0 │/);
+
+    const retry = await send(inputFor(ABSENT_KEY, 'pm_card_unreachable'));
+    expect(paymentOf(retry)).toMatchObject({
+      status: 'FAILED',
+      failureCode: 'PROVIDER_CHARGE_ABSENT',
+    });
+    expect(await interventionsOf(ABSENT_KEY)).toEqual([
+      expect.objectContaining({
+        action: 'reconciled_charge_absent',
+        decided_by: 'reconciliation (run by operator:bob)',
+      }),
+    ]);
+  });
+
+  it('redrive-all on an empty set prints a summary of zeros', async () => {
+    const run = await ops(['redrive-all', '--state', 'unknown', '--reason', 'after the outage']);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('0 unknown request(s) to re-drive');
+    for (const name of ['re-driven', 'now finished', 'still unfinished', 'conflicts', 'errors'])
+      expect(run.stdout).toMatch(new RegExp(`│ ${name} +│ 0 │`));
+    expect(run.stdout).not.toContain('progress');
+  });
+
+  it('redrive-all re-drives stuck requests one by one, counting a live lease as a conflict', async () => {
+    // Refused (503) by the provider: left started, lease released, for the next attempt.
+    const refusedOnce = ['ops-sweep-stays', 'ops-sweep-leased'];
+    for (const key of [...refusedOnce, 'ops-sweep-finishes', 'ops-sweep-finishes']) {
+      expect(errorCodeOf(await send(inputFor(key, 'pm_card_unavailable')))).toBe(
+        'PROVIDER_UNAVAILABLE',
+      );
+    }
+    // As if its owner were still working on it.
+    await stack.db.query(
+      `UPDATE idempotency_keys SET lease_expires_at = now() + interval '1 hour' WHERE key = $1`,
+      ['ops-sweep-leased'],
+    );
+
+    const run = await ops(['redrive-all', '--reason', 'provider back up', '--actor', 'carol']);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('3 started request(s) to re-drive');
+    // Not a terminal: one line per tenth done, no redrawn bar.
+    expect(run.stdout).toMatch(/^progress 100% \(3\/3\): 2 re-driven, 1 conflicts, 0 errors$/m);
+    expect(run.stdout).not.toContain('\r');
+    expect(run.stdout).toMatch(/│ re-driven +│ 2 │/);
+    expect(run.stdout).toMatch(/│ now finished +│ 1 │/);
+    expect(run.stdout).toMatch(/│ still unfinished +│ 1 │/);
+    expect(run.stdout).toMatch(/│ conflicts +│ 1 │/);
+    expect(run.stdout).toMatch(/│ errors +│ 0 │/);
+    expect(run.stdout).toMatch(/ops-sweep-leased .*: CONFLICT \(HTTP 409\): .*live lease/);
+
+    expect(await stateOf('ops-sweep-finishes')).toBe('finished');
+    expect(await stateOf('ops-sweep-stays')).toBe('started');
+    expect(await interventionsOf('ops-sweep-stays')).toEqual([
+      { action: 'redriven', decided_by: 'operator:carol', reason: 'provider back up' },
+    ]);
+    expect(await interventionsOf('ops-sweep-leased')).toEqual([]);
+  });
+
+  it('refuses to run without INTERNAL_TOKEN, saying so', async () => {
+    const run = await ops(['list'], { INTERNAL_TOKEN: undefined });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('INTERNAL_TOKEN is not set');
+    expect(run.stdout).toBe('');
+  });
+
+  it('a wrong token exits 1 with UNAUTHORIZED (401) and does not echo the token', async () => {
+    const run = await ops(['list'], { INTERNAL_TOKEN: 'itok_wrong_1234567890' });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('UNAUTHORIZED (HTTP 401)');
+    expect(run.stderr).not.toContain('itok_wrong_1234567890');
+  });
+
+  it('an unknown command prints the usage and exits 2; --help exits 0', async () => {
+    const unknown = await ops(['frobnicate']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('unknown command: frobnicate');
+    expect(unknown.stderr).toContain('Usage: npm run ops -- <command>');
+    const help = await ops(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('redrive-all [--state started|unknown] --reason');
+  });
+});
