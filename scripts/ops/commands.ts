@@ -183,8 +183,14 @@ export async function reconcile(ctx: Context, actor: string): Promise<void> {
       ['charge found (completed)', report.chargeFound],
       ['charge absent (failed)', report.chargeAbsent],
       ['undecided (still unknown)', report.undecided],
+      ['failed (needs a person)', report.failed.length],
     ]),
   );
+  for (const failure of report.failed) {
+    ctx.print(
+      `  could not settle ${truncateMiddle(failure.key, KEY_COLUMN_CHARS)} (tenant ${shortId(failure.tenantId)}): ${failure.error}`,
+    );
+  }
   if (report.undecided > 0) {
     ctx.print(
       "undecided ones wait for the provider's statement to be final past their last attempt; run again later or resolve by hand",

@@ -23,6 +23,8 @@ export interface ReconciliationReport {
   chargeFound: number;
   chargeAbsent: number;
   undecided: number;
+  /** Records that could not be settled by machine (say, a charge voided at the provider). */
+  failed: Array<{ tenantId: string; key: string; error: string }>;
 }
 
 /**
@@ -48,6 +50,7 @@ export async function reconcileUnknownPayments(
     chargeFound: 0,
     chargeAbsent: 0,
     undecided: 0,
+    failed: [],
   };
   if (unknown.length === 0) return report;
   const oldest = Math.min(...unknown.map((row) => row.created_at.getTime()));
@@ -58,8 +61,17 @@ export async function reconcileUnknownPayments(
   const byKey = new Map(statement.charges.map((charge) => [charge.idempotencyKey, charge]));
   const completeUntil = Date.parse(statement.completeUntil);
   for (const row of unknown) {
-    const decision = await settleOne(deps, { row, byKey, completeUntil, decidedBy });
-    report[decision] += 1;
+    // One record that cannot be settled by machine must not starve the others: it stays
+    // unknown, is reported, and waits for an operator.
+    try {
+      report[await settleOne(deps, { row, byKey, completeUntil, decidedBy })] += 1;
+    } catch (error) {
+      report.failed.push({
+        tenantId: row.tenant_id,
+        key: row.key,
+        error: error instanceof Error ? error.message : String(error),
+      });
+    }
   }
   return report;
 }
@@ -93,28 +105,39 @@ async function settleOne(
     seenToken: row.fencing_token,
   });
   if (request === null) return 'undecided'; // someone else is settling or re-driving it
-  if (charge !== undefined) {
+  try {
+    if (charge !== undefined) {
+      await finishWithOutcome(deps, {
+        request,
+        payment,
+        outcome: outcomeOfCharge(charge),
+        settlement: {
+          action: 'reconciled_charge_found',
+          decidedBy,
+          reason: `charge ${charge.id} is in the provider's statement`,
+        },
+      });
+      return 'chargeFound';
+    }
     await finishWithOutcome(deps, {
       request,
       payment,
-      outcome: outcomeOfCharge(charge),
+      outcome: {
+        kind: 'declined',
+        providerReference: null,
+        failureCode: CHARGE_ABSENT_FAILURE_CODE,
+      },
       settlement: {
-        action: 'reconciled_charge_found',
+        action: 'reconciled_charge_absent',
         decidedBy,
-        reason: `charge ${charge.id} is in the provider's statement`,
+        reason: `no charge with key ${payment.provider_key} in the provider's statement, final until ${new Date(completeUntil).toISOString()}`,
       },
     });
-    return 'chargeFound';
+    return 'chargeAbsent';
+  } catch (error) {
+    // Claimed but not settled: hand it back as unknown (its attempts are past the limit), so
+    // the recovery worker does not pick it up as an ordinary stuck request.
+    await request.release('timeout');
+    throw error;
   }
-  await finishWithOutcome(deps, {
-    request,
-    payment,
-    outcome: { kind: 'declined', providerReference: null, failureCode: CHARGE_ABSENT_FAILURE_CODE },
-    settlement: {
-      action: 'reconciled_charge_absent',
-      decidedBy,
-      reason: `no charge with key ${payment.provider_key} in the provider's statement, final until ${new Date(completeUntil).toISOString()}`,
-    },
-  });
-  return 'chargeAbsent';
 }

@@ -198,6 +198,21 @@ describe('no answer past the attempt limit: UNKNOWN, then reconciliation', () =>
     expect(rows).toEqual([{ action: 'reconciled_charge_absent' }]);
   });
 
+  it('a record reconciliation cannot settle is reported, stays unknown, and does not stop the others', async () => {
+    await driveToUnknown('recon-broken', 'pm_card_unknown');
+    await driveToUnknown('recon-fine', 'pm_card_unknown');
+    // Someone changed the payment behind the engine's back: its final phase must refuse.
+    await stack.db.query(
+      `UPDATE payments SET status = 'CANCELED' WHERE reference = 'recon-broken'`,
+    );
+    const report = await reconcileUnknownPayments(stack.app.services.deps, 'reconciliation');
+    expect(report.failed).toEqual([expect.objectContaining({ key: 'recon-broken' })]);
+    expect(report.chargeFound).toBe(1);
+    expect(await keyRow('recon-broken')).toMatchObject({ state: 'unknown' });
+    expect(await keyRow('recon-fine')).toMatchObject({ state: 'finished' });
+    await stack.db.query(`DELETE FROM idempotency_keys WHERE key = 'recon-broken'`); // keep the gauge clean for later tests
+  });
+
   it('a charge absent from books that are not final yet stays unknown', async () => {
     await driveToUnknown('recon-early', 'pm_card_unreachable');
     await stack.db.query(
