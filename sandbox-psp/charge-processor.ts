@@ -10,7 +10,7 @@ import { buildCharge } from './charge-factory.ts';
 import type { FaultState } from './fault-state.ts';
 import { errorAnswer } from './http-json.ts';
 import type { IdempotencyLedger } from './idempotency-ledger.ts';
-import { sameParameters } from './idempotency-ledger.ts';
+import { answerFromLedger } from './idempotency-ledger.ts';
 import { sleepFor, sleepUntil } from './interruptible-sleep.ts';
 import type { PaymentMethodBehaviour } from './payment-methods.ts';
 import { behaviourFor } from './payment-methods.ts';
@@ -59,7 +59,8 @@ export function createChargeProcessor(deps: ChargeProcessorDeps): ChargeProcesso
       input.failureCode === null
         ? { status: 200, body: { charge } }
         : { status: 402, body: { error: { code: input.failureCode }, charge } };
-    ledger.store(input.idempotencyKey, { request: input.request, answer: json });
+    const bound = { kind: 'charge' as const, ...input.request };
+    ledger.store(input.idempotencyKey, { request: bound, answer: json });
     return json;
   }
 
@@ -70,14 +71,11 @@ export function createChargeProcessor(deps: ChargeProcessorDeps): ChargeProcesso
     behaviour: ReachableBehaviour;
   }): Promise<ChargeOutcome> {
     const { idempotencyKey, request, behaviour } = input;
-    const stored = ledger.get(idempotencyKey);
-    if (stored !== undefined) {
-      if (!sameParameters(stored.request, request)) {
-        return answer(errorAnswer({ status: 422, code: 'IDEMPOTENCY_KEY_MISMATCH' }));
-      }
-      const headers = { ...stored.answer.headers, 'Idempotent-Replayed': 'true' };
-      return answer({ ...stored.answer, headers });
-    }
+    const known = answerFromLedger(ledger, {
+      idempotencyKey,
+      request: { kind: 'charge', ...request },
+    });
+    if (known !== undefined) return answer(known);
     const approve = (): JsonAnswer => apply({ idempotencyKey, request, failureCode: null });
     switch (behaviour) {
       case 'approve':

@@ -1,6 +1,7 @@
 // Validates POST /v1/charges input. Anything rejected here must leave no trace in the store,
 // so parsing is pure and happens before the idempotency ledger is consulted.
 import type { ChargeRequest } from './charge-types.ts';
+import { isPositiveAmount } from './decimal-amount.ts';
 import { PAYMENT_METHOD_PATTERN } from './payment-methods.ts';
 
 /** Longest Idempotency-Key accepted; longer keys are rejected rather than truncated, since
@@ -9,10 +10,6 @@ export const IDEMPOTENCY_KEY_MAX_CHARS = 255;
 /** Longest merchant reference accepted, matching the gateway's column width. */
 export const REFERENCE_MAX_CHARS = 255;
 
-/** Positive decimal without sign, exponent or leading zeros: "10", "10.50", "0.01".
- * Bounded so an absurd amount is a 400 instead of a precision surprise downstream. */
-const AMOUNT_PATTERN = /^(0|[1-9]\d{0,17})(\.\d{1,8})?$/;
-const NON_ZERO_DIGIT = /[1-9]/;
 const CURRENCY_PATTERN = /^[A-Za-z]{3}$/;
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
@@ -32,7 +29,7 @@ export function readIdempotencyKey(header: string | string[] | undefined): KeyCh
   return { ok: true, key };
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
+export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
@@ -40,7 +37,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 export function parseChargeRequest(body: unknown): Parsed<ChargeRequest> {
   if (!isRecord(body)) return { ok: false, message: 'body must be a JSON object' };
   const { amount, currency, paymentMethod, reference, capture } = body;
-  if (typeof amount !== 'string' || !AMOUNT_PATTERN.test(amount) || !NON_ZERO_DIGIT.test(amount)) {
+  if (!isPositiveAmount(amount)) {
     return { ok: false, message: 'amount must be a positive decimal string, e.g. "10.50"' };
   }
   if (typeof currency !== 'string' || !CURRENCY_PATTERN.test(currency)) {

@@ -8,7 +8,13 @@ import type { ChargeProcessor } from './charge-processor.ts';
 import { parseChargeRequest, readIdempotencyKey } from './charge-request-parser.ts';
 import type { ChargeStore } from './charge-store.ts';
 import type { FaultState } from './fault-state.ts';
-import { errorAnswer, invalidRequest, readJsonBody, sendJson } from './http-json.ts';
+import {
+  errorAnswer,
+  invalidRequest,
+  readJsonBody,
+  sendJson,
+  unreadableBodyAnswer,
+} from './http-json.ts';
 import { sleepUntil } from './interruptible-sleep.ts';
 
 export interface ChargeRoutesDeps {
@@ -53,13 +59,8 @@ export function createChargeRoutes(deps: ChargeRoutesDeps): ChargeRoutes {
         return;
       }
       if (!body.ok) {
-        if (body.reason === 'invalid-json') sendJson(response, invalidRequest('body must be JSON'));
-        if (body.reason === 'too-large') {
-          // Close the connection: the unread rest of the body would otherwise be parsed as the
-          // next request on this keep-alive socket.
-          const tooLarge = errorAnswer({ status: 413, code: 'PAYLOAD_TOO_LARGE' });
-          sendJson(response, { ...tooLarge, headers: { Connection: 'close' } });
-        }
+        const unreadable = unreadableBodyAnswer(body.reason);
+        if (unreadable !== undefined) sendJson(response, unreadable);
         return;
       }
       const parsed = parseChargeRequest(body.value);

@@ -10,7 +10,7 @@ export interface ChargeStore {
   /** Records a newly applied charge, stamped with the insertion time, and returns a copy of it.
    * A second charge for the same key is a bug, so it throws. */
   insert(draft: ChargeDraft): Charge;
-  /** Applies a change to an existing charge (for future capture/refund/void endpoints). */
+  /** Applies a change to an existing charge (capture, void, refund; see charge-operations.ts). */
   update(id: string, change: (current: Charge) => Charge): Charge;
   byId(id: string): Charge | undefined;
   byIdempotencyKey(idempotencyKey: string): Charge | undefined;

@@ -8,6 +8,9 @@ export const UNAVAILABLE_ATTEMPTS_BEFORE_SUCCESS = 2;
 export interface FaultState {
   /** Counts one pm_card_unavailable attempt and says whether it must still get a 503. */
   nextUnavailableAttemptFails(idempotencyKey: string): boolean;
+  /** True exactly once per key: the capture/void/refund attempt on a pm_card_unavailable
+   * charge that must get a 503 before the operation goes through. */
+  claimOperationOutage(idempotencyKey: string): boolean;
   /** True exactly once per key: the pm_card_timeout attempt that must hang. */
   claimTimeoutHang(idempotencyKey: string): boolean;
   startBlackhole(blackhole: { idempotencyKey: string; reference: string; untilMs: number }): void;
@@ -20,6 +23,7 @@ export interface FaultState {
 export function createFaultState(): FaultState {
   const unavailableAttempts = new Map<string, number>();
   const spentTimeoutHangs = new Set<string>();
+  const spentOperationOutages = new Set<string>();
   const blackholes = new Map<string, { reference: string; untilMs: number }>();
 
   return {
@@ -27,6 +31,11 @@ export function createFaultState(): FaultState {
       const attempt = (unavailableAttempts.get(idempotencyKey) ?? 0) + 1;
       unavailableAttempts.set(idempotencyKey, attempt);
       return attempt <= UNAVAILABLE_ATTEMPTS_BEFORE_SUCCESS;
+    },
+    claimOperationOutage(idempotencyKey) {
+      if (spentOperationOutages.has(idempotencyKey)) return false;
+      spentOperationOutages.add(idempotencyKey);
+      return true;
     },
     claimTimeoutHang(idempotencyKey) {
       if (spentTimeoutHangs.has(idempotencyKey)) return false;

@@ -7,10 +7,16 @@ import type { JsonAnswer } from './charge-types.ts';
  * broken or hostile client and must not make the sandbox buffer without bound. */
 export const MAX_BODY_BYTES = 64 * 1024;
 
-export type BodyResult =
-  { ok: true; value: unknown } | { ok: false; reason: 'too-large' | 'invalid-json' | 'aborted' };
+export type UnreadableReason = 'too-large' | 'invalid-json' | 'aborted';
 
-export function readJsonBody(request: IncomingMessage): Promise<BodyResult> {
+export type BodyResult = { ok: true; value: unknown } | { ok: false; reason: UnreadableReason };
+
+/** `emptyAsObject`: an empty body reads as `{}` (POST .../void takes no parameters, and a
+ * client may send nothing at all); otherwise an empty body is invalid JSON. */
+export function readJsonBody(
+  request: IncomingMessage,
+  options: { emptyAsObject?: boolean } = {},
+): Promise<BodyResult> {
   return new Promise((resolve) => {
     let settled = false;
     const finish = (result: BodyResult): void => {
@@ -32,8 +38,13 @@ export function readJsonBody(request: IncomingMessage): Promise<BodyResult> {
       else chunks.push(chunk);
     });
     request.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      if (text === '' && options.emptyAsObject === true) {
+        finish({ ok: true, value: {} });
+        return;
+      }
       try {
-        finish({ ok: true, value: JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown });
+        finish({ ok: true, value: JSON.parse(text) as unknown });
       } catch {
         finish({ ok: false, reason: 'invalid-json' });
       }
@@ -63,4 +74,20 @@ export function errorAnswer(error: { status: number; code: string; message?: str
 
 export function invalidRequest(message: string): JsonAnswer {
   return errorAnswer({ status: 400, code: 'INVALID_REQUEST', message });
+}
+
+/** The answer to a body that could not be read, or undefined when the client is gone. */
+export function unreadableBodyAnswer(reason: UnreadableReason): JsonAnswer | undefined {
+  switch (reason) {
+    case 'invalid-json':
+      return invalidRequest('body must be JSON');
+    case 'too-large': {
+      // Close the connection: the unread rest of the body would otherwise be parsed as the
+      // next request on this keep-alive socket.
+      const tooLarge = errorAnswer({ status: 413, code: 'PAYLOAD_TOO_LARGE' });
+      return { ...tooLarge, headers: { Connection: 'close' } };
+    }
+    case 'aborted':
+      return undefined;
+  }
 }

@@ -2,11 +2,19 @@
 // queue so that "is there a result?" and "store the result" can never interleave with another
 // request for the same key. Without the queue, two concurrent requests would both see "no
 // result" across an await (e.g. pm_card_slow's sleep) and both create a charge.
+// Charge creation and the operations on charges share one key space, as at a real provider:
+// a key bound to one kind of request is a mismatch for any other.
 import type { ChargeRequest, JsonAnswer } from './charge-types.ts';
+import { createExclusiveQueue } from './exclusive-queue.ts';
+import { errorAnswer } from './http-json.ts';
+import type { OperationRequest } from './operation-types.ts';
+
+/** What a key is bound to: the kind of request and every parameter a repeat must match. */
+export type BoundRequest = ({ kind: 'charge' } & ChargeRequest) | OperationRequest;
 
 /** The answer given the first time, frozen, plus the parameters the key is now bound to. */
 export interface StoredResult {
-  request: ChargeRequest;
+  request: BoundRequest;
   answer: JsonAnswer;
 }
 
@@ -18,21 +26,33 @@ export interface IdempotencyLedger {
   runExclusive<T>(idempotencyKey: string, work: () => Promise<T>): Promise<T>;
 }
 
-export function sameParameters(a: ChargeRequest, b: ChargeRequest): boolean {
-  return (
-    a.amount === b.amount &&
-    a.currency === b.currency &&
-    a.paymentMethod === b.paymentMethod &&
-    a.reference === b.reference &&
-    a.capture === b.capture
-  );
+/** Field-by-field over both requests' fields, so a field added to one request shape is
+ * compared without anyone remembering to list it here. Every field is a primitive. */
+export function sameParameters(a: BoundRequest, b: BoundRequest): boolean {
+  const fieldsOfA: Record<string, unknown> = { ...a };
+  const fieldsOfB: Record<string, unknown> = { ...b };
+  const names = new Set([...Object.keys(fieldsOfA), ...Object.keys(fieldsOfB)]);
+  return [...names].every((name) => fieldsOfA[name] === fieldsOfB[name]);
+}
+
+/** What the ledger already says about this key: the stored answer replayed, a 422 for other
+ * parameters, or undefined when the key is still unbound. Call it inside the key's queue. */
+export function answerFromLedger(
+  ledger: IdempotencyLedger,
+  attempt: { idempotencyKey: string; request: BoundRequest },
+): JsonAnswer | undefined {
+  const stored = ledger.get(attempt.idempotencyKey);
+  if (stored === undefined) return undefined;
+  if (!sameParameters(stored.request, attempt.request)) {
+    return errorAnswer({ status: 422, code: 'IDEMPOTENCY_KEY_MISMATCH' });
+  }
+  const headers = { ...stored.answer.headers, 'Idempotent-Replayed': 'true' };
+  return { ...stored.answer, headers };
 }
 
 export function createIdempotencyLedger(): IdempotencyLedger {
   const results = new Map<string, StoredResult>();
-  // Tail of each key's queue. Entries are removed once their queue drains so the map does not
-  // grow with every key ever seen.
-  const queueTails = new Map<string, Promise<void>>();
+  const queue = createExclusiveQueue();
 
   return {
     get(idempotencyKey) {
@@ -45,19 +65,6 @@ export function createIdempotencyLedger(): IdempotencyLedger {
       }
       results.set(idempotencyKey, structuredClone(result));
     },
-    runExclusive(idempotencyKey, work) {
-      const previous = queueTails.get(idempotencyKey) ?? Promise.resolve();
-      // A failed predecessor must not block or fail its successors: they re-check the ledger.
-      const run = previous.then(work);
-      const tail = run.then(
-        () => undefined,
-        () => undefined,
-      );
-      queueTails.set(idempotencyKey, tail);
-      void tail.then(() => {
-        if (queueTails.get(idempotencyKey) === tail) queueTails.delete(idempotencyKey);
-      });
-      return run;
-    },
+    runExclusive: (idempotencyKey, work) => queue.runExclusive(idempotencyKey, work),
   };
 }

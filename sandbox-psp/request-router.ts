@@ -4,9 +4,21 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ChargeRoutes } from './charge-routes.ts';
 import { errorAnswer, sendJson } from './http-json.ts';
+import type { OperationRoutes } from './operation-routes.ts';
+import type { OperationKind } from './operation-types.ts';
 import type { StatementRoute } from './statement-route.ts';
 
 const BY_KEY_PREFIX = '/v1/charges/by-idempotency-key/';
+const REFUND_BY_KEY_PREFIX = '/v1/refunds/by-idempotency-key/';
+const CHARGE_PREFIX = '/v1/charges/';
+
+/** The charge id in /v1/charges/<id><suffix>, or undefined when the path has another shape.
+ * The id is one non-empty segment, kept as sent: charge ids never need encoding. */
+function chargeIdIn(pathname: string, suffix: string): string | undefined {
+  if (!pathname.startsWith(CHARGE_PREFIX) || !pathname.endsWith(suffix)) return undefined;
+  const id = pathname.slice(CHARGE_PREFIX.length, pathname.length - suffix.length);
+  return id === '' || id.includes('/') ? undefined : id;
+}
 
 type Handler = (request: IncomingMessage, response: ServerResponse, url: URL) => Promise<void>;
 
@@ -17,13 +29,24 @@ interface Route {
 
 export interface RouterHandlers {
   charges: ChargeRoutes;
+  operations: OperationRoutes;
   statement: StatementRoute;
 }
 
 export function createRequestRouter(
   handlers: RouterHandlers,
 ): (request: IncomingMessage, response: ServerResponse) => Promise<void> {
-  const { charges, statement } = handlers;
+  const { charges, operations, statement } = handlers;
+  /** Found by the route's own matches(), so never actually the fallback. */
+  const chargeIdOf = (url: URL, suffix: string): string => chargeIdIn(url.pathname, suffix) ?? '';
+  /** POST /v1/charges/<id><suffix> runs the operation `kind` on that charge. */
+  const operationRoute = (kind: OperationKind, suffix: string): Route => ({
+    matches: (pathname) => chargeIdIn(pathname, suffix) !== undefined,
+    handlers: {
+      POST: (request, response, url) =>
+        operations.operate({ kind, chargeId: chargeIdOf(url, suffix) }, request, response),
+    },
+  });
   const table: Route[] = [
     {
       matches: (pathname) => pathname === '/v1/health',
@@ -47,6 +70,30 @@ export function createRequestRouter(
       handlers: {
         GET: (_request, response, url) =>
           charges.getByIdempotencyKey(url.pathname.slice(BY_KEY_PREFIX.length), response),
+      },
+    },
+    // After the by-key probe, so a probe for the key "capture" or "refunds" stays a probe.
+    operationRoute('capture', '/capture'),
+    operationRoute('void', '/void'),
+    {
+      ...operationRoute('refund', '/refunds'),
+      handlers: {
+        ...operationRoute('refund', '/refunds').handlers,
+        GET: (_request, response, url) => {
+          operations.listRefunds(chargeIdOf(url, '/refunds'), response);
+          return Promise.resolve();
+        },
+      },
+    },
+    {
+      matches: (pathname) =>
+        pathname.startsWith(REFUND_BY_KEY_PREFIX) && pathname.length > REFUND_BY_KEY_PREFIX.length,
+      handlers: {
+        GET: (_request, response, url) => {
+          const encodedKey = url.pathname.slice(REFUND_BY_KEY_PREFIX.length);
+          operations.getRefundByIdempotencyKey(encodedKey, response);
+          return Promise.resolve();
+        },
       },
     },
     {

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { createAttemptLog } from './attempt-log.ts';
 import type { AttemptFilter } from './attempt-log.ts';
 import { createBooksClock } from './books-clock.ts';
+import { createChargeOperations } from './charge-operations.ts';
 import { createChargeProcessor } from './charge-processor.ts';
 import { createChargeRoutes } from './charge-routes.ts';
 import { createChargeStore } from './charge-store.ts';
@@ -14,10 +15,16 @@ import type { Charge } from './charge-types.ts';
 import { createFaultState } from './fault-state.ts';
 import { errorAnswer, sendJson } from './http-json.ts';
 import { createIdempotencyLedger } from './idempotency-ledger.ts';
+import { createOperationLog } from './operation-log.ts';
+import type { OperationFilter } from './operation-log.ts';
+import { createOperationRoutes } from './operation-routes.ts';
+import type { OperationAttempt, Refund } from './operation-types.ts';
+import { createRefundStore } from './refund-store.ts';
 import { createRequestRouter } from './request-router.ts';
 import { createStatementRoute } from './statement-route.ts';
 
 export type { Charge, ChargeStatus } from './charge-types.ts';
+export type { OperationAttempt, OperationKind, Refund } from './operation-types.ts';
 
 export const DEFAULT_HOST = '127.0.0.1';
 /** How long pm_card_unknown keeps its key unreachable: longer than any sane client timeout,
@@ -54,6 +61,12 @@ export interface SandboxPsp {
   charges(filter?: { reference?: string }): Charge[];
   /** POST /v1/charges requests received, including rejections, 503s, replays and hangs. */
   attempts(filter?: AttemptFilter): number;
+  /** Copies of the recorded refunds, oldest first. */
+  refunds(filter?: { chargeId?: string }): Refund[];
+  /** Capture/void/refund requests that reached the provider's decision, oldest first: applied
+   * ones, refusals, replays, mismatches and 503s (not those turned away for a missing key or a
+   * malformed body). Counting `applied` ones counts effects. */
+  operations(filter?: OperationFilter): OperationAttempt[];
 }
 
 function nonNegativeMs(name: string, value: number): number {
@@ -75,9 +88,13 @@ export async function startSandboxPsp(options: SandboxPspOptions = {}): Promise<
   const store = createChargeStore({ clock });
   const attempts = createAttemptLog();
   const faults = createFaultState();
+  // One ledger for charge creation and the operations: they share one key space.
+  const ledger = createIdempotencyLedger();
+  const refunds = createRefundStore({ clock });
+  const operationLog = createOperationLog();
   const processor = createChargeProcessor({
     store,
-    ledger: createIdempotencyLedger(),
+    ledger,
     faults,
     slowMs: nonNegativeMs('slowMs', options.slowMs ?? DEFAULT_SLOW_MS),
     blackholeMs: nonNegativeMs('blackholeMs', options.blackholeMs ?? DEFAULT_BLACKHOLE_MS),
@@ -85,6 +102,11 @@ export async function startSandboxPsp(options: SandboxPspOptions = {}): Promise<
   });
   const route = createRequestRouter({
     charges: createChargeRoutes({ store, attempts, faults, processor, shutdown: shutdown.signal }),
+    operations: createOperationRoutes({
+      store,
+      refunds,
+      operations: createChargeOperations({ store, refunds, ledger, faults, log: operationLog }),
+    }),
     statement: createStatementRoute({ store, clock, statementLagMs }),
   });
 
@@ -123,5 +145,7 @@ export async function startSandboxPsp(options: SandboxPspOptions = {}): Promise<
     close,
     charges: (filter) => store.list(filter),
     attempts: (filter) => attempts.count(filter),
+    refunds: (filter) => refunds.list(filter),
+    operations: (filter) => operationLog.list(filter),
   };
 }

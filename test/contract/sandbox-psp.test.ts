@@ -2,7 +2,7 @@
 // the gateway's exactly-once guarantee leans on, exercised over real HTTP.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Charge, SandboxPsp } from '../../sandbox-psp/sandbox-server.ts';
+import type { Charge, Refund, SandboxPsp } from '../../sandbox-psp/sandbox-server.ts';
 import { startSandboxPsp } from '../../sandbox-psp/sandbox-server.ts';
 
 /** Short enough to keep the suite fast, long enough to overlap a duplicate request. */
@@ -115,6 +115,92 @@ async function getStatement(request: {
 }
 
 const statementData = (answer: Answer): Charge[] => answer.json['data'] as Charge[];
+
+type OperationPath = 'capture' | 'void' | 'refunds';
+
+/** POST /v1/charges/:id/<path>; an undefined body sends no body at all. */
+async function postOperation(request: {
+  chargeId: string;
+  path: OperationPath;
+  key?: string;
+  body?: unknown;
+  baseUrl?: string;
+}): Promise<Answer> {
+  const headers: Record<string, string> = {};
+  if (request.key !== undefined) headers['Idempotency-Key'] = request.key;
+  if (request.body !== undefined) headers['Content-Type'] = 'application/json';
+  const { body } = request;
+  const url = `${request.baseUrl ?? psp.url}/v1/charges/${request.chargeId}/${request.path}`;
+  const response = await fetch(url, {
+    method: 'POST',
+    headers,
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  return toAnswer(response);
+}
+
+const capture = (request: { chargeId: string; amount: string; key?: string }): Promise<Answer> =>
+  postOperation({
+    chargeId: request.chargeId,
+    path: 'capture',
+    key: request.key ?? newKey(),
+    body: { amount: request.amount },
+  });
+
+const voidCharge = (request: { chargeId: string; key?: string }): Promise<Answer> =>
+  postOperation({ chargeId: request.chargeId, path: 'void', key: request.key ?? newKey() });
+
+const refund = (request: {
+  chargeId: string;
+  amount: string;
+  key?: string;
+  reason?: string;
+}): Promise<Answer> =>
+  postOperation({
+    chargeId: request.chargeId,
+    path: 'refunds',
+    key: request.key ?? newKey(),
+    body: { amount: request.amount, reason: request.reason },
+  });
+
+const refundOf = (answer: Answer): Refund => answer.json['refund'] as Refund;
+const probeRefundByKey = (key: string): Promise<Answer> =>
+  get(`/v1/refunds/by-idempotency-key/${encodeURIComponent(key)}`);
+/** The provider's current view of one charge (every test charge has its own reference). */
+const current = (charge: Charge): Charge | undefined =>
+  psp.charges({ reference: charge.reference })[0];
+
+async function newCharge(overrides: Partial<ChargeBody>): Promise<Charge> {
+  const answer = await postCharge({ key: newKey(), body: chargeBody(overrides) });
+  expect(answer.status).toBe(200);
+  return chargeOf(answer);
+}
+
+const authorizedCharge = (amount: string): Promise<Charge> => newCharge({ amount, capture: false });
+const capturedCharge = (amount: string): Promise<Charge> => newCharge({ amount, capture: true });
+
+async function declinedCharge(): Promise<Charge> {
+  const body = chargeBody({ paymentMethod: 'pm_card_declined', capture: false });
+  const answer = await postCharge({ key: newKey(), body });
+  expect(answer.status).toBe(402);
+  return chargeOf(answer);
+}
+
+/** A pm_card_unavailable charge, through its creation outage (503s on one key, then 200). */
+async function unavailableCharge(options: { capture: boolean }): Promise<Charge> {
+  const body = chargeBody({ paymentMethod: 'pm_card_unavailable', capture: options.capture });
+  const key = newKey();
+  let answer = await postCharge({ key, body });
+  while (answer.status === 503) answer = await postCharge({ key, body });
+  expect(answer.status).toBe(200);
+  return chargeOf(answer);
+}
+
+function expectError(answer: Answer, expected: { status: number; code: string }): void {
+  expect({ status: answer.status, code: errorCodeOf(answer) }).toEqual(expected);
+}
+
+const isReplay = (answer: Answer): boolean => answer.headers.get('idempotent-replayed') === 'true';
 const completeUntilMs = (answer: Answer): number =>
   Date.parse(answer.json['completeUntil'] as string);
 
@@ -651,6 +737,584 @@ describe('probes and inspection', () => {
     const wrongMethod = await toAnswer(await fetch(`${psp.url}/v1/charges`, { method: 'DELETE' }));
     expect(wrongMethod.status).toBe(405);
     expect(wrongMethod.headers.get('allow')).toContain('POST');
+  });
+});
+
+describe('capture', () => {
+  it('captures the full authorized amount once and replays it for the same key', async () => {
+    const charge = await authorizedCharge('10.50');
+    const key = newKey();
+    const captured = await capture({ chargeId: charge.id, amount: '10.50', key });
+    expect(captured.status).toBe(200);
+    expect(isReplay(captured)).toBe(false);
+    expect(captured.json).toEqual({
+      charge: { ...charge, status: 'captured', amountCaptured: '10.50' },
+    });
+    const replay = await capture({ chargeId: charge.id, amount: '10.50', key });
+    expect(replay.status).toBe(200);
+    expect(isReplay(replay)).toBe(true);
+    expect(replay.json).toEqual(captured.json);
+    expect(current(charge)).toEqual(chargeOf(captured));
+    expect(psp.operations({ chargeId: charge.id })).toEqual([
+      { kind: 'capture', idempotencyKey: key, applied: true },
+      { kind: 'capture', idempotencyKey: key, applied: false },
+    ]);
+  });
+
+  it('captures part of the authorization at the charge scale and releases the rest', async () => {
+    const charge = await authorizedCharge('10.50');
+    const partial = await capture({ chargeId: charge.id, amount: '4' });
+    expect(partial.status).toBe(200);
+    expect(chargeOf(partial)).toEqual({ ...charge, status: 'captured', amountCaptured: '4.00' });
+    // The released 6.50 cannot be captured later: a charge is captured once.
+    const rest = await capture({ chargeId: charge.id, amount: '6.50' });
+    expectError(rest, { status: 409, code: 'INVALID_CHARGE_STATE' });
+    expect(current(charge)?.amountCaptured).toBe('4.00');
+  });
+
+  it('accepts trailing zeros beyond the charge scale', async () => {
+    const charge = await authorizedCharge('7');
+    const captured = await capture({ chargeId: charge.id, amount: '5.000' });
+    expect(captured.status).toBe(200);
+    expect(chargeOf(captured).amountCaptured).toBe('5');
+  });
+
+  it('refuses a second capture with another key with 409, stored and replayed', async () => {
+    const charge = await authorizedCharge('10.50');
+    const first = await capture({ chargeId: charge.id, amount: '10.50' });
+    const key = newKey();
+    const second = await capture({ chargeId: charge.id, amount: '1.00', key });
+    expect(second.json).toEqual({ error: { code: 'INVALID_CHARGE_STATE' } });
+    expect(second.status).toBe(409);
+    const replay = await capture({ chargeId: charge.id, amount: '1.00', key });
+    expect(replay.status).toBe(409);
+    expect(isReplay(replay)).toBe(true);
+    expect(replay.json).toEqual(second.json);
+    expect(current(charge)).toEqual(chargeOf(first));
+    expect(psp.operations({ chargeId: charge.id }).map((o) => o.applied)).toEqual([
+      true,
+      false,
+      false,
+    ]);
+  });
+
+  it('refuses a capture above the authorized amount with 422, stored, charge untouched', async () => {
+    const charge = await authorizedCharge('10.50');
+    const key = newKey();
+    const over = await capture({ chargeId: charge.id, amount: '10.51', key });
+    expectError(over, { status: 422, code: 'AMOUNT_EXCEEDS_AUTHORIZED' });
+    expect(current(charge)).toEqual(charge);
+    // Another key can still capture; the refused key stays bound to its refusal.
+    expect((await capture({ chargeId: charge.id, amount: '10.50' })).status).toBe(200);
+    const replay = await capture({ chargeId: charge.id, amount: '10.51', key });
+    expectError(replay, { status: 422, code: 'AMOUNT_EXCEEDS_AUTHORIZED' });
+    expect(isReplay(replay)).toBe(true);
+  });
+
+  it('refuses to capture a declined charge with 409', async () => {
+    const charge = await declinedCharge();
+    const answer = await capture({ chargeId: charge.id, amount: '1.00' });
+    expectError(answer, { status: 409, code: 'INVALID_CHARGE_STATE' });
+    expect(current(charge)).toEqual(charge);
+  });
+
+  it('answers 404 CHARGE_NOT_FOUND for an unknown charge, stored and replayed', async () => {
+    const key = newKey();
+    const chargeId = 'ch_doesnotexist';
+    const missing = await capture({ chargeId, amount: '1.00', key });
+    expect(missing.status).toBe(404);
+    expect(missing.json).toEqual({ error: { code: 'CHARGE_NOT_FOUND' } });
+    const replay = await capture({ chargeId, amount: '1.00', key });
+    expect(replay.status).toBe(404);
+    expect(isReplay(replay)).toBe(true);
+  });
+
+  const malformed: [string, string | undefined | Record<string, unknown>][] = [
+    ['missing amount', {}],
+    ['zero amount', { amount: '0.00' }],
+    ['negative amount', { amount: '-1.00' }],
+    ['numeric amount', { amount: 1 }],
+    ['exponent amount', { amount: '1e1' }],
+    ['not JSON', '{"amount":'],
+    ['a JSON array', '[]'],
+    ['no body', undefined],
+  ];
+
+  it.each(malformed)('rejects %s with 400 and binds nothing', async (_, body) => {
+    const charge = await authorizedCharge('10.50');
+    const key = newKey();
+    const answer = await postOperation({ chargeId: charge.id, path: 'capture', key, body });
+    expectError(answer, { status: 400, code: 'INVALID_REQUEST' });
+    expect(current(charge)).toEqual(charge);
+    expect(psp.operations({ chargeId: charge.id })).toEqual([]);
+    const valid = await capture({ chargeId: charge.id, amount: '1.00', key });
+    expect(valid.status).toBe(200);
+    expect(isReplay(valid)).toBe(false);
+  });
+
+  it('rejects an amount finer than the charge scale with 400 and binds nothing', async () => {
+    const charge = await authorizedCharge('10.50');
+    const key = newKey();
+    const answer = await capture({ chargeId: charge.id, amount: '1.001', key });
+    expectError(answer, { status: 400, code: 'INVALID_REQUEST' });
+    expect(current(charge)).toEqual(charge);
+    const valid = await capture({ chargeId: charge.id, amount: '1.00', key });
+    expect(valid.status).toBe(200);
+    expect(isReplay(valid)).toBe(false);
+  });
+
+  it('requires an Idempotency-Key', async () => {
+    const charge = await authorizedCharge('10.50');
+    const body = { amount: '1.00' };
+    const answer = await postOperation({ chargeId: charge.id, path: 'capture', body });
+    expect(answer.status).toBe(400);
+    expect(answer.json).toEqual({ error: { code: 'IDEMPOTENCY_KEY_MISSING' } });
+    expect(current(charge)).toEqual(charge);
+  });
+
+  it('applies one capture for ten concurrent requests with one key', async () => {
+    const charge = await authorizedCharge('10.50');
+    const key = newKey();
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () => capture({ chargeId: charge.id, amount: '3.00', key })),
+    );
+    expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
+    expect(answers.filter((a) => !isReplay(a))).toHaveLength(1);
+    for (const answer of answers) expect(answer.json).toEqual(answers[0]?.json);
+    const operations = psp.operations({ chargeId: charge.id });
+    expect(operations).toHaveLength(10);
+    expect(operations.filter((o) => o.applied)).toHaveLength(1);
+  });
+});
+
+describe('void', () => {
+  it('voids an authorized charge (no body) once and replays it', async () => {
+    const charge = await authorizedCharge('10.50');
+    const key = newKey();
+    const voided = await voidCharge({ chargeId: charge.id, key });
+    expect(voided.status).toBe(200);
+    expect(voided.json).toEqual({ charge: { ...charge, status: 'voided' } });
+    const replay = await voidCharge({ chargeId: charge.id, key });
+    expect(isReplay(replay)).toBe(true);
+    expect(replay.json).toEqual(voided.json);
+    expect(current(charge)).toEqual(chargeOf(voided));
+    expect(psp.operations({ chargeId: charge.id })).toEqual([
+      { kind: 'void', idempotencyKey: key, applied: true },
+      { kind: 'void', idempotencyKey: key, applied: false },
+    ]);
+  });
+
+  it('accepts an empty JSON object as the body', async () => {
+    const charge = await authorizedCharge('10.50');
+    const body = {};
+    const voided = await postOperation({ chargeId: charge.id, path: 'void', key: newKey(), body });
+    expect(voided.status).toBe(200);
+    expect(chargeOf(voided).status).toBe('voided');
+  });
+
+  it('refuses to capture a voided charge with 409', async () => {
+    const charge = await authorizedCharge('10.50');
+    const voided = await voidCharge({ chargeId: charge.id });
+    const key = newKey();
+    const captured = await capture({ chargeId: charge.id, amount: '1.00', key });
+    expectError(captured, { status: 409, code: 'INVALID_CHARGE_STATE' });
+    expect(isReplay(await capture({ chargeId: charge.id, amount: '1.00', key }))).toBe(true);
+    expect(current(charge)).toEqual(chargeOf(voided));
+  });
+
+  it('refuses to void a captured, voided or declined charge with 409, stored', async () => {
+    const captured = await capturedCharge('10.00');
+    const voided = await authorizedCharge('10.50');
+    await voidCharge({ chargeId: voided.id });
+    const declined = await declinedCharge();
+    for (const charge of [captured, voided, declined]) {
+      const key = newKey();
+      expectError(await voidCharge({ chargeId: charge.id, key }), {
+        status: 409,
+        code: 'INVALID_CHARGE_STATE',
+      });
+      const replay = await voidCharge({ chargeId: charge.id, key });
+      expectError(replay, { status: 409, code: 'INVALID_CHARGE_STATE' });
+      expect(isReplay(replay)).toBe(true);
+    }
+    expect(current(captured)).toEqual(captured);
+    expect(current(declined)).toEqual(declined);
+  });
+
+  it('answers 404 CHARGE_NOT_FOUND for an unknown charge, stored', async () => {
+    const key = newKey();
+    expectError(await voidCharge({ chargeId: 'ch_missing', key }), {
+      status: 404,
+      code: 'CHARGE_NOT_FOUND',
+    });
+    expect(isReplay(await voidCharge({ chargeId: 'ch_missing', key }))).toBe(true);
+  });
+
+  it.each([
+    ['parameters', { amount: '1.00' }],
+    ['a JSON array', '[]'],
+    ['not JSON', '{'],
+  ])('rejects a void with %s with 400 and binds nothing', async (_, body) => {
+    const charge = await authorizedCharge('10.50');
+    const key = newKey();
+    const answer = await postOperation({ chargeId: charge.id, path: 'void', key, body });
+    expectError(answer, { status: 400, code: 'INVALID_REQUEST' });
+    expect(current(charge)).toEqual(charge);
+    const valid = await voidCharge({ chargeId: charge.id, key });
+    expect(valid.status).toBe(200);
+    expect(isReplay(valid)).toBe(false);
+  });
+});
+
+describe('refunds', () => {
+  it('refunds a captured charge in parts and refuses going over what is left', async () => {
+    const charge = await capturedCharge('10.00');
+    const firstKey = newKey();
+    const first = await refund({
+      chargeId: charge.id,
+      amount: '3',
+      key: firstKey,
+      reason: 'requested_by_customer',
+    });
+    expect(first.status).toBe(200);
+    expect(first.json).toEqual({
+      refund: {
+        id: expect.stringMatching(/^re_[0-9a-f]+$/) as unknown,
+        chargeId: charge.id,
+        amount: '3.00',
+        status: 'succeeded',
+        reason: 'requested_by_customer',
+        idempotencyKey: firstKey,
+        createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/) as unknown,
+      },
+      charge: { ...charge, amountRefunded: '3.00' },
+    });
+    const second = await refund({ chargeId: charge.id, amount: '4.5' });
+    expect(refundOf(second)).toMatchObject({ amount: '4.50', reason: null });
+    expect(chargeOf(second).amountRefunded).toBe('7.50');
+
+    const overKey = newKey();
+    const over = await refund({ chargeId: charge.id, amount: '2.51', key: overKey });
+    expect(over.status).toBe(422);
+    expect(over.json).toEqual({ error: { code: 'AMOUNT_EXCEEDS_REFUNDABLE' } });
+    expect(isReplay(await refund({ chargeId: charge.id, amount: '2.51', key: overKey }))).toBe(
+      true,
+    );
+    const last = await refund({ chargeId: charge.id, amount: '2.50' });
+    expect(chargeOf(last)).toEqual({ ...charge, status: 'captured', amountRefunded: '10.00' });
+    const nothingLeft = await refund({ chargeId: charge.id, amount: '0.01' });
+    expectError(nothingLeft, { status: 422, code: 'AMOUNT_EXCEEDS_REFUNDABLE' });
+
+    const refunds = [refundOf(first), refundOf(second), refundOf(last)];
+    expect(psp.refunds({ chargeId: charge.id })).toEqual(refunds);
+    expect((await get(`/v1/charges/${charge.id}/refunds`)).json).toEqual({ data: refunds });
+    expect(current(charge)).toEqual(chargeOf(last));
+  });
+
+  it('limits refunds to the captured part of a partial capture', async () => {
+    const charge = await authorizedCharge('10.00');
+    await capture({ chargeId: charge.id, amount: '6.00' });
+    const over = await refund({ chargeId: charge.id, amount: '6.01' });
+    expectError(over, { status: 422, code: 'AMOUNT_EXCEEDS_REFUNDABLE' });
+    const all = await refund({ chargeId: charge.id, amount: '6.00' });
+    expect(all.status).toBe(200);
+    expect(chargeOf(all)).toMatchObject({ amountCaptured: '6.00', amountRefunded: '6.00' });
+  });
+
+  it('refuses a refund before capture with 409 and keeps that answer after capture', async () => {
+    const charge = await authorizedCharge('10.00');
+    const key = newKey();
+    const early = await refund({ chargeId: charge.id, amount: '1.00', key });
+    expectError(early, { status: 409, code: 'INVALID_CHARGE_STATE' });
+    await capture({ chargeId: charge.id, amount: '10.00' });
+    const replay = await refund({ chargeId: charge.id, amount: '1.00', key });
+    expectError(replay, { status: 409, code: 'INVALID_CHARGE_STATE' });
+    expect(isReplay(replay)).toBe(true);
+    expect((await refund({ chargeId: charge.id, amount: '1.00' })).status).toBe(200);
+    expect(psp.refunds({ chargeId: charge.id })).toHaveLength(1);
+  });
+
+  it('refuses to refund a voided or declined charge with 409', async () => {
+    const voided = await authorizedCharge('10.00');
+    await voidCharge({ chargeId: voided.id });
+    const declined = await declinedCharge();
+    for (const charge of [voided, declined]) {
+      const answer = await refund({ chargeId: charge.id, amount: '1.00' });
+      expectError(answer, { status: 409, code: 'INVALID_CHARGE_STATE' });
+      expect(psp.refunds({ chargeId: charge.id })).toEqual([]);
+    }
+  });
+
+  it('answers 404 CHARGE_NOT_FOUND for an unknown charge, stored', async () => {
+    const key = newKey();
+    const missing = await refund({ chargeId: 'ch_missing', amount: '1.00', key });
+    expectError(missing, { status: 404, code: 'CHARGE_NOT_FOUND' });
+    expect(isReplay(await refund({ chargeId: 'ch_missing', amount: '1.00', key }))).toBe(true);
+    expectError(await get('/v1/charges/ch_missing/refunds'), {
+      status: 404,
+      code: 'CHARGE_NOT_FOUND',
+    });
+  });
+
+  it('refunds once for ten concurrent requests with one key', async () => {
+    const charge = await capturedCharge('10.00');
+    const key = newKey();
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () => refund({ chargeId: charge.id, amount: '1.00', key })),
+    );
+    expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
+    expect(answers.filter((a) => !isReplay(a))).toHaveLength(1);
+    expect(new Set(answers.map((a) => refundOf(a).id)).size).toBe(1);
+    expect(psp.refunds({ chargeId: charge.id })).toHaveLength(1);
+    expect(current(charge)?.amountRefunded).toBe('1.00');
+  });
+
+  it('never refunds more than was captured under concurrent refunds with different keys', async () => {
+    const charge = await capturedCharge('10.00');
+    const amounts = Array.from({ length: 20 }, () => '1.00');
+    amounts.splice(10, 0, '5.00');
+    const answers = await Promise.all(
+      amounts.map((amount) => refund({ chargeId: charge.id, amount })),
+    );
+    const applied = answers.filter((a) => a.status === 200);
+    for (const refused of answers.filter((a) => a.status !== 200)) {
+      expectError(refused, { status: 422, code: 'AMOUNT_EXCEEDS_REFUNDABLE' });
+    }
+    // Whatever the order, 1.00 refunds fill any gap the 5.00 leaves: exactly 10.00 goes back.
+    const refundedCents = applied.reduce(
+      (sum, a) => sum + Math.round(Number(refundOf(a).amount) * 100),
+      0,
+    );
+    expect(refundedCents).toBe(1_000);
+    expect(current(charge)?.amountRefunded).toBe('10.00');
+    expect(psp.refunds({ chargeId: charge.id })).toHaveLength(applied.length);
+    const operations = psp.operations({ chargeId: charge.id });
+    expect(operations).toHaveLength(amounts.length);
+    expect(operations.filter((o) => o.applied)).toHaveLength(applied.length);
+  });
+
+  const malformed: [string, Record<string, unknown>][] = [
+    ['missing amount', { reason: 'duplicate' }],
+    ['zero amount', { amount: '0' }],
+    ['empty reason', { amount: '1.00', reason: '' }],
+    ['numeric reason', { amount: '1.00', reason: 7 }],
+    ['reason too long', { amount: '1.00', reason: 'r'.repeat(256) }],
+  ];
+
+  it.each(malformed)('rejects %s with 400 and binds nothing', async (_, body) => {
+    const charge = await capturedCharge('10.00');
+    const key = newKey();
+    const answer = await postOperation({ chargeId: charge.id, path: 'refunds', key, body });
+    expectError(answer, { status: 400, code: 'INVALID_REQUEST' });
+    expect(psp.refunds({ chargeId: charge.id })).toEqual([]);
+    const valid = await refund({ chargeId: charge.id, amount: '1.00', key });
+    expect(valid.status).toBe(200);
+    expect(isReplay(valid)).toBe(false);
+  });
+});
+
+describe('operation idempotency keys', () => {
+  const mismatch = { status: 422, code: 'IDEMPOTENCY_KEY_MISMATCH' };
+
+  it('answers 422 to the same key with another amount, operation or charge', async () => {
+    const charge = await authorizedCharge('10.00');
+    const other = await authorizedCharge('10.00');
+    const key = newKey();
+    const original = await capture({ chargeId: charge.id, amount: '5.00', key });
+    expect(original.status).toBe(200);
+    expectError(await capture({ chargeId: charge.id, amount: '6.00', key }), mismatch);
+    expectError(await capture({ chargeId: charge.id, amount: '5.0', key }), mismatch);
+    expectError(await voidCharge({ chargeId: charge.id, key }), mismatch);
+    expectError(await refund({ chargeId: charge.id, amount: '5.00', key }), mismatch);
+    expectError(await capture({ chargeId: other.id, amount: '5.00', key }), mismatch);
+    expect(current(charge)).toEqual(chargeOf(original));
+    expect(current(other)).toEqual(other);
+    expect(psp.refunds({ chargeId: charge.id })).toEqual([]);
+    const replay = await capture({ chargeId: charge.id, amount: '5.00', key });
+    expect(isReplay(replay)).toBe(true);
+    expect(replay.json).toEqual(original.json);
+  });
+
+  it('applies one of concurrent requests with one key on two charges, the rest mismatch', async () => {
+    const charges = [await authorizedCharge('10.00'), await authorizedCharge('10.00')];
+    const key = newKey();
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, index) =>
+        capture({ chargeId: charges[index % 2]?.id ?? '', amount: '1.00', key }),
+      ),
+    );
+    const statuses = answers.map((a) => a.status);
+    expect(statuses.filter((status) => status === 200)).toHaveLength(5);
+    expect(statuses.filter((status) => status === 422)).toHaveLength(5);
+    const capturedCount = charges.filter((c) => current(c)?.status === 'captured').length;
+    expect(capturedCount).toBe(1);
+  });
+
+  it('binds a refund key to its reason too', async () => {
+    const charge = await capturedCharge('10.00');
+    const key = newKey();
+    expect((await refund({ chargeId: charge.id, amount: '1.00', key, reason: 'a' })).status).toBe(
+      200,
+    );
+    expectError(await refund({ chargeId: charge.id, amount: '1.00', key, reason: 'b' }), mismatch);
+    expectError(await refund({ chargeId: charge.id, amount: '1.00', key }), mismatch);
+    expect(current(charge)?.amountRefunded).toBe('1.00');
+  });
+
+  it('binds a refused key to its refusal: another operation with it is a mismatch', async () => {
+    const key = newKey();
+    expect((await voidCharge({ chargeId: 'ch_missing', key })).status).toBe(404);
+    const charge = await authorizedCharge('10.00');
+    expectError(await voidCharge({ chargeId: charge.id, key }), mismatch);
+    expect(current(charge)).toEqual(charge);
+  });
+
+  it('keeps charge creation keys and operation keys in one space', async () => {
+    const body = chargeBody({ capture: false });
+    const chargeKey = newKey();
+    const charge = chargeOf(await postCharge({ key: chargeKey, body }));
+    expectError(await capture({ chargeId: charge.id, amount: '1.00', key: chargeKey }), mismatch);
+    expect(current(charge)).toEqual(charge);
+    const captureKey = newKey();
+    expect((await capture({ chargeId: charge.id, amount: '1.00', key: captureKey })).status).toBe(
+      200,
+    );
+    expectError(await postCharge({ key: captureKey, body: chargeBody() }), mismatch);
+    expect((await probeByKey(captureKey)).status).toBe(404);
+  });
+});
+
+describe('pm_card_unavailable on capture, void and refund', () => {
+  it('answers the first capture per key with 503, storing nothing, then applies it', async () => {
+    const charge = await unavailableCharge({ capture: false });
+    const key = newKey();
+    const unavailable = await capture({ chargeId: charge.id, amount: '10.50', key });
+    expect(unavailable.status).toBe(503);
+    expect(unavailable.json).toEqual({ error: { code: 'PROVIDER_UNAVAILABLE' } });
+    expect(unavailable.headers.get('retry-after')).toBe('1');
+    expect(current(charge)).toEqual(charge);
+    const applied = await capture({ chargeId: charge.id, amount: '10.50', key });
+    expect(applied.status).toBe(200);
+    expect(isReplay(applied)).toBe(false);
+    expect(chargeOf(applied).status).toBe('captured');
+    expect(isReplay(await capture({ chargeId: charge.id, amount: '10.50', key }))).toBe(true);
+    expect(psp.operations({ chargeId: charge.id })).toEqual([
+      { kind: 'capture', idempotencyKey: key, applied: false },
+      { kind: 'capture', idempotencyKey: key, applied: true },
+      { kind: 'capture', idempotencyKey: key, applied: false },
+    ]);
+  });
+
+  it('answers the first refund of every key with 503, then refunds once', async () => {
+    const charge = await unavailableCharge({ capture: true });
+    for (const [index, key] of [newKey(), newKey()].entries()) {
+      expect((await refund({ chargeId: charge.id, amount: '1.00', key })).status).toBe(503);
+      expect(psp.refunds({ chargeId: charge.id })).toHaveLength(index);
+      expect((await refund({ chargeId: charge.id, amount: '1.00', key })).status).toBe(200);
+    }
+    expect(psp.refunds({ chargeId: charge.id })).toHaveLength(2);
+    expect(current(charge)?.amountRefunded).toBe('2.00');
+  });
+
+  it('does not store the 503: a refusal comes only on the next attempt', async () => {
+    const charge = await unavailableCharge({ capture: true });
+    const key = newKey();
+    expect((await voidCharge({ chargeId: charge.id, key })).status).toBe(503);
+    const refused = await voidCharge({ chargeId: charge.id, key });
+    expectError(refused, { status: 409, code: 'INVALID_CHARGE_STATE' });
+    expect(isReplay(refused)).toBe(false);
+    expect(isReplay(await voidCharge({ chargeId: charge.id, key }))).toBe(true);
+  });
+
+  it('answers the first void per key with 503, then voids', async () => {
+    const charge = await unavailableCharge({ capture: false });
+    const key = newKey();
+    expect((await voidCharge({ chargeId: charge.id, key })).status).toBe(503);
+    expect(current(charge)?.status).toBe('authorized');
+    expect(chargeOf(await voidCharge({ chargeId: charge.id, key })).status).toBe('voided');
+  });
+});
+
+describe('refund probes and operation inspection', () => {
+  it('finds a refund by URL-encoded idempotency key', async () => {
+    const charge = await capturedCharge('10.00');
+    const key = `${newKey()}/with spaces?&#`;
+    const refunded = await refund({ chargeId: charge.id, amount: '1.00', key });
+    const probe = await probeRefundByKey(key);
+    expect(probe.status).toBe(200);
+    expect(probe.json).toEqual({ refund: refundOf(refunded) });
+  });
+
+  it('answers 404 REFUND_NOT_FOUND for keys that refunded nothing', async () => {
+    const charge = await capturedCharge('10.00');
+    const refusedKey = newKey();
+    expect((await refund({ chargeId: charge.id, amount: '99.00', key: refusedKey })).status).toBe(
+      422,
+    );
+    const voidKey = newKey();
+    await voidCharge({ chargeId: charge.id, key: voidKey });
+    for (const key of [newKey(), refusedKey, voidKey]) {
+      const probe = await probeRefundByKey(key);
+      expect(probe.status).toBe(404);
+      expect(probe.json).toEqual({ error: { code: 'REFUND_NOT_FOUND' } });
+    }
+  });
+
+  it('lists no refunds for a charge without any', async () => {
+    const charge = await capturedCharge('10.00');
+    const listing = await get(`/v1/charges/${charge.id}/refunds`);
+    expect(listing.status).toBe(200);
+    expect(listing.json).toEqual({ data: [] });
+  });
+
+  it('keeps a charge probe for the key "refunds" a charge probe', async () => {
+    const created = await postCharge({ key: 'refunds', body: chargeBody() });
+    expect((await probeByKey('refunds')).json).toEqual(created.json);
+  });
+
+  it('answers 405 with Allow to wrong methods on the operation paths', async () => {
+    const charge = await authorizedCharge('10.00');
+    const cases: [string, string, string][] = [
+      ['capture', 'GET', 'POST'],
+      ['void', 'GET', 'POST'],
+      ['refunds', 'DELETE', 'POST, GET'],
+    ];
+    for (const [path, method, allow] of cases) {
+      const url = `${psp.url}/v1/charges/${charge.id}/${path}`;
+      const answer = await toAnswer(await fetch(url, { method }));
+      expect(answer.status).toBe(405);
+      expect(answer.headers.get('allow')).toBe(allow);
+    }
+    expect(current(charge)).toEqual(charge);
+  });
+
+  it('filters refunds and operations by charge', async () => {
+    const local = await startSandboxPsp();
+    try {
+      const create = async (): Promise<Charge> =>
+        chargeOf(await postCharge({ baseUrl: local.url, key: newKey(), body: chargeBody() }));
+      const [a, b] = [await create(), await create()];
+      const keys = [newKey(), newKey(), newKey()];
+      const body = { amount: '1.00' };
+      for (const [chargeId, key] of [
+        [a.id, keys[0]],
+        [b.id, keys[1]],
+        [a.id, keys[2]],
+      ] as const) {
+        await postOperation({ baseUrl: local.url, chargeId, path: 'refunds', key, body });
+      }
+      expect(local.refunds().map((r) => r.idempotencyKey)).toEqual(keys);
+      expect(local.refunds({ chargeId: a.id }).map((r) => r.idempotencyKey)).toEqual([
+        keys[0],
+        keys[2],
+      ]);
+      expect(local.operations({ chargeId: b.id })).toEqual([
+        { kind: 'refund', idempotencyKey: keys[1], applied: true },
+      ]);
+      expect(local.operations()).toHaveLength(3);
+    } finally {
+      await local.close();
+    }
   });
 });
 

@@ -1,0 +1,95 @@
+// Handlers for the operations on an existing charge (capture, void, refunds) and the refund
+// probes. Like charge creation, a request needs a usable Idempotency-Key and a readable body
+// before the provider looks at it; such rejections are 400s that bind nothing.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ChargeOperations } from './charge-operations.ts';
+import { readIdempotencyKey } from './charge-request-parser.ts';
+import type { ChargeStore } from './charge-store.ts';
+import {
+  errorAnswer,
+  invalidRequest,
+  readJsonBody,
+  sendJson,
+  unreadableBodyAnswer,
+} from './http-json.ts';
+import { parseOperationRequest } from './operation-request-parser.ts';
+import type { OperationKind } from './operation-types.ts';
+import type { RefundStore } from './refund-store.ts';
+
+export interface OperationRoutesDeps {
+  store: ChargeStore;
+  refunds: RefundStore;
+  operations: ChargeOperations;
+}
+
+/** Which operation a path names, on which charge (the id exactly as it appears in the path). */
+export interface OperationTarget {
+  kind: OperationKind;
+  chargeId: string;
+}
+
+export interface OperationRoutes {
+  operate(
+    target: OperationTarget,
+    request: IncomingMessage,
+    response: ServerResponse,
+  ): Promise<void>;
+  listRefunds(chargeId: string, response: ServerResponse): void;
+  getRefundByIdempotencyKey(encodedKey: string, response: ServerResponse): void;
+}
+
+export function createOperationRoutes(deps: OperationRoutesDeps): OperationRoutes {
+  const { store, refunds, operations } = deps;
+
+  return {
+    async operate(target, request, response) {
+      const keyCheck = readIdempotencyKey(request.headers['idempotency-key']);
+      const body = await readJsonBody(request, { emptyAsObject: target.kind === 'void' });
+      if (!keyCheck.ok) {
+        const missing = errorAnswer({ status: 400, code: 'IDEMPOTENCY_KEY_MISSING' });
+        sendJson(response, keyCheck.missing ? missing : invalidRequest(keyCheck.message));
+        return;
+      }
+      if (!body.ok) {
+        const unreadable = unreadableBodyAnswer(body.reason);
+        if (unreadable !== undefined) sendJson(response, unreadable);
+        return;
+      }
+      const parsed = parseOperationRequest({ ...target, body: body.value });
+      if (!parsed.ok) {
+        sendJson(response, invalidRequest(parsed.message));
+        return;
+      }
+      const answer = await operations.process({
+        idempotencyKey: keyCheck.key,
+        request: parsed.value,
+      });
+      sendJson(response, answer);
+    },
+
+    listRefunds(chargeId, response) {
+      if (store.byId(chargeId) === undefined) {
+        sendJson(response, errorAnswer({ status: 404, code: 'CHARGE_NOT_FOUND' }));
+        return;
+      }
+      sendJson(response, { status: 200, body: { data: refunds.list({ chargeId }) } });
+    },
+
+    getRefundByIdempotencyKey(encodedKey, response) {
+      let idempotencyKey: string;
+      try {
+        idempotencyKey = decodeURIComponent(encodedKey);
+      } catch {
+        sendJson(response, invalidRequest('idempotency key is not valid URL encoding'));
+        return;
+      }
+      const refund = refunds.byIdempotencyKey(idempotencyKey);
+      sendJson(
+        response,
+        refund === undefined
+          ? errorAnswer({ status: 404, code: 'REFUND_NOT_FOUND' })
+          : { status: 200, body: { refund } },
+      );
+    },
+  };
+}
