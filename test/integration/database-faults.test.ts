@@ -132,3 +132,70 @@ describe('a connection cut after COMMIT reached the server, before its answer ca
     },
   );
 });
+
+describe('an admission whose commit failed while a duplicate waited on its key', () => {
+  it('does not mistake the duplicate’s row for its own: one owner, one payment, one charge', async () => {
+    const key = 'doubt-dup';
+    const input = {
+      idempotencyKey: key,
+      amount: '4.40',
+      currency: 'EUR',
+      paymentMethod: 'pm_card_visa',
+      reference: key,
+    };
+    const send = () =>
+      graphql(stack.app.url, {
+        apiKey: TENANT_A.apiKey,
+        query: CREATE_PAYMENT,
+        variables: { input },
+      });
+    let duplicate: ReturnType<typeof send> | undefined;
+    let hits = 0;
+    stack.app.faults.arm('createPayment.provider_charge_sent.before-commit', {
+      kind: 'call',
+      run: async () => {
+        hits += 1;
+        if (hits !== 1) return; // only the first owner's admission is sabotaged
+        duplicate = send();
+        // Wait until the duplicate's INSERT is blocked on our uncommitted key row…
+        for (let i = 0; i < 200; i++) {
+          const { rows } = await stack.db.query(
+            `SELECT 1 FROM pg_stat_activity WHERE datname = current_database()
+                AND application_name = 'payments-services' AND wait_event_type = 'Lock'`,
+          );
+          if (rows.length > 0) break;
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        // …then kill only our own backend (idle in transaction): our admission rolls back and the
+        // duplicate's INSERT goes through with a payment id of its own.
+        await stack.db.query(
+          `SELECT pg_terminate_backend(pid, 2000) FROM pg_stat_activity
+            WHERE datname = current_database() AND application_name = 'payments-services'
+              AND state = 'idle in transaction'`,
+        );
+      },
+    });
+    let first: Awaited<ReturnType<typeof send>>;
+    try {
+      first = await send();
+    } finally {
+      stack.app.faults.disarm('createPayment.provider_charge_sent.before-commit');
+    }
+    expect(duplicate).toBeDefined();
+    const winner = await duplicate!;
+    expect(paymentOf(winner).status).toBe('SUCCEEDED');
+    expect(first.status).not.toBe(200); // the loser did not claim the winner's row as its own
+    const { rows: payments } = await stack.db.query(
+      'SELECT id FROM payments WHERE reference = $1',
+      [key],
+    );
+    expect(payments).toEqual([{ id: paymentOf(winner).id }]);
+    expect(stack.sandbox.charges({ reference: key })).toHaveLength(1);
+    const replay = await createUntilFinal(stack.app.url, {
+      apiKey: TENANT_A.apiKey,
+      input,
+      deadlineMs: 10_000,
+    });
+    expect(paymentOf(replay).id).toBe(paymentOf(winner).id);
+  });
+});
