@@ -1,15 +1,16 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  CREATE_PAYMENT,
-  errorCodeOf,
-  graphql,
-  paymentOf,
-  type GraphQLAnswer,
-} from '../support/graphql-client.ts';
+import { errorCodeOf, paymentOf, type GraphQLAnswer } from '../support/graphql-client.ts';
 import { useTestDatabase } from '../support/test-database.ts';
-import { INTERNAL_TOKEN, startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
+import {
+  createPaymentOn,
+  INTERNAL_TOKEN,
+  paymentInput,
+  startTestStack,
+  TENANT_A,
+  type TestStack,
+} from '../support/test-stack.ts';
 
 /**
  * `npm run ops` as an operator runs it: a real child process against a running gateway over
@@ -53,17 +54,10 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-function send(input: Record<string, unknown>): Promise<GraphQLAnswer> {
-  return graphql(stack.app.url, {
-    apiKey: TENANT_A.apiKey,
-    query: CREATE_PAYMENT,
-    variables: { input },
-  });
-}
-
-function inputFor(key: string, paymentMethod: string): Record<string, unknown> {
-  return { idempotencyKey: key, amount: '21.00', currency: 'EUR', paymentMethod, reference: key };
-}
+const send = (input: Record<string, unknown>): Promise<GraphQLAnswer> =>
+  createPaymentOn(stack, input);
+const inputFor = (key: string, paymentMethod: string) =>
+  paymentInput(key, { amount: '21.00', paymentMethod });
 
 interface CliRun {
   code: number | null;

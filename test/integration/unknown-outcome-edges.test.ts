@@ -13,14 +13,19 @@ import { CREATE_PAYMENT as CREATE_OP } from '../../services/payments/create-paym
 import { claimForSettlement } from '../../services/kernel/idempotency/settlement.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import {
-  CREATE_PAYMENT,
   createUntilFinal,
   errorCodeOf,
-  graphql,
   paymentOf,
   type GraphQLAnswer,
 } from '../support/graphql-client.ts';
-import { startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
+import {
+  createPaymentOn,
+  keyRowOf,
+  paymentInput,
+  startTestStack,
+  TENANT_A,
+  type TestStack,
+} from '../support/test-stack.ts';
 
 const database = useTestDatabase('unknown-edges');
 const PROVIDER_TIMEOUT_MS = 200;
@@ -44,23 +49,10 @@ afterAll(async () => {
 });
 
 const send = (input: Record<string, unknown>): Promise<GraphQLAnswer> =>
-  graphql(stack.app.url, { apiKey: TENANT_A.apiKey, query: CREATE_PAYMENT, variables: { input } });
-const inputFor = (key: string, paymentMethod: string) => ({
-  idempotencyKey: key,
-  amount: '12.00',
-  currency: 'EUR',
-  paymentMethod,
-  reference: key,
-});
-async function keyRow(key: string) {
-  const { rows } = await stack.db.query(
-    `SELECT state, attempts, fencing_token, last_attempt_outcome,
-            lease_expires_at <= now() AS lease_expired
-       FROM idempotency_keys WHERE key = $1`,
-    [key],
-  );
-  return rows[0] as Record<string, unknown>;
-}
+  createPaymentOn(stack, input);
+const inputFor = (key: string, paymentMethod: string) =>
+  paymentInput(key, { amount: '12.00', paymentMethod });
+const keyRow = async (key: string) => (await keyRowOf(stack.db, key)) ?? {};
 const paymentIdOf = (a: GraphQLAnswer) => a.body.errors?.[0]?.extensions?.['paymentId'];
 const scopeOf = (key: string) => ({ tenantId: stack.tenantIds.a, operation: CREATE_OP, key });
 /** No started row is due: a sweep may claim only what a test makes due. */

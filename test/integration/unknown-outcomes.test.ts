@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reconcileUnknownPayments } from '../../services/payments/reconcile-payments.ts';
 import { useTestDatabase } from '../support/test-database.ts';
+import { errorCodeOf, paymentOf, type GraphQLAnswer } from '../support/graphql-client.ts';
 import {
-  CREATE_PAYMENT,
-  errorCodeOf,
-  graphql,
-  paymentOf,
-  type GraphQLAnswer,
-} from '../support/graphql-client.ts';
-import { startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
+  createPaymentOn,
+  keyRowOf,
+  paymentInput,
+  startTestStack,
+  type TestStack,
+} from '../support/test-stack.ts';
 
 /**
  * Every way the gateway can be without an answer from the provider, and how each ends: probe
@@ -39,17 +39,10 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-function send(input: Record<string, unknown>): Promise<GraphQLAnswer> {
-  return graphql(stack.app.url, {
-    apiKey: TENANT_A.apiKey,
-    query: CREATE_PAYMENT,
-    variables: { input },
-  });
-}
-
-function inputFor(key: string, paymentMethod: string): Record<string, unknown> {
-  return { idempotencyKey: key, amount: '15.00', currency: 'EUR', paymentMethod, reference: key };
-}
+const send = (input: Record<string, unknown>): Promise<GraphQLAnswer> =>
+  createPaymentOn(stack, input);
+const inputFor = (key: string, paymentMethod: string) =>
+  paymentInput(key, { amount: '15.00', paymentMethod });
 
 async function metric(pattern: RegExp): Promise<number> {
   const text = await (await fetch(`${stack.app.url}/metrics`)).text();
@@ -60,14 +53,7 @@ const providerCalls = (outcome: string) =>
     new RegExp(`provider_calls_total\\{operation="createPayment",outcome="${outcome}"\\} (\\d+)`),
   );
 
-async function keyRow(key: string) {
-  const { rows } = await stack.db.query<{
-    state: string;
-    attempts: number;
-    recovery_point: string;
-  }>('SELECT state, attempts, recovery_point FROM idempotency_keys WHERE key = $1', [key]);
-  return rows[0];
-}
+const keyRow = (key: string) => keyRowOf(stack.db, key);
 
 describe('probe found: pm_card_lost_response', () => {
   it('the charge was applied but its answer lost: the probe finds it and the request completes', async () => {

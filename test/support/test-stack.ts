@@ -6,6 +6,7 @@ import {
   type SandboxPspOptions,
 } from '../../sandbox-psp/sandbox-server.ts';
 import { upsertTenant } from '../../services/tenants/api-keys.ts';
+import { CREATE_PAYMENT, graphql, type GraphQLAnswer } from './graphql-client.ts';
 
 /** Synthetic test keys: long enough for BOOTSTRAP_TENANTS, obviously not real. */
 export const TENANT_A = { name: 'tenant-a', apiKey: 'sk_test_tenant_a_0000000000000000' };
@@ -61,4 +62,40 @@ export async function countRows(
 ): Promise<number> {
   const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`);
   return rows[0]?.n ?? 0;
+}
+
+/** A createPayment input whose key is also its reference, so charges can be counted by key. */
+export function paymentInput(
+  key: string,
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    idempotencyKey: key,
+    amount: '10.00',
+    currency: 'EUR',
+    paymentMethod: 'pm_card_visa',
+    reference: key,
+    ...overrides,
+  };
+}
+
+/** createPayment as a merchant's backend sends it (tenant A unless told otherwise). */
+export function createPaymentOn(
+  stack: TestStack,
+  input: Record<string, unknown>,
+  apiKey = TENANT_A.apiKey,
+): Promise<GraphQLAnswer> {
+  return graphql(stack.app.url, { apiKey, query: CREATE_PAYMENT, variables: { input } });
+}
+
+/** The idempotency row of a key (every column, plus whether its lease has expired). */
+export async function keyRowOf(
+  db: pg.Pool,
+  key: string,
+): Promise<Record<string, unknown> | undefined> {
+  const { rows } = await db.query<Record<string, unknown>>(
+    'SELECT *, lease_expires_at <= now() AS lease_expired FROM idempotency_keys WHERE key = $1',
+    [key],
+  );
+  return rows[0];
 }
