@@ -6,7 +6,11 @@ import type { MigrationObject } from '@mikro-orm/core';
  * The migrations, in order. Append-only once merged: a change to the schema is a new file.
  * Each is a plain SQL file beside this one, run by MikroORM's migrator in one transaction.
  */
-const SQL_FILES = ['0001-initial-schema.sql', '0002-unknown-outcomes.sql'] as const;
+const SQL_FILES = [
+  '0001-initial-schema.sql',
+  '0002-unknown-outcomes.sql',
+  '0003-payment-operations.sql',
+] as const;
 
 function sqlMigration(file: string): MigrationObject {
   const sql = readFileSync(new URL(file, import.meta.url), 'utf8');

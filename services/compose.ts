@@ -8,6 +8,8 @@ import { PeriodicJob } from './kernel/periodic-job.ts';
 import { reconcileUnknownPayments } from './payments/reconcile-payments.ts';
 import { registerFleetGauges, type Metrics } from './kernel/metrics.ts';
 import { CREATE_PAYMENT, createPaymentResumer } from './payments/create-payment.flow.ts';
+import { CAPTURE_PAYMENT, capturePaymentResumer } from './payments/capture-payment.flow.ts';
+import { CANCEL_PAYMENT, cancelPaymentResumer } from './payments/cancel-payment.flow.ts';
 import { createHttpProviderAdapter } from './provider/http-provider-adapter.ts';
 import { appRouter, type AppRouter } from './router.ts';
 
@@ -45,7 +47,7 @@ export interface Services {
 const BACKOFF_CAP_MS = 5 * 60_000;
 
 /** The operations the recovery worker can resume, and their public names for the gauges. */
-const RESUMABLE_OPERATIONS = [CREATE_PAYMENT];
+const RESUMABLE_OPERATIONS = [CREATE_PAYMENT, CAPTURE_PAYMENT, CANCEL_PAYMENT];
 
 export function createServices(config: ServicesConfig): Services {
   const pool = createPool({
@@ -74,6 +76,7 @@ export function createServices(config: ServicesConfig): Services {
     provider: {
       charge: (request) => client.provider.charge.mutate(request),
       statement: (range) => client.provider.statement.query(range),
+      operate: (request) => client.provider.operate.mutate(request),
     },
     config: {
       providerTimeoutMs: config.providerTimeoutMs,
@@ -97,7 +100,7 @@ export function createServices(config: ServicesConfig): Services {
   );
   const worker = new RecoveryWorker(engine, {
     intervalMs: config.recoveryIntervalMs,
-    resumers: [createPaymentResumer(deps)],
+    resumers: [createPaymentResumer(deps), capturePaymentResumer(deps), cancelPaymentResumer(deps)],
     onError: config.onError,
   });
   const reconciler = new PeriodicJob(() => reconcileUnknownPayments(deps, 'reconciliation'), {

@@ -24,6 +24,7 @@ export const CREATE_PAYMENT = defineOperation({
   id: 'payments.create.v1',
   publicName: 'createPayment',
   responseVersion: 1,
+  canBecomeUnknown: true,
 });
 
 /**
@@ -104,6 +105,8 @@ export async function createPayment(
   switch (admission.kind) {
     case 'replay':
       return answer(admission.response, { key, replayed: true });
+    case 'decided': // createPayment decides nothing at admission; answered as stored
+      return answer(admission.response, { key, replayed: false });
     case 'reused':
       return { ok: false, error: publicError('IDEMPOTENCY_KEY_REUSED') };
     case 'in_use':

@@ -2,6 +2,9 @@ import { z } from 'zod';
 import { procedure, router } from '../trpc.ts';
 import { createPayment } from './create-payment.flow.ts';
 import { createPaymentInput } from './create-payment.command.ts';
+import { capturePayment } from './capture-payment.flow.ts';
+import { cancelPayment } from './cancel-payment.flow.ts';
+import { operationInput } from './payment-operation.flow.ts';
 import { getPayment, listPayments, listPaymentsInput } from './payment-queries.ts';
 
 /** The payments service: owns client-key idempotency records and the payment phases. */
@@ -9,6 +12,12 @@ export const paymentsRouter = router({
   create: procedure
     .input(createPaymentInput)
     .mutation(({ ctx, input }) => createPayment(ctx.deps, input)),
+  capture: procedure
+    .input(operationInput)
+    .mutation(({ ctx, input }) => capturePayment(ctx.deps, input)),
+  cancel: procedure
+    .input(operationInput.omit({ amount: true }))
+    .mutation(({ ctx, input }) => cancelPayment(ctx.deps, input)),
   get: procedure
     .input(z.object({ tenantId: z.uuid(), id: z.string() }))
     .query(({ ctx, input }) => getPayment(ctx.deps.pool, input)),

@@ -42,3 +42,34 @@ SELECT ${PAYMENT_COLUMNS},
         OR (created_at, id) < (timestamptz 'epoch' + $3::bigint * interval '1 microsecond', $4::uuid))
  ORDER BY created_at DESC, id DESC
  LIMIT $2`;
+
+/** The payment an operation acts on, locked for the admission transaction: operations on one
+ * payment (a capture and a cancel, two captures) are decided one after the other. $1 tenant, $2 id. */
+export const SELECT_PAYMENT_FOR_UPDATE = `
+SELECT ${PAYMENT_COLUMNS} FROM payments WHERE tenant_id = $1 AND id = $2 FOR UPDATE`;
+
+/** Whether the payment is already captured or canceled, or being so. $1 tenant, $2 payment id. */
+export const SELECT_ACTIVE_SETTLEMENT = `
+SELECT kind FROM payment_operations
+ WHERE tenant_id = $1 AND payment_id = $2 AND kind IN ('capture', 'cancel') AND status <> 'FAILED'`;
+
+/** $1 tenant, $2 id, $3 payment id, $4 kind, $5 amount minor, $6 provider key (the intent). */
+export const INSERT_OPERATION = `
+INSERT INTO payment_operations (tenant_id, id, payment_id, kind, amount_minor, status, provider_key)
+VALUES ($1, $2, $3, $4, $5, 'PROCESSING', $6)
+RETURNING id, payment_id, kind, amount_minor, provider_key`;
+
+/** $1 tenant, $2 id. */
+export const SELECT_OPERATION = `
+SELECT id, payment_id, kind, amount_minor, provider_key FROM payment_operations WHERE tenant_id = $1 AND id = $2`;
+
+/** $1 tenant, $2 id, $3 status, $4 failure code. Only from PROCESSING: an outcome is recorded once. */
+export const RECORD_OPERATION_OUTCOME = `
+UPDATE payment_operations SET status = $3, failure_code = $4, updated_at = now()
+ WHERE tenant_id = $1 AND id = $2 AND status = 'PROCESSING'`;
+
+/** A capture or cancel applied to the payment. $1 tenant, $2 id, $3 new status, $4 captured minor. */
+export const APPLY_SETTLEMENT = `
+UPDATE payments SET status = $3, amount_captured_minor = $4, updated_at = now()
+ WHERE tenant_id = $1 AND id = $2 AND status = 'REQUIRES_CAPTURE'
+RETURNING ${PAYMENT_COLUMNS}`;

@@ -1,5 +1,10 @@
 import type { AdapterChargeRequest, ProbeOutcome, ProviderAdapter } from './provider-adapter.ts';
-import type { ChargeOutcome, ProviderCharge, ProviderStatement } from './provider-port.ts';
+import type {
+  ChargeOperationOutcome,
+  ChargeOutcome,
+  ProviderCharge,
+  ProviderStatement,
+} from './provider-port.ts';
 
 /** Retry-After we suggest when the provider refused without saying how long to wait. */
 const DEFAULT_PROVIDER_RETRY_AFTER_SECONDS = 1;
@@ -24,6 +29,47 @@ export class ProviderRequestRejectedError extends Error {
  */
 export function createHttpProviderAdapter(baseUrl: string): ProviderAdapter {
   return {
+    async operate({
+      kind,
+      chargeId,
+      amount,
+      idempotencyKey,
+      timeoutMs,
+    }): Promise<ChargeOperationOutcome> {
+      let response: Response;
+      try {
+        response = await fetch(
+          new URL(`/v1/charges/${encodeURIComponent(chargeId)}/${kind}`, baseUrl),
+          {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'idempotency-key': idempotencyKey },
+            body: JSON.stringify(amount === null ? {} : { amount }),
+            signal: AbortSignal.timeout(timeoutMs),
+          },
+        );
+      } catch (error) {
+        return connectionRefused(error)
+          ? { kind: 'unavailable', retryAfterSeconds: DEFAULT_PROVIDER_RETRY_AFTER_SECONDS }
+          : { kind: 'timeout' };
+      }
+      let body: ChargeBody;
+      try {
+        body = (await response.json()) as ChargeBody;
+      } catch {
+        return provedNothingHappened(response) ? unavailable(response) : { kind: 'timeout' };
+      }
+      if (response.status === 200 && body.charge !== undefined) {
+        return { kind: 'applied', status: parseCharge(body.charge).status };
+      }
+      // Refusals about the charge's state or amount are answers, stored by the provider too.
+      if ([404, 409, 422].includes(response.status) && typeof body.error?.code === 'string') {
+        return { kind: 'refused', code: body.error.code };
+      }
+      if (provedNothingHappened(response)) return unavailable(response);
+      if (response.status >= 500) return { kind: 'timeout' };
+      throw new ProviderRequestRejectedError(response.status, body.error?.code);
+    },
+
     async probe({ idempotencyKey, timeoutMs }): Promise<ProbeOutcome> {
       let response: Response;
       try {
@@ -108,7 +154,7 @@ function provedNothingHappened(response: Response): boolean {
   return response.status === 503 || response.status === 429;
 }
 
-function unavailable(response: Response): ChargeOutcome {
+function unavailable(response: Response): { kind: 'unavailable'; retryAfterSeconds: number } {
   const header = Number(response.headers.get('retry-after'));
   return {
     kind: 'unavailable',

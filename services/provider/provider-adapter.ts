@@ -1,4 +1,9 @@
-import type { ChargeOutcome, ProviderCharge, ProviderStatement } from './provider-port.ts';
+import type {
+  ChargeOperationOutcome,
+  ChargeOutcome,
+  ProviderCharge,
+  ProviderStatement,
+} from './provider-port.ts';
 
 export interface AdapterChargeRequest {
   idempotencyKey: string;
@@ -17,6 +22,14 @@ export type ProbeOutcome =
 /** One PSP, behind the shape every adapter must honour (a shared contract suite tests it). */
 export interface ProviderAdapter {
   charge(request: AdapterChargeRequest): Promise<ChargeOutcome>;
+  /** Captures or voids a charge under its own idempotency key. */
+  operate(request: {
+    kind: 'capture' | 'void';
+    chargeId: string;
+    amount: string | null;
+    idempotencyKey: string;
+    timeoutMs: number;
+  }): Promise<ChargeOperationOutcome>;
   /** Looks a charge up by the idempotency key it was (or would have been) made with. */
   probe(request: { idempotencyKey: string; timeoutMs: number }): Promise<ProbeOutcome>;
   /** The provider's books for [from, to). Throws when it cannot be had: reconciliation waits. */

@@ -34,8 +34,29 @@ export interface ProviderStatement {
   completeUntil: string;
 }
 
+/** A capture or a void of a payment's charge, keyed by the operation that asks for it. */
+export interface ChargeOperationRequest {
+  operationId: string;
+  kind: 'capture' | 'void';
+  chargeId: string;
+  /** For a capture: the amount to capture, in minor units; the rest is released. */
+  amountMinor: string | null;
+  currency: string;
+}
+
+/**
+ * A capture or void: applied, refused by the provider for a business reason (the charge is not
+ * in a state that allows it), or the same transient outcomes as a charge.
+ */
+export type ChargeOperationOutcome =
+  | { kind: 'applied'; status: ProviderCharge['status'] }
+  | { kind: 'refused'; code: string }
+  | { kind: 'unavailable'; retryAfterSeconds: number }
+  | { kind: 'timeout' };
+
 export interface ProviderPort {
   charge(request: ChargeRequest): Promise<ChargeOutcome>;
+  operate(request: ChargeOperationRequest): Promise<ChargeOperationOutcome>;
   statement(range: { from: string; to: string }): Promise<ProviderStatement>;
 }
 

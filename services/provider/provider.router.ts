@@ -2,8 +2,14 @@ import { z } from 'zod';
 import { formatAmount } from '../kernel/money/money.ts';
 import { procedure, router } from '../trpc.ts';
 import type { ServiceDeps } from '../context.ts';
-import { providerChargeKey } from './provider-keys.ts';
-import { outcomeOfCharge, type ChargeOutcome, type ChargeRequest } from './provider-port.ts';
+import { providerChargeKey, providerOperationKey } from './provider-keys.ts';
+import {
+  outcomeOfCharge,
+  type ChargeOperationOutcome,
+  type ChargeOperationRequest,
+  type ChargeOutcome,
+  type ChargeRequest,
+} from './provider-port.ts';
 
 /** Pause between attempts that the provider refused outright (503, 429). Short: the client is
  * waiting, and the refusal proves nothing happened, so giving up early is always safe. */
@@ -29,6 +35,20 @@ export const providerRouter = router({
   charge: procedure
     .input(chargeInput)
     .mutation(({ ctx, input }) => chargeResolved(ctx.deps, input)),
+  operate: procedure
+    .input(
+      z.object({
+        operationId: z.uuid(),
+        kind: z.enum(['capture', 'void']),
+        chargeId: z.string().min(1).max(255),
+        amountMinor: z
+          .string()
+          .regex(/^[1-9]\d{0,17}$/)
+          .nullable(),
+        currency: z.string().regex(/^[A-Z]{3}$/),
+      }),
+    )
+    .mutation(({ ctx, input }) => operateWithRetries(ctx.deps, input)),
   statement: procedure
     .input(z.object({ from: z.iso.datetime(), to: z.iso.datetime() }))
     .query(({ ctx, input }) =>
@@ -127,4 +147,53 @@ function metricOutcome(outcome: ChargeOutcome): 'approved' | 'declined' | 'timeo
     case 'unavailable':
       return 'error';
   }
+}
+
+/** The public operation a capture or void serves, for the metrics' `operation` label. */
+const OPERATION_LABEL = { capture: 'capturePayment', void: 'cancelPayment' } as const;
+
+/**
+ * A capture or void under the operation's derived key. Refusals that prove nothing happened are
+ * retried briefly, like charges; a timeout is left to the caller, which re-sends the same key
+ * later (a capture or void of an existing charge is always safe to repeat under its key).
+ */
+async function operateWithRetries(
+  deps: ServiceDeps,
+  request: ChargeOperationRequest,
+): Promise<ChargeOperationOutcome> {
+  const attempts = Math.max(1, deps.config.providerMaxAttempts);
+  const labels = { operation: OPERATION_LABEL[request.kind] };
+  let outcome: ChargeOperationOutcome = { kind: 'unavailable', retryAfterSeconds: 1 };
+  for (let attempt = 1; attempt <= attempts; attempt++) {
+    const stopTimer = deps.metrics.providerDuration.startTimer(labels);
+    try {
+      outcome = await deps.providerAdapter.operate({
+        kind: request.kind,
+        chargeId: request.chargeId,
+        amount:
+          request.amountMinor === null
+            ? null
+            : formatAmount(BigInt(request.amountMinor), request.currency),
+        idempotencyKey: providerOperationKey(request.kind, request.operationId),
+        timeoutMs: deps.config.providerTimeoutMs,
+      });
+    } catch (error) {
+      deps.metrics.providerCalls.inc({ ...labels, outcome: 'error' });
+      throw error;
+    } finally {
+      stopTimer();
+    }
+    const metric = {
+      applied: 'approved',
+      refused: 'declined',
+      unavailable: 'error',
+      timeout: 'timeout',
+    } as const;
+    deps.metrics.providerCalls.inc({ ...labels, outcome: metric[outcome.kind] });
+    if (outcome.kind !== 'unavailable' || attempt === attempts) return outcome;
+    const backoffMs =
+      UNAVAILABLE_RETRY_BACKOFF_MS[Math.min(attempt, UNAVAILABLE_RETRY_BACKOFF_MS.length) - 1] ?? 0;
+    await new Promise((resolve) => setTimeout(resolve, backoffMs));
+  }
+  return outcome;
 }

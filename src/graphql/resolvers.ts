@@ -52,16 +52,63 @@ export const resolvers = {
       args: CreatePaymentArgs,
       ctx: GatewayContext,
       info: GraphQLResolveInfo,
-    ) => {
-      const result = await call(ctx, info, () =>
-        ctx.services.payments.create.mutate({ tenantId: ctx.tenantId, ...args.input }),
-      );
-      if (!result.ok) throw toGraphQLError(result.error, info);
-      if (result.idempotency.replayed) ctx.replayed = true;
-      return { payment: result.payment, idempotency: result.idempotency };
-    },
+    ) =>
+      payload(
+        ctx,
+        info,
+        await call(ctx, info, () =>
+          ctx.services.payments.create.mutate({ tenantId: ctx.tenantId, ...args.input }),
+        ),
+      ),
+    capturePayment: async (
+      _: unknown,
+      args: { input: { idempotencyKey: string; paymentId: string; amount?: string | null } },
+      ctx: GatewayContext,
+      info: GraphQLResolveInfo,
+    ) =>
+      payload(
+        ctx,
+        info,
+        await call(ctx, info, () =>
+          ctx.services.payments.capture.mutate({ tenantId: ctx.tenantId, ...args.input }),
+        ),
+      ),
+    cancelPayment: async (
+      _: unknown,
+      args: { input: { idempotencyKey: string; paymentId: string } },
+      ctx: GatewayContext,
+      info: GraphQLResolveInfo,
+    ) =>
+      payload(
+        ctx,
+        info,
+        await call(ctx, info, () =>
+          ctx.services.payments.cancel.mutate({ tenantId: ctx.tenantId, ...args.input }),
+        ),
+      ),
   },
 };
+
+type CommandResult<T> =
+  | ({ ok: true; idempotency: { replayed: boolean } } & T)
+  | { ok: false; error: PublicError; replayed?: boolean };
+
+/**
+ * The payload of a command, or its error. A stored answer — a result or a stored business
+ * error — is marked as a replay either way.
+ */
+function payload<T extends { payment: unknown; idempotency: { replayed: boolean } }>(
+  ctx: GatewayContext,
+  info: GraphQLResolveInfo,
+  result: CommandResult<T>,
+): T {
+  if (!result.ok) {
+    if (result.replayed === true) ctx.replayed = true;
+    throw toGraphQLError(result.error, info);
+  }
+  if (result.idempotency.replayed) ctx.replayed = true;
+  return result;
+}
 
 /** Runs a service call; a typed service error becomes its GraphQL error, anything else is masked. */
 async function call<T>(

@@ -1,6 +1,13 @@
 import { withTransaction, type TxClient } from '../db/pool.ts';
 import { FaultInjectedError } from '../faults.ts';
-import { INSERT_KEY, SELECT_KEY, TAKE_OVER_KEY, UNFINISHED_SUMMARY } from './idempotency.sql.ts';
+import type { JsonValue } from '../canonical-json.ts';
+import {
+  FINISH_AT_ADMISSION,
+  INSERT_KEY,
+  SELECT_KEY,
+  TAKE_OVER_KEY,
+  UNFINISHED_SUMMARY,
+} from './idempotency.sql.ts';
 import { OwnedRequest } from './owned-request.ts';
 import type { EngineDeps, KeyRow, OwnedRow, Scope, StoredResponse } from './types.ts';
 
@@ -24,6 +31,7 @@ export type Admission =
   | { kind: 'replay'; response: StoredResponse }
   | { kind: 'in_use'; retryAfterSeconds: number; resourceId: string | null }
   | { kind: 'unknown'; retryAfterSeconds: number; resourceId: string | null }
+  | { kind: 'decided'; response: StoredResponse }
   | { kind: 'reused' };
 
 export interface FirstPhase {
@@ -31,8 +39,12 @@ export interface FirstPhase {
   to: string;
   /** The resource this request creates (the payment id): where a resumer finds its work. */
   resourceId: string;
-  /** The first phase's work, committed in the admission transaction. */
-  work: (tx: TxClient) => Promise<void>;
+  /**
+   * The first phase's work, committed in the admission transaction. It may decide the request
+   * there and then (a business-rule refusal): the key finishes with that response, stored and
+   * replayed like any other. Throwing an error instead stores nothing.
+   */
+  work: (tx: TxClient) => Promise<void | { decided: JsonValue }>;
 }
 
 /**
@@ -108,11 +120,22 @@ export class IdempotencyEngine {
       );
       const row = rows[0];
       if (row === undefined) return undefined; // a concurrent first request owns it
-      await first.work(tx);
+      const outcome = await first.work(tx);
+      if (outcome?.decided !== undefined) {
+        await tx.query(FINISH_AT_ADMISSION, [
+          tenantId,
+          operation.id,
+          key,
+          JSON.stringify(outcome.decided),
+          operation.responseVersion,
+        ]);
+        return { ...row, decided: outcome.decided };
+      }
       await faults.hit(`${operation.publicName}.${first.to}.before-commit`);
       return row;
     });
-    let owned: Omit<OwnedRow, 'recovery_point' | 'resource_id'> | undefined;
+    let owned:
+      (Omit<OwnedRow, 'recovery_point' | 'resource_id'> & { decided?: JsonValue }) | undefined;
     try {
       owned = await transaction;
     } catch (error) {
@@ -122,9 +145,23 @@ export class IdempotencyEngine {
       if (error instanceof FaultInjectedError) throw error;
       const row = await this.read(scope);
       if (row === undefined || row.resource_id !== first.resourceId) throw error;
+      if (row.state === 'finished') {
+        this.count(scope, 'executed');
+        return { kind: 'decided', response: storedResponse(row) };
+      }
       owned = row;
     }
     if (owned === undefined) return 'changed';
+    if (owned.decided !== undefined) {
+      this.count(scope, 'executed');
+      const response = {
+        version: operation.responseVersion,
+        body: owned.decided,
+        firstRequestAt: owned.created_at,
+        expiresAt: owned.expires_at,
+      };
+      return { kind: 'decided', response };
+    }
     await faults.hit(`${operation.publicName}.${first.to}.after-commit`);
     this.count(scope, 'executed');
     const request = new OwnedRequest(this.deps, scope, {

@@ -38,6 +38,22 @@ WITH admitted AS (
 SELECT fencing_token, created_at, expires_at FROM admitted`;
 
 /**
+ * Admission that decided the request at once (a business-rule refusal): the key row, still
+ * owned under token 1 inside the admission transaction, finishes with the stored response.
+ * $1 tenant, $2 operation, $3 key, $4 response, $5 response version.
+ */
+export const FINISH_AT_ADMISSION = `
+WITH decided AS (
+  UPDATE idempotency_keys
+     SET state = 'finished', recovery_point = 'finished', response = $4, response_version = $5,
+         lease_expires_at = NULL, updated_at = now()
+   WHERE tenant_id = $1 AND operation = $2 AND key = $3 AND fencing_token = 1 AND state = 'started'
+  RETURNING tenant_id, operation, key, fencing_token
+)
+INSERT INTO idempotency_phase_log (tenant_id, operation, key, recovery_point, fencing_token)
+SELECT tenant_id, operation, key, 'finished', fencing_token FROM decided`;
+
+/**
  * Takeover of an expired lease by a client retry: wins only if the row is still started, still
  * expired and still at the token we looked at. $1 tenant, $2 operation, $3 key, $4 observed
  * token, $5 lease ms.

@@ -11,6 +11,12 @@ export interface OperationDef {
   readonly publicName: string;
   /** Shape version of the stored response. */
   readonly responseVersion: number;
+  /**
+   * Whether unanswered provider attempts can make a request 'unknown'. Operations on a charge
+   * that surely exists (capture, void) are safe to re-send forever with their key, so they only
+   * back off; only creating a charge needs reconciliation.
+   */
+  readonly canBecomeUnknown: boolean;
 }
 
 const OPERATION_ID_PATTERN = /^[a-z]+(\.[a-z][a-z-]*)+\.v\d+$/;

@@ -7,6 +7,9 @@ import type { EngineDeps, OwnedRow, Scope, StoredResponse } from './types.ts';
 
 export const FINISHED = 'finished';
 
+/** An attempt count no request reaches: for operations that never become unknown. */
+const NEVER_UNKNOWN = 2_147_483_647;
+
 /**
  * A request this process owns, under a fencing token. Every phase is one local transaction that
  * first advances the key row (only if the token is still current, see ADVANCE_KEY), then does
@@ -72,7 +75,10 @@ export class OwnedRequest {
     outcome: 'timeout' | 'unavailable' | 'interrupted',
   ): Promise<'started' | 'unknown' | null> {
     const { tenantId, operation, key } = this.scope;
-    const { unknownAfterAttempts, backoffBaseMs, backoffCapMs } = this.deps;
+    const { backoffBaseMs, backoffCapMs } = this.deps;
+    const unknownAfterAttempts = operation.canBecomeUnknown
+      ? this.deps.unknownAfterAttempts
+      : NEVER_UNKNOWN;
     const { rows } = await this.deps.pool.query<{ state: 'started' | 'unknown' }>(RELEASE_KEY, [
       tenantId,
       operation.id,

@@ -1,0 +1,42 @@
+import type { ServiceDeps } from '../context.ts';
+import { defineOperation } from '../kernel/idempotency/operation.ts';
+import {
+  paymentOperationResumer,
+  runPaymentOperation,
+  type OperationInput,
+  type OperationResult,
+  type PaymentOperationSpec,
+} from './payment-operation.flow.ts';
+
+export const CANCEL_PAYMENT = defineOperation({
+  id: 'payments.cancel.v1',
+  publicName: 'cancelPayment',
+  responseVersion: 1,
+  canBecomeUnknown: false,
+});
+
+/**
+ * cancelPayment: voids an authorisation that was not captured. Recovery points:
+ * provider_void_sent (the cancel row and its derived key) → finished.
+ */
+export const CANCEL_SPEC: PaymentOperationSpec = {
+  operation: CANCEL_PAYMENT,
+  kind: 'cancel',
+  providerKind: 'void',
+  sentPoint: 'provider_void_sent',
+  check: (payment) =>
+    payment.status === 'REQUIRES_CAPTURE'
+      ? { amountMinor: null }
+      : { refuse: 'INVALID_PAYMENT_STATE' },
+  applied: (payment) => ({ status: 'CANCELED', capturedMinor: payment.amount_captured_minor }),
+};
+
+export function cancelPayment(
+  deps: ServiceDeps,
+  input: Omit<OperationInput, 'amount'>,
+): Promise<OperationResult> {
+  return runPaymentOperation(deps, { spec: CANCEL_SPEC, input: { ...input, amount: null } });
+}
+
+export const cancelPaymentResumer = (deps: ServiceDeps) =>
+  paymentOperationResumer(deps, CANCEL_SPEC);

@@ -1,0 +1,58 @@
+import type { ServiceDeps } from '../context.ts';
+import { InputInvalidError } from '../kernel/errors.ts';
+import { defineOperation } from '../kernel/idempotency/operation.ts';
+import { parseAmount } from '../kernel/money/money.ts';
+import {
+  paymentOperationResumer,
+  runPaymentOperation,
+  type OperationInput,
+  type OperationResult,
+  type PaymentOperationSpec,
+} from './payment-operation.flow.ts';
+
+export const CAPTURE_PAYMENT = defineOperation({
+  id: 'payments.capture.v1',
+  publicName: 'capturePayment',
+  responseVersion: 1,
+  canBecomeUnknown: false,
+});
+
+/**
+ * capturePayment: once per payment, for the authorised amount or less (the rest is released).
+ * Recovery points: provider_capture_sent (the capture row and its derived key) → finished.
+ */
+export const CAPTURE_SPEC: PaymentOperationSpec = {
+  operation: CAPTURE_PAYMENT,
+  kind: 'capture',
+  providerKind: 'capture',
+  sentPoint: 'provider_capture_sent',
+  check(payment, command) {
+    if (payment.status !== 'REQUIRES_CAPTURE') return { refuse: 'INVALID_PAYMENT_STATE' };
+    if (command.amount === null) return { amountMinor: payment.amount_minor };
+    const parsed = parseAmount(command.amount, payment.currency);
+    // A malformed amount is the caller's input error, not a business outcome: nothing is stored.
+    if (!parsed.ok && parsed.error !== 'AMOUNT_TOO_LARGE') {
+      throw new InputInvalidError('amount', `amount is not a valid ${payment.currency} amount`);
+    }
+    if (!parsed.ok || parsed.minor > BigInt(payment.amount_minor))
+      return { refuse: 'AMOUNT_EXCEEDS_CAPTURABLE' };
+    return { amountMinor: parsed.minor.toString() };
+  },
+  applied: (_payment, amountMinor) => ({ status: 'SUCCEEDED', capturedMinor: amountMinor ?? '0' }),
+};
+
+export const CAPTURE_PAYMENT_FAULT_POINTS = [
+  'capturePayment.provider_capture_sent.before-commit',
+  'capturePayment.provider_capture_sent.after-commit',
+  'capturePayment.provider_call.before-call',
+  'capturePayment.provider_call.after-call',
+  'capturePayment.finished.before-commit',
+  'capturePayment.finished.after-commit',
+] as const;
+
+export function capturePayment(deps: ServiceDeps, input: OperationInput): Promise<OperationResult> {
+  return runPaymentOperation(deps, { spec: CAPTURE_SPEC, input });
+}
+
+export const capturePaymentResumer = (deps: ServiceDeps) =>
+  paymentOperationResumer(deps, CAPTURE_SPEC);

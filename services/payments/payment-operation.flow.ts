@@ -1,0 +1,369 @@
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import type { ServiceDeps } from '../context.ts';
+import type { JsonValue } from '../kernel/canonical-json.ts';
+import type { TxClient } from '../kernel/db/pool.ts';
+import {
+  AppError,
+  ERROR_CATALOG,
+  LeaseLostError,
+  publicError,
+  type ErrorCode,
+  type PublicError,
+} from '../kernel/errors.ts';
+import type { OperationDef } from '../kernel/idempotency/operation.ts';
+import type { OwnedRequest } from '../kernel/idempotency/owned-request.ts';
+import type { Resumer } from '../kernel/idempotency/recovery-worker.ts';
+import { requestHash } from '../kernel/idempotency/request-hash.ts';
+import type { StoredResponse } from '../kernel/idempotency/types.ts';
+import { providerOperationKey } from '../provider/provider-keys.ts';
+import type { ChargeOperationOutcome } from '../provider/provider-port.ts';
+import { IDEMPOTENCY_KEY_PATTERN } from './create-payment.command.ts';
+import {
+  APPLY_SETTLEMENT,
+  INSERT_OPERATION,
+  RECORD_OPERATION_OUTCOME,
+  SELECT_ACTIVE_SETTLEMENT,
+  SELECT_OPERATION,
+  SELECT_PAYMENT,
+  SELECT_PAYMENT_FOR_UPDATE,
+} from './payments.sql.ts';
+import {
+  paymentViewSchema,
+  toPaymentView,
+  type PaymentRow,
+  type PaymentView,
+} from './payment.view.ts';
+
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * An operation on an existing payment whose effect is one provider call (capture, cancel):
+ *
+ *   admission + payment locked + rules checked + operation row (the intent) ──▶ <sentPoint>
+ *   ──(provider call, the operation's derived key)──▶ outcome + payment + stored response ──▶ finished
+ *
+ * A rule the payment breaks (not found, wrong state, amount too large) decides the request at
+ * admission: the error is stored for the key and replayed with the same code.
+ */
+export interface PaymentOperationSpec {
+  operation: OperationDef;
+  kind: 'capture' | 'cancel';
+  providerKind: 'capture' | 'void';
+  sentPoint: string;
+  /** Checks the locked payment; returns the refusal, or the amount the provider call carries. */
+  check(
+    payment: PaymentRow,
+    command: OperationCommand,
+  ): { refuse: ErrorCode } | { amountMinor: string | null };
+  /** The payment once the provider applied the operation. */
+  applied(
+    payment: PaymentRow,
+    amountMinor: string | null,
+  ): { status: 'SUCCEEDED' | 'CANCELED'; capturedMinor: string };
+}
+
+export interface OperationCommand {
+  [field: string]: JsonValue;
+  paymentId: string;
+  /** Canonical decimal ("10.5" for "10.50"), or null for "all of it". */
+  amount: string | null;
+}
+
+export const operationInput = z.object({
+  tenantId: z.uuid(),
+  idempotencyKey: z.string(),
+  paymentId: z.string(),
+  amount: z.string().nullish(),
+});
+export type OperationInput = z.infer<typeof operationInput>;
+
+export type OperationResult =
+  | {
+      ok: true;
+      payment: PaymentView;
+      idempotency: { key: string; replayed: boolean; firstRequestAt: string; expiresAt: string };
+    }
+  | { ok: false; error: PublicError; replayed: boolean };
+
+interface OperationRow {
+  id: string;
+  payment_id: string;
+  kind: string;
+  amount_minor: string | null;
+  provider_key: string;
+}
+
+const storedResponse = z.union([
+  z.object({ payment: paymentViewSchema }),
+  z.object({ error: z.object({ code: z.string(), message: z.string() }) }),
+]);
+
+export async function runPaymentOperation(
+  deps: ServiceDeps,
+  run: { spec: PaymentOperationSpec; input: OperationInput },
+): Promise<OperationResult> {
+  const { spec, input } = run;
+  let command: OperationCommand;
+  try {
+    command = normalise(input);
+  } catch (error) {
+    if (error instanceof AppError) return { ok: false, error: error.toPublic(), replayed: false };
+    throw error;
+  }
+  const operationId = randomUUID();
+  let known: { payment: PaymentRow; operation: OperationRow } | undefined;
+  let admission;
+  try {
+    admission = await deps.engine.admit({
+      scope: { tenantId: input.tenantId, operation: spec.operation, key: input.idempotencyKey },
+      requestHash: requestHash(spec.operation, command),
+      first: {
+        to: spec.sentPoint,
+        resourceId: operationId,
+        work: async (tx) => {
+          const decision = await admitOperation(tx, {
+            spec,
+            tenantId: input.tenantId,
+            operationId,
+            command,
+          });
+          if ('refuse' in decision)
+            return {
+              decided: {
+                error: { code: decision.refuse, message: ERROR_CATALOG[decision.refuse].message },
+              },
+            };
+          known = decision;
+          return undefined;
+        },
+      },
+    });
+  } catch (error) {
+    if (error instanceof AppError) return { ok: false, error: error.toPublic(), replayed: false };
+    throw error;
+  }
+  const key = input.idempotencyKey;
+  switch (admission.kind) {
+    case 'replay':
+      return answer(admission.response, { key, replayed: true });
+    case 'decided':
+      return answer(admission.response, { key, replayed: false });
+    case 'reused':
+      return { ok: false, error: publicError('IDEMPOTENCY_KEY_REUSED'), replayed: false };
+    case 'in_use':
+    case 'unknown':
+      return {
+        ok: false,
+        error: publicError('IDEMPOTENCY_KEY_IN_USE', {
+          retryAfterSeconds: admission.retryAfterSeconds,
+        }),
+        replayed: false,
+      };
+    case 'owned': {
+      const driven = await driveOperation(deps, {
+        spec,
+        request: admission.request,
+        known: admission.via === 'new' ? known : undefined,
+      });
+      return 'error' in driven
+        ? { ok: false, error: driven.error, replayed: false }
+        : answer(driven.stored, { key, replayed: false });
+    }
+  }
+}
+
+export function paymentOperationResumer(deps: ServiceDeps, spec: PaymentOperationSpec): Resumer {
+  return {
+    operation: spec.operation,
+    resume: (request) => driveOperation(deps, { spec, request, known: undefined }),
+  };
+}
+
+function normalise(input: OperationInput): OperationCommand {
+  if (!IDEMPOTENCY_KEY_PATTERN.test(input.idempotencyKey))
+    throw new AppError('IDEMPOTENCY_KEY_INVALID', { details: { field: 'idempotencyKey' } });
+  const raw = input.amount ?? null;
+  if (raw === null) return { paymentId: input.paymentId.toLowerCase(), amount: null };
+  const match = /^(\d{1,18})(?:\.(\d{1,4}))?$/.exec(raw.trim());
+  if (!match)
+    throw new AppError('BAD_USER_INPUT', {
+      message: 'amount must be a decimal string such as "10.50"',
+      details: { field: 'amount' },
+    });
+  const whole = BigInt(match[1] ?? '0').toString();
+  const fraction = (match[2] ?? '').replace(/0+$/, '');
+  return {
+    paymentId: input.paymentId.toLowerCase(),
+    amount: fraction === '' ? whole : `${whole}.${fraction}`,
+  };
+}
+
+async function admitOperation(
+  tx: TxClient,
+  admit: {
+    spec: PaymentOperationSpec;
+    tenantId: string;
+    operationId: string;
+    command: OperationCommand;
+  },
+): Promise<{ refuse: ErrorCode } | { payment: PaymentRow; operation: OperationRow }> {
+  const { spec, tenantId, operationId, command } = admit;
+  if (!UUID_PATTERN.test(command.paymentId)) return { refuse: 'PAYMENT_NOT_FOUND' };
+  const { rows } = await tx.query<PaymentRow>(SELECT_PAYMENT_FOR_UPDATE, [
+    tenantId,
+    command.paymentId,
+  ]);
+  const payment = rows[0];
+  if (payment === undefined) return { refuse: 'PAYMENT_NOT_FOUND' };
+  const settled = await tx.query(SELECT_ACTIVE_SETTLEMENT, [tenantId, payment.id]);
+  if ((settled.rowCount ?? 0) > 0) return { refuse: 'INVALID_PAYMENT_STATE' };
+  const checked = spec.check(payment, command);
+  if ('refuse' in checked) return checked;
+  const inserted = await tx.query<OperationRow>(INSERT_OPERATION, [
+    tenantId,
+    operationId,
+    payment.id,
+    spec.kind,
+    checked.amountMinor,
+    providerOperationKey(spec.providerKind, operationId),
+  ]);
+  return { payment, operation: inserted.rows[0]! };
+}
+
+async function driveOperation(
+  deps: ServiceDeps,
+  run: {
+    spec: PaymentOperationSpec;
+    request: OwnedRequest;
+    known: { payment: PaymentRow; operation: OperationRow } | undefined;
+  },
+): Promise<{ stored: StoredResponse } | { error: PublicError }> {
+  const { spec, request } = run;
+  const tenantId = request.scope.tenantId;
+  const { publicName } = spec.operation;
+  const loaded =
+    run.known ?? (await load(deps, { tenantId, operationId: request.resourceId ?? '' }));
+  const { payment, operation } = loaded;
+  await deps.faults.hit(`${publicName}.provider_call.before-call`);
+  let outcome: ChargeOperationOutcome;
+  try {
+    outcome = await deps.provider.operate({
+      operationId: operation.id,
+      kind: spec.providerKind,
+      chargeId: payment.provider_reference ?? '',
+      amountMinor: operation.amount_minor,
+      currency: payment.currency,
+    });
+  } catch (error) {
+    await request.release('timeout');
+    throw error;
+  }
+  await deps.faults.hit(`${publicName}.provider_call.after-call`);
+  switch (outcome.kind) {
+    case 'unavailable':
+      await request.release('unavailable');
+      return {
+        error: publicError('PROVIDER_UNAVAILABLE', {
+          retryAfterSeconds: outcome.retryAfterSeconds,
+          paymentId: payment.id,
+        }),
+      };
+    case 'timeout':
+      await request.release('timeout');
+      return {
+        error: publicError('OUTCOME_PENDING', { retryAfterSeconds: 1, paymentId: payment.id }),
+      };
+    case 'applied':
+    case 'refused':
+      try {
+        return {
+          stored: await finishOperation(deps, { spec, request, payment, operation, outcome }),
+        };
+      } catch (error) {
+        if (error instanceof LeaseLostError)
+          return { error: publicError('IDEMPOTENCY_KEY_IN_USE', { retryAfterSeconds: 1 }) };
+        await request.release('interrupted').catch(() => undefined);
+        throw error;
+      }
+  }
+}
+
+async function finishOperation(
+  deps: ServiceDeps,
+  final: {
+    spec: PaymentOperationSpec;
+    request: OwnedRequest;
+    payment: PaymentRow;
+    operation: OperationRow;
+    outcome: Extract<ChargeOperationOutcome, { kind: 'applied' | 'refused' }>;
+  },
+): Promise<StoredResponse> {
+  const { spec, request, payment, operation, outcome } = final;
+  const tenantId = request.scope.tenantId;
+  if (outcome.kind === 'refused') {
+    // The provider says the charge cannot take it (voided or captured out of band): a business
+    // outcome, stored for the key like any refusal at admission.
+    const code: ErrorCode = 'INVALID_PAYMENT_STATE';
+    return request.finish({ error: { code, message: ERROR_CATALOG[code].message } }, async (tx) => {
+      await tx.query(RECORD_OPERATION_OUTCOME, [tenantId, operation.id, 'FAILED', outcome.code]);
+    });
+  }
+  const next = spec.applied(payment, operation.amount_minor);
+  const after: PaymentRow = {
+    ...payment,
+    status: next.status,
+    amount_captured_minor: next.capturedMinor,
+  };
+  return request.finish({ payment: toPaymentView(after) }, async (tx) => {
+    await tx.query(RECORD_OPERATION_OUTCOME, [tenantId, operation.id, 'SUCCEEDED', null]);
+    const updated = await tx.query(APPLY_SETTLEMENT, [
+      tenantId,
+      payment.id,
+      next.status,
+      next.capturedMinor,
+    ]);
+    if (updated.rowCount !== 1)
+      throw new Error(
+        `payment ${payment.id} left REQUIRES_CAPTURE during its ${spec.providerKind}`,
+      );
+  });
+}
+
+async function load(
+  deps: ServiceDeps,
+  ids: { tenantId: string; operationId: string },
+): Promise<{ payment: PaymentRow; operation: OperationRow }> {
+  const op = await deps.pool.query<OperationRow>(SELECT_OPERATION, [ids.tenantId, ids.operationId]);
+  const operation = op.rows[0];
+  if (operation === undefined)
+    throw new Error(`operation ${ids.operationId} of an admitted request is missing`);
+  const pay = await deps.pool.query<PaymentRow>(SELECT_PAYMENT, [
+    ids.tenantId,
+    operation.payment_id,
+  ]);
+  if (pay.rows[0] === undefined) throw new Error(`payment ${operation.payment_id} is missing`);
+  return { payment: pay.rows[0], operation };
+}
+
+function answer(stored: StoredResponse, info: { key: string; replayed: boolean }): OperationResult {
+  const body = storedResponse.parse(stored.body);
+  if ('error' in body) {
+    const code = body.error.code as ErrorCode;
+    return {
+      ok: false,
+      error: publicError(code, { message: body.error.message }),
+      replayed: info.replayed,
+    };
+  }
+  return {
+    ok: true,
+    payment: body.payment,
+    idempotency: {
+      key: info.key,
+      replayed: info.replayed,
+      firstRequestAt: stored.firstRequestAt.toISOString(),
+      expiresAt: stored.expiresAt.toISOString(),
+    },
+  };
+}
