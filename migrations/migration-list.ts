@@ -10,6 +10,7 @@ const SQL_FILES = [
   '0001-initial-schema.sql',
   '0002-unknown-outcomes.sql',
   '0003-payment-operations.sql',
+  '0004-refunds.sql',
 ] as const;
 
 function sqlMigration(file: string): MigrationObject {

@@ -10,6 +10,7 @@ import { registerFleetGauges, type Metrics } from './kernel/metrics.ts';
 import { CREATE_PAYMENT, createPaymentResumer } from './payments/create-payment.flow.ts';
 import { CAPTURE_PAYMENT, capturePaymentResumer } from './payments/capture-payment.flow.ts';
 import { CANCEL_PAYMENT, cancelPaymentResumer } from './payments/cancel-payment.flow.ts';
+import { REFUND_PAYMENT, refundPaymentResumer } from './payments/refund-payment.flow.ts';
 import { createHttpProviderAdapter } from './provider/http-provider-adapter.ts';
 import { appRouter, type AppRouter } from './router.ts';
 
@@ -47,7 +48,7 @@ export interface Services {
 const BACKOFF_CAP_MS = 5 * 60_000;
 
 /** The operations the recovery worker can resume, and their public names for the gauges. */
-const RESUMABLE_OPERATIONS = [CREATE_PAYMENT, CAPTURE_PAYMENT, CANCEL_PAYMENT];
+const RESUMABLE_OPERATIONS = [CREATE_PAYMENT, CAPTURE_PAYMENT, CANCEL_PAYMENT, REFUND_PAYMENT];
 
 export function createServices(config: ServicesConfig): Services {
   const pool = createPool({
@@ -100,7 +101,12 @@ export function createServices(config: ServicesConfig): Services {
   );
   const worker = new RecoveryWorker(engine, {
     intervalMs: config.recoveryIntervalMs,
-    resumers: [createPaymentResumer(deps), capturePaymentResumer(deps), cancelPaymentResumer(deps)],
+    resumers: [
+      createPaymentResumer(deps),
+      capturePaymentResumer(deps),
+      cancelPaymentResumer(deps),
+      refundPaymentResumer(deps),
+    ],
     onError: config.onError,
   });
   const reconciler = new PeriodicJob(() => reconcileUnknownPayments(deps, 'reconciliation'), {

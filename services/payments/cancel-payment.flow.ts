@@ -7,6 +7,7 @@ import {
   type OperationResult,
   type PaymentOperationSpec,
 } from './payment-operation.flow.ts';
+import { applySettlement, settlementRefusal } from './settlement-rules.ts';
 
 export const CANCEL_PAYMENT = defineOperation({
   id: 'payments.cancel.v1',
@@ -24,18 +25,27 @@ export const CANCEL_SPEC: PaymentOperationSpec = {
   kind: 'cancel',
   providerKind: 'void',
   sentPoint: 'provider_void_sent',
-  check: (payment) =>
-    payment.status === 'REQUIRES_CAPTURE'
-      ? { amountMinor: null }
-      : { refuse: 'INVALID_PAYMENT_STATE' },
-  applied: (payment) => ({ status: 'CANCELED', capturedMinor: payment.amount_captured_minor }),
+  async check(tx, { tenantId, payment }) {
+    const refusal = await settlementRefusal(tx, { tenantId, payment });
+    return refusal === null ? { amountMinor: null } : { refuse: refusal };
+  },
+  apply: (tx, { tenantId, payment }) =>
+    applySettlement(tx, {
+      tenantId,
+      payment,
+      status: 'CANCELED',
+      capturedMinor: payment.amount_captured_minor,
+    }),
 };
 
 export function cancelPayment(
   deps: ServiceDeps,
   input: Omit<OperationInput, 'amount'>,
 ): Promise<OperationResult> {
-  return runPaymentOperation(deps, { spec: CANCEL_SPEC, input: { ...input, amount: null } });
+  return runPaymentOperation(deps, {
+    spec: CANCEL_SPEC,
+    input: { ...input, amount: null, reason: null },
+  });
 }
 
 export const cancelPaymentResumer = (deps: ServiceDeps) =>

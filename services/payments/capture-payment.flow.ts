@@ -9,6 +9,7 @@ import {
   type OperationResult,
   type PaymentOperationSpec,
 } from './payment-operation.flow.ts';
+import { applySettlement, settlementRefusal } from './settlement-rules.ts';
 
 export const CAPTURE_PAYMENT = defineOperation({
   id: 'payments.capture.v1',
@@ -26,8 +27,9 @@ export const CAPTURE_SPEC: PaymentOperationSpec = {
   kind: 'capture',
   providerKind: 'capture',
   sentPoint: 'provider_capture_sent',
-  check(payment, command) {
-    if (payment.status !== 'REQUIRES_CAPTURE') return { refuse: 'INVALID_PAYMENT_STATE' };
+  async check(tx, { tenantId, payment, command }) {
+    const refusal = await settlementRefusal(tx, { tenantId, payment });
+    if (refusal !== null) return { refuse: refusal };
     if (command.amount === null) return { amountMinor: payment.amount_minor };
     const parsed = parseAmount(command.amount, payment.currency);
     // A malformed amount is the caller's input error, not a business outcome: nothing is stored.
@@ -38,7 +40,13 @@ export const CAPTURE_SPEC: PaymentOperationSpec = {
       return { refuse: 'AMOUNT_EXCEEDS_CAPTURABLE' };
     return { amountMinor: parsed.minor.toString() };
   },
-  applied: (_payment, amountMinor) => ({ status: 'SUCCEEDED', capturedMinor: amountMinor ?? '0' }),
+  apply: (tx, { tenantId, payment, operation }) =>
+    applySettlement(tx, {
+      tenantId,
+      payment,
+      status: 'SUCCEEDED',
+      capturedMinor: operation.amount_minor ?? '0',
+    }),
 };
 
 export const CAPTURE_PAYMENT_FAULT_POINTS = [
@@ -51,7 +59,7 @@ export const CAPTURE_PAYMENT_FAULT_POINTS = [
 ] as const;
 
 export function capturePayment(deps: ServiceDeps, input: OperationInput): Promise<OperationResult> {
-  return runPaymentOperation(deps, { spec: CAPTURE_SPEC, input });
+  return runPaymentOperation(deps, { spec: CAPTURE_SPEC, input: { ...input, reason: null } });
 }
 
 export const capturePaymentResumer = (deps: ServiceDeps) =>

@@ -19,48 +19,53 @@ import type { StoredResponse } from '../kernel/idempotency/types.ts';
 import { providerOperationKey } from '../provider/provider-keys.ts';
 import type { ChargeOperationOutcome } from '../provider/provider-port.ts';
 import { IDEMPOTENCY_KEY_PATTERN } from './create-payment.command.ts';
+import { refundsOf } from './payment-queries.ts';
 import {
-  APPLY_SETTLEMENT,
   INSERT_OPERATION,
   RECORD_OPERATION_OUTCOME,
-  SELECT_ACTIVE_SETTLEMENT,
   SELECT_OPERATION,
   SELECT_PAYMENT,
   SELECT_PAYMENT_FOR_UPDATE,
 } from './payments.sql.ts';
 import {
   paymentViewSchema,
+  refundViewSchema,
   toPaymentView,
+  toRefundView,
   type PaymentRow,
   type PaymentView,
+  type RefundView,
 } from './payment.view.ts';
 
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const REASON_MAX_CHARS = 255;
 
 /**
- * An operation on an existing payment whose effect is one provider call (capture, cancel):
+ * An operation on an existing payment whose effect is one provider call (capture, cancel, refund):
  *
  *   admission + payment locked + rules checked + operation row (the intent) ──▶ <sentPoint>
  *   ──(provider call, the operation's derived key)──▶ outcome + payment + stored response ──▶ finished
  *
  * A rule the payment breaks (not found, wrong state, amount too large) decides the request at
- * admission: the error is stored for the key and replayed with the same code.
+ * admission: the error is stored for the key and replayed with the same code. The payment's row
+ * lock in the admission transaction puts operations on one payment in a line, so their rules
+ * (one capture, no over-refund) see each other.
  */
 export interface PaymentOperationSpec {
   operation: OperationDef;
-  kind: 'capture' | 'cancel';
-  providerKind: 'capture' | 'void';
+  kind: 'capture' | 'cancel' | 'refund';
+  providerKind: 'capture' | 'void' | 'refund';
   sentPoint: string;
   /** Checks the locked payment; returns the refusal, or the amount the provider call carries. */
   check(
-    payment: PaymentRow,
-    command: OperationCommand,
-  ): { refuse: ErrorCode } | { amountMinor: string | null };
-  /** The payment once the provider applied the operation. */
-  applied(
-    payment: PaymentRow,
-    amountMinor: string | null,
-  ): { status: 'SUCCEEDED' | 'CANCELED'; capturedMinor: string };
+    tx: TxClient,
+    target: { tenantId: string; payment: PaymentRow; command: OperationCommand },
+  ): Promise<{ refuse: ErrorCode } | { amountMinor: string | null }>;
+  /** Applies the provider's success to the payment in the final transaction; returns it after. */
+  apply(
+    tx: TxClient,
+    target: { tenantId: string; payment: PaymentRow; operation: OperationRow },
+  ): Promise<PaymentRow>;
 }
 
 export interface OperationCommand {
@@ -68,6 +73,7 @@ export interface OperationCommand {
   paymentId: string;
   /** Canonical decimal ("10.5" for "10.50"), or null for "all of it". */
   amount: string | null;
+  reason: string | null;
 }
 
 export const operationInput = z.object({
@@ -75,6 +81,7 @@ export const operationInput = z.object({
   idempotencyKey: z.string(),
   paymentId: z.string(),
   amount: z.string().nullish(),
+  reason: z.string().nullish(),
 });
 export type OperationInput = z.infer<typeof operationInput>;
 
@@ -82,20 +89,24 @@ export type OperationResult =
   | {
       ok: true;
       payment: PaymentView;
+      refund: RefundView | null;
       idempotency: { key: string; replayed: boolean; firstRequestAt: string; expiresAt: string };
     }
   | { ok: false; error: PublicError; replayed: boolean };
 
-interface OperationRow {
+export interface OperationRow {
   id: string;
   payment_id: string;
   kind: string;
   amount_minor: string | null;
   provider_key: string;
+  reason: string | null;
+  status: 'PROCESSING' | 'SUCCEEDED' | 'FAILED';
+  created_at: Date;
 }
 
 const storedResponse = z.union([
-  z.object({ payment: paymentViewSchema }),
+  z.object({ payment: paymentViewSchema, refund: refundViewSchema.nullable() }),
   z.object({ error: z.object({ code: z.string(), message: z.string() }) }),
 ]);
 
@@ -104,17 +115,11 @@ export async function runPaymentOperation(
   run: { spec: PaymentOperationSpec; input: OperationInput },
 ): Promise<OperationResult> {
   const { spec, input } = run;
-  let command: OperationCommand;
-  try {
-    command = normalise(input);
-  } catch (error) {
-    if (error instanceof AppError) return { ok: false, error: error.toPublic(), replayed: false };
-    throw error;
-  }
   const operationId = randomUUID();
   let known: { payment: PaymentRow; operation: OperationRow } | undefined;
   let admission;
   try {
+    const command = normalise(input);
     admission = await deps.engine.admit({
       scope: { tenantId: input.tenantId, operation: spec.operation, key: input.idempotencyKey },
       requestHash: requestHash(spec.operation, command),
@@ -128,18 +133,20 @@ export async function runPaymentOperation(
             operationId,
             command,
           });
-          if ('refuse' in decision)
+          if ('refuse' in decision) {
             return {
               decided: {
                 error: { code: decision.refuse, message: ERROR_CATALOG[decision.refuse].message },
               },
             };
+          }
           known = decision;
           return undefined;
         },
       },
     });
   } catch (error) {
+    // Input errors (and only those) are answered without storing anything for the key.
     if (error instanceof AppError) return { ok: false, error: error.toPublic(), replayed: false };
     throw error;
   }
@@ -181,21 +188,31 @@ export function paymentOperationResumer(deps: ServiceDeps, spec: PaymentOperatio
 }
 
 function normalise(input: OperationInput): OperationCommand {
-  if (!IDEMPOTENCY_KEY_PATTERN.test(input.idempotencyKey))
+  if (!IDEMPOTENCY_KEY_PATTERN.test(input.idempotencyKey)) {
     throw new AppError('IDEMPOTENCY_KEY_INVALID', { details: { field: 'idempotencyKey' } });
+  }
+  const reason = input.reason ?? null;
+  if (reason !== null && (reason.length === 0 || reason.length > REASON_MAX_CHARS)) {
+    throw new AppError('BAD_USER_INPUT', {
+      message: `reason must be 1 to ${REASON_MAX_CHARS} characters`,
+      details: { field: 'reason' },
+    });
+  }
   const raw = input.amount ?? null;
-  if (raw === null) return { paymentId: input.paymentId.toLowerCase(), amount: null };
+  if (raw === null) return { paymentId: input.paymentId.toLowerCase(), amount: null, reason };
   const match = /^(\d{1,18})(?:\.(\d{1,4}))?$/.exec(raw.trim());
-  if (!match)
+  if (!match) {
     throw new AppError('BAD_USER_INPUT', {
       message: 'amount must be a decimal string such as "10.50"',
       details: { field: 'amount' },
     });
+  }
   const whole = BigInt(match[1] ?? '0').toString();
   const fraction = (match[2] ?? '').replace(/0+$/, '');
   return {
     paymentId: input.paymentId.toLowerCase(),
     amount: fraction === '' ? whole : `${whole}.${fraction}`,
+    reason,
   };
 }
 
@@ -216,9 +233,7 @@ async function admitOperation(
   ]);
   const payment = rows[0];
   if (payment === undefined) return { refuse: 'PAYMENT_NOT_FOUND' };
-  const settled = await tx.query(SELECT_ACTIVE_SETTLEMENT, [tenantId, payment.id]);
-  if ((settled.rowCount ?? 0) > 0) return { refuse: 'INVALID_PAYMENT_STATE' };
-  const checked = spec.check(payment, command);
+  const checked = await spec.check(tx, { tenantId, payment, command });
   if ('refuse' in checked) return checked;
   const inserted = await tx.query<OperationRow>(INSERT_OPERATION, [
     tenantId,
@@ -227,6 +242,7 @@ async function admitOperation(
     spec.kind,
     checked.amountMinor,
     providerOperationKey(spec.providerKind, operationId),
+    command.reason,
   ]);
   return { payment, operation: inserted.rows[0]! };
 }
@@ -240,11 +256,10 @@ async function driveOperation(
   },
 ): Promise<{ stored: StoredResponse } | { error: PublicError }> {
   const { spec, request } = run;
-  const tenantId = request.scope.tenantId;
   const { publicName } = spec.operation;
-  const loaded =
-    run.known ?? (await load(deps, { tenantId, operationId: request.resourceId ?? '' }));
-  const { payment, operation } = loaded;
+  const { payment, operation } =
+    run.known ??
+    (await load(deps, { tenantId: request.scope.tenantId, operationId: request.resourceId ?? '' }));
   await deps.faults.hit(`${publicName}.provider_call.before-call`);
   let outcome: ChargeOperationOutcome;
   try {
@@ -254,6 +269,7 @@ async function driveOperation(
       chargeId: payment.provider_reference ?? '',
       amountMinor: operation.amount_minor,
       currency: payment.currency,
+      reason: operation.reason,
     });
   } catch (error) {
     await request.release('timeout');
@@ -289,6 +305,18 @@ async function driveOperation(
   }
 }
 
+/** The provider's refusal codes, as the catalog's business errors. */
+function refusalCode(providerCode: string): ErrorCode {
+  switch (providerCode) {
+    case 'AMOUNT_EXCEEDS_REFUNDABLE':
+      return 'AMOUNT_EXCEEDS_REFUNDABLE';
+    case 'AMOUNT_EXCEEDS_AUTHORIZED':
+      return 'AMOUNT_EXCEEDS_CAPTURABLE';
+    default:
+      return 'INVALID_PAYMENT_STATE';
+  }
+}
+
 async function finishOperation(
   deps: ServiceDeps,
   final: {
@@ -302,31 +330,39 @@ async function finishOperation(
   const { spec, request, payment, operation, outcome } = final;
   const tenantId = request.scope.tenantId;
   if (outcome.kind === 'refused') {
-    // The provider says the charge cannot take it (voided or captured out of band): a business
-    // outcome, stored for the key like any refusal at admission.
-    const code: ErrorCode = 'INVALID_PAYMENT_STATE';
+    // The provider says the charge cannot take it (changed out of band): a business outcome,
+    // stored for the key like any refusal at admission.
+    const code = refusalCode(outcome.code);
     return request.finish({ error: { code, message: ERROR_CATALOG[code].message } }, async (tx) => {
-      await tx.query(RECORD_OPERATION_OUTCOME, [tenantId, operation.id, 'FAILED', outcome.code]);
+      await tx.query(RECORD_OPERATION_OUTCOME, [
+        tenantId,
+        operation.id,
+        'FAILED',
+        outcome.code,
+        null,
+      ]);
     });
   }
-  const next = spec.applied(payment, operation.amount_minor);
-  const after: PaymentRow = {
-    ...payment,
-    status: next.status,
-    amount_captured_minor: next.capturedMinor,
-  };
-  return request.finish({ payment: toPaymentView(after) }, async (tx) => {
-    await tx.query(RECORD_OPERATION_OUTCOME, [tenantId, operation.id, 'SUCCEEDED', null]);
-    const updated = await tx.query(APPLY_SETTLEMENT, [
+  // The response needs the payment as this transaction leaves it; the key row is locked first
+  // (finish's fence), so compute it inside and store it with the same commit.
+  let response: JsonValue = null;
+  return request.finishWith(async (tx) => {
+    await tx.query(RECORD_OPERATION_OUTCOME, [
       tenantId,
-      payment.id,
-      next.status,
-      next.capturedMinor,
+      operation.id,
+      'SUCCEEDED',
+      null,
+      outcome.providerReference,
     ]);
-    if (updated.rowCount !== 1)
-      throw new Error(
-        `payment ${payment.id} left REQUIRES_CAPTURE during its ${spec.providerKind}`,
-      );
+    const after = await spec.apply(tx, { tenantId, payment, operation });
+    const refunds =
+      (await refundsOf(tx, { tenantId, paymentIds: [payment.id] })).get(payment.id) ?? [];
+    const refund = spec.kind === 'refund' ? refunds.find((r) => r.id === operation.id) : undefined;
+    response = {
+      payment: toPaymentView(after, refunds),
+      refund: refund === undefined ? null : toRefundView(refund, after.currency),
+    };
+    return response;
   });
 }
 
@@ -359,6 +395,7 @@ function answer(stored: StoredResponse, info: { key: string; replayed: boolean }
   return {
     ok: true,
     payment: body.payment,
+    refund: body.refund,
     idempotency: {
       key: info.key,
       replayed: info.replayed,

@@ -1,8 +1,13 @@
 import { z } from 'zod';
 import type { Queryable } from '../kernel/db/pool.ts';
 import { InputInvalidError } from '../kernel/errors.ts';
-import { LIST_PAYMENTS, SELECT_PAYMENT } from './payments.sql.ts';
-import { toPaymentView, type PaymentRow, type PaymentView } from './payment.view.ts';
+import { LIST_PAYMENTS, SELECT_PAYMENT, SELECT_REFUNDS } from './payments.sql.ts';
+import {
+  toPaymentView,
+  type PaymentRow,
+  type PaymentView,
+  type RefundRow,
+} from './payment.view.ts';
 
 /** Page sizes beyond this are refused rather than clamped, so a client never silently gets less. */
 const MAX_PAGE_SIZE = 100;
@@ -25,7 +30,9 @@ export async function getPayment(
     input.tenantId,
     input.id.toLowerCase(),
   ]);
-  return rows[0] === undefined ? null : toPaymentView(rows[0]);
+  if (rows[0] === undefined) return null;
+  const refunds = await refundsOf(pool, { tenantId: input.tenantId, paymentIds: [rows[0].id] });
+  return toPaymentView(rows[0], refunds.get(rows[0].id));
 }
 
 export interface PaymentPage {
@@ -50,7 +57,14 @@ export async function listPayments(
     input.reference ?? null,
   ]);
   const page = rows.slice(0, input.first);
-  const edges = page.map((row) => ({ cursor: encodeCursor(row), node: toPaymentView(row) }));
+  const refunds = await refundsOf(pool, {
+    tenantId: input.tenantId,
+    paymentIds: page.map((row) => row.id),
+  });
+  const edges = page.map((row) => ({
+    cursor: encodeCursor(row),
+    node: toPaymentView(row, refunds.get(row.id)),
+  }));
   return {
     edges,
     pageInfo: { hasNextPage: rows.length > input.first, endCursor: edges.at(-1)?.cursor ?? null },
@@ -78,4 +92,17 @@ function decodeCursor(cursor: string): { createdAt: string; id: string } {
     // fall through to the one error below
   }
   throw new InputInvalidError('after', 'after is not a cursor this API returned');
+}
+
+/** The refunds of several payments in one query, by payment id. */
+export async function refundsOf(
+  pool: Queryable,
+  ids: { tenantId: string; paymentIds: string[] },
+): Promise<Map<string, RefundRow[]>> {
+  const byPayment = new Map<string, RefundRow[]>();
+  if (ids.paymentIds.length === 0) return byPayment;
+  const { rows } = await pool.query<RefundRow>(SELECT_REFUNDS, [ids.tenantId, ids.paymentIds]);
+  for (const row of rows)
+    byPayment.set(row.payment_id, [...(byPayment.get(row.payment_id) ?? []), row]);
+  return byPayment;
 }

@@ -39,7 +39,38 @@ export interface PaymentView {
   refunds: JsonValue[];
 }
 
-export function toPaymentView(row: PaymentRow): PaymentView {
+export interface RefundRow {
+  id: string;
+  payment_id: string;
+  amount_minor: string;
+  status: 'PROCESSING' | 'SUCCEEDED' | 'FAILED';
+  reason: string | null;
+  created_at: Date;
+}
+
+export interface RefundView {
+  [field: string]: JsonValue;
+  id: string;
+  paymentId: string;
+  amount: string;
+  status: 'PROCESSING' | 'SUCCEEDED' | 'FAILED';
+  reason: string | null;
+  createdAt: string;
+}
+
+export function toRefundView(row: RefundRow, currency: string): RefundView {
+  return {
+    id: row.id,
+    paymentId: row.payment_id,
+    amount: formatAmount(BigInt(row.amount_minor), currency),
+    status: row.status,
+    reason: row.reason,
+    createdAt: row.created_at.toISOString(),
+  };
+}
+
+/** The public shape of a payment with its refunds (oldest first). */
+export function toPaymentView(row: PaymentRow, refunds: RefundRow[] = []): PaymentView {
   return {
     id: row.id,
     status: row.status,
@@ -52,7 +83,7 @@ export function toPaymentView(row: PaymentRow): PaymentView {
     providerReference: row.provider_reference,
     failureCode: row.failure_code,
     createdAt: row.created_at.toISOString(),
-    refunds: [],
+    refunds: refunds.map((refund) => toRefundView(refund, row.currency)),
   };
 }
 
@@ -70,4 +101,13 @@ export const paymentViewSchema = z.object({
   failureCode: z.string().nullable(),
   createdAt: z.string(),
   refunds: z.array(z.json()),
+});
+
+export const refundViewSchema = z.object({
+  id: z.string(),
+  paymentId: z.string(),
+  amount: z.string(),
+  status: z.enum(['PROCESSING', 'SUCCEEDED', 'FAILED']),
+  reason: z.string().nullable(),
+  createdAt: z.string(),
 });

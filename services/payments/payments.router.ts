@@ -4,6 +4,7 @@ import { createPayment } from './create-payment.flow.ts';
 import { createPaymentInput } from './create-payment.command.ts';
 import { capturePayment } from './capture-payment.flow.ts';
 import { cancelPayment } from './cancel-payment.flow.ts';
+import { refundPayment } from './refund-payment.flow.ts';
 import { operationInput } from './payment-operation.flow.ts';
 import { getPayment, listPayments, listPaymentsInput } from './payment-queries.ts';
 
@@ -13,10 +14,13 @@ export const paymentsRouter = router({
     .input(createPaymentInput)
     .mutation(({ ctx, input }) => createPayment(ctx.deps, input)),
   capture: procedure
-    .input(operationInput)
+    .input(operationInput.omit({ reason: true }))
     .mutation(({ ctx, input }) => capturePayment(ctx.deps, input)),
+  refund: procedure
+    .input(operationInput.extend({ amount: z.string() }))
+    .mutation(({ ctx, input }) => refundPayment(ctx.deps, input)),
   cancel: procedure
-    .input(operationInput.omit({ amount: true }))
+    .input(operationInput.omit({ amount: true, reason: true }))
     .mutation(({ ctx, input }) => cancelPayment(ctx.deps, input)),
   get: procedure
     .input(z.object({ tenantId: z.uuid(), id: z.string() }))

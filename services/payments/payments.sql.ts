@@ -53,23 +53,46 @@ export const SELECT_ACTIVE_SETTLEMENT = `
 SELECT kind FROM payment_operations
  WHERE tenant_id = $1 AND payment_id = $2 AND kind IN ('capture', 'cancel') AND status <> 'FAILED'`;
 
-/** $1 tenant, $2 id, $3 payment id, $4 kind, $5 amount minor, $6 provider key (the intent). */
+/** $1 tenant, $2 id, $3 payment id, $4 kind, $5 amount minor, $6 provider key (the intent),
+ * $7 reason. */
 export const INSERT_OPERATION = `
-INSERT INTO payment_operations (tenant_id, id, payment_id, kind, amount_minor, status, provider_key)
-VALUES ($1, $2, $3, $4, $5, 'PROCESSING', $6)
-RETURNING id, payment_id, kind, amount_minor, provider_key`;
+INSERT INTO payment_operations (tenant_id, id, payment_id, kind, amount_minor, status, provider_key, reason)
+VALUES ($1, $2, $3, $4, $5, 'PROCESSING', $6, $7)
+RETURNING id, payment_id, kind, amount_minor, provider_key, reason, status, created_at`;
 
 /** $1 tenant, $2 id. */
 export const SELECT_OPERATION = `
-SELECT id, payment_id, kind, amount_minor, provider_key FROM payment_operations WHERE tenant_id = $1 AND id = $2`;
+SELECT id, payment_id, kind, amount_minor, provider_key, reason, status, created_at
+  FROM payment_operations WHERE tenant_id = $1 AND id = $2`;
 
-/** $1 tenant, $2 id, $3 status, $4 failure code. Only from PROCESSING: an outcome is recorded once. */
+/** $1 tenant, $2 id, $3 status, $4 failure code, $5 provider reference. Only from PROCESSING:
+ * an outcome is recorded once. */
 export const RECORD_OPERATION_OUTCOME = `
-UPDATE payment_operations SET status = $3, failure_code = $4, updated_at = now()
+UPDATE payment_operations SET status = $3, failure_code = $4, provider_reference = $5, updated_at = now()
  WHERE tenant_id = $1 AND id = $2 AND status = 'PROCESSING'`;
 
 /** A capture or cancel applied to the payment. $1 tenant, $2 id, $3 new status, $4 captured minor. */
 export const APPLY_SETTLEMENT = `
 UPDATE payments SET status = $3, amount_captured_minor = $4, updated_at = now()
  WHERE tenant_id = $1 AND id = $2 AND status = 'REQUIRES_CAPTURE'
+RETURNING ${PAYMENT_COLUMNS}`;
+
+/** Refunds of some payments, oldest first. $1 tenant, $2 payment ids. */
+export const SELECT_REFUNDS = `
+SELECT id, payment_id, amount_minor, status, reason, created_at
+  FROM payment_operations
+ WHERE tenant_id = $1 AND payment_id = ANY($2) AND kind = 'refund'
+ ORDER BY created_at, id`;
+
+/** What is still refundable: captured minus refunds done or in flight. $1 tenant, $2 payment id,
+ * $3 captured minor. Run under the payment's row lock, so concurrent refunds see each other. */
+export const SELECT_REFUNDABLE = `
+SELECT $3::bigint - COALESCE(sum(amount_minor), 0) AS refundable_minor
+  FROM payment_operations
+ WHERE tenant_id = $1 AND payment_id = $2 AND kind = 'refund' AND status <> 'FAILED'`;
+
+/** A refund applied to the payment. $1 tenant, $2 id, $3 refunded minor. */
+export const APPLY_REFUND = `
+UPDATE payments SET amount_refunded_minor = amount_refunded_minor + $3, updated_at = now()
+ WHERE tenant_id = $1 AND id = $2
 RETURNING ${PAYMENT_COLUMNS}`;

@@ -33,17 +33,25 @@ export function createHttpProviderAdapter(baseUrl: string): ProviderAdapter {
       kind,
       chargeId,
       amount,
+      reason,
       idempotencyKey,
       timeoutMs,
     }): Promise<ChargeOperationOutcome> {
+      const path = kind === 'refund' ? 'refunds' : kind;
+      const payload =
+        kind === 'void'
+          ? {}
+          : kind === 'refund' && reason !== null
+            ? { amount, reason }
+            : { amount };
       let response: Response;
       try {
         response = await fetch(
-          new URL(`/v1/charges/${encodeURIComponent(chargeId)}/${kind}`, baseUrl),
+          new URL(`/v1/charges/${encodeURIComponent(chargeId)}/${path}`, baseUrl),
           {
             method: 'POST',
             headers: { 'content-type': 'application/json', 'idempotency-key': idempotencyKey },
-            body: JSON.stringify(amount === null ? {} : { amount }),
+            body: JSON.stringify(payload),
             signal: AbortSignal.timeout(timeoutMs),
           },
         );
@@ -59,7 +67,13 @@ export function createHttpProviderAdapter(baseUrl: string): ProviderAdapter {
         return provedNothingHappened(response) ? unavailable(response) : { kind: 'timeout' };
       }
       if (response.status === 200 && body.charge !== undefined) {
-        return { kind: 'applied', status: parseCharge(body.charge).status };
+        const refundId = (body as { refund?: { id?: unknown } }).refund?.id;
+        if (kind === 'refund' && typeof refundId !== 'string')
+          throw new Error('provider answered a refund without its id');
+        return {
+          kind: 'applied',
+          providerReference: typeof refundId === 'string' ? refundId : parseCharge(body.charge).id,
+        };
       }
       // Refusals about the charge's state or amount are answers, stored by the provider too.
       if ([404, 409, 422].includes(response.status) && typeof body.error?.code === 'string') {

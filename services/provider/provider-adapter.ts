@@ -22,11 +22,12 @@ export type ProbeOutcome =
 /** One PSP, behind the shape every adapter must honour (a shared contract suite tests it). */
 export interface ProviderAdapter {
   charge(request: AdapterChargeRequest): Promise<ChargeOutcome>;
-  /** Captures or voids a charge under its own idempotency key. */
+  /** Captures, voids or refunds a charge under the operation's own idempotency key. */
   operate(request: {
-    kind: 'capture' | 'void';
+    kind: 'capture' | 'void' | 'refund';
     chargeId: string;
     amount: string | null;
+    reason: string | null;
     idempotencyKey: string;
     timeoutMs: number;
   }): Promise<ChargeOperationOutcome>;

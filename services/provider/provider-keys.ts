@@ -8,7 +8,10 @@ export function providerChargeKey(paymentId: string): string {
   return derivedKey({ system: 'provider', subject: 'payment', ourId: paymentId });
 }
 
-/** The idempotency key of one operation (capture, void) on a charge: one per operation id. */
-export function providerOperationKey(kind: 'capture' | 'void', operationId: string): string {
+/** The idempotency key of one operation (capture, void, refund) on a charge: one per operation id. */
+export function providerOperationKey(
+  kind: 'capture' | 'void' | 'refund',
+  operationId: string,
+): string {
   return derivedKey({ system: 'provider', subject: kind, ourId: operationId });
 }

@@ -34,14 +34,17 @@ export interface ProviderStatement {
   completeUntil: string;
 }
 
-/** A capture or a void of a payment's charge, keyed by the operation that asks for it. */
+/** A capture, void or refund of a payment's charge, keyed by the operation that asks for it. */
 export interface ChargeOperationRequest {
   operationId: string;
-  kind: 'capture' | 'void';
+  kind: 'capture' | 'void' | 'refund';
   chargeId: string;
-  /** For a capture: the amount to capture, in minor units; the rest is released. */
+  /** For a capture: the amount to capture, in minor units (the rest is released); for a refund,
+   * the amount to give back. */
   amountMinor: string | null;
   currency: string;
+  /** A refund's reason, passed on to the provider. */
+  reason: string | null;
 }
 
 /**
@@ -49,7 +52,7 @@ export interface ChargeOperationRequest {
  * in a state that allows it), or the same transient outcomes as a charge.
  */
 export type ChargeOperationOutcome =
-  | { kind: 'applied'; status: ProviderCharge['status'] }
+  | { kind: 'applied'; providerReference: string }
   | { kind: 'refused'; code: string }
   | { kind: 'unavailable'; retryAfterSeconds: number }
   | { kind: 'timeout' };

@@ -39,13 +39,14 @@ export const providerRouter = router({
     .input(
       z.object({
         operationId: z.uuid(),
-        kind: z.enum(['capture', 'void']),
+        kind: z.enum(['capture', 'void', 'refund']),
         chargeId: z.string().min(1).max(255),
         amountMinor: z
           .string()
           .regex(/^[1-9]\d{0,17}$/)
           .nullable(),
         currency: z.string().regex(/^[A-Z]{3}$/),
+        reason: z.string().max(255).nullable(),
       }),
     )
     .mutation(({ ctx, input }) => operateWithRetries(ctx.deps, input)),
@@ -150,7 +151,11 @@ function metricOutcome(outcome: ChargeOutcome): 'approved' | 'declined' | 'timeo
 }
 
 /** The public operation a capture or void serves, for the metrics' `operation` label. */
-const OPERATION_LABEL = { capture: 'capturePayment', void: 'cancelPayment' } as const;
+const OPERATION_LABEL = {
+  capture: 'capturePayment',
+  void: 'cancelPayment',
+  refund: 'refundPayment',
+} as const;
 
 /**
  * A capture or void under the operation's derived key. Refusals that prove nothing happened are
@@ -170,6 +175,7 @@ async function operateWithRetries(
       outcome = await deps.providerAdapter.operate({
         kind: request.kind,
         chargeId: request.chargeId,
+        reason: request.reason,
         amount:
           request.amountMinor === null
             ? null

@@ -73,6 +73,26 @@ export const resolvers = {
           ctx.services.payments.capture.mutate({ tenantId: ctx.tenantId, ...args.input }),
         ),
       ),
+    refundPayment: async (
+      _: unknown,
+      args: {
+        input: {
+          idempotencyKey: string;
+          paymentId: string;
+          amount: string;
+          reason?: string | null;
+        };
+      },
+      ctx: GatewayContext,
+      info: GraphQLResolveInfo,
+    ) =>
+      payload(
+        ctx,
+        info,
+        await call(ctx, info, () =>
+          ctx.services.payments.refund.mutate({ tenantId: ctx.tenantId, ...args.input }),
+        ),
+      ),
     cancelPayment: async (
       _: unknown,
       args: { input: { idempotencyKey: string; paymentId: string } },

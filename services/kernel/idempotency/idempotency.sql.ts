@@ -94,6 +94,16 @@ SELECT tenant_id, operation, key, $6, fencing_token FROM advanced
 RETURNING recovery_point`;
 
 /**
+ * Locks the key row for a phase that must compute its response before advancing, with the same
+ * fence as ADVANCE_KEY. $1 tenant, $2 operation, $3 key, $4 our token, $5 expected current point.
+ */
+export const LOCK_KEY = `
+SELECT 1 FROM idempotency_keys
+ WHERE tenant_id = $1 AND operation = $2 AND key = $3
+   AND fencing_token = $4 AND state = 'started' AND recovery_point = $5
+   FOR UPDATE`;
+
+/**
  * Gives the request back after an attempt that ended without a final answer, without moving
  * its recovery point. The lease ends now, so a client retry may take over at once; the worker
  * waits until next_attempt_at (exponential backoff). After $6 attempts that ended in a timeout

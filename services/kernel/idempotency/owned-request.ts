@@ -2,7 +2,7 @@ import type { JsonValue } from '../canonical-json.ts';
 import { withTransaction, type TxClient } from '../db/pool.ts';
 import { LeaseLostError } from '../errors.ts';
 import { FaultInjectedError } from '../faults.ts';
-import { ADVANCE_KEY, RELEASE_KEY, SELECT_KEY } from './idempotency.sql.ts';
+import { ADVANCE_KEY, LOCK_KEY, RELEASE_KEY, SELECT_KEY } from './idempotency.sql.ts';
 import type { EngineDeps, OwnedRow, Scope, StoredResponse } from './types.ts';
 
 export const FINISHED = 'finished';
@@ -66,6 +66,30 @@ export class OwnedRequest {
   }
 
   /**
+   * The final phase when the response depends on what the phase itself writes (the payment as
+   * this transaction leaves it): the key row is locked and fenced first, then `work` runs and
+   * returns the response, which commits with `state = finished`.
+   */
+  async finishWith(work: (tx: TxClient) => Promise<JsonValue>): Promise<StoredResponse> {
+    let response: JsonValue = null;
+    await this.commitPhase({
+      to: FINISHED,
+      response: null,
+      work: async (tx) => {
+        response = await work(tx);
+      },
+      lockFirst: true,
+      responseOf: () => response,
+    });
+    return {
+      version: this.scope.operation.responseVersion,
+      body: response,
+      firstRequestAt: this.row.created_at,
+      expiresAt: this.row.expires_at,
+    };
+  }
+
+  /**
    * Ends an attempt that got no final answer without moving the recovery point: the lease ends
    * now, so the next retry or (after its backoff) the recovery worker resumes here. `timeout`
    * means the provider may have acted; enough of those make the request 'unknown'. Returns the
@@ -96,24 +120,35 @@ export class OwnedRequest {
     to: string;
     response: JsonValue;
     work: (tx: TxClient) => Promise<void>;
+    /** Lock and fence the key row, run `work`, then advance with `responseOf()`. */
+    lockFirst?: boolean;
+    responseOf?: () => JsonValue;
   }): Promise<void> {
     const { tenantId, operation, key } = this.scope;
     const faultPrefix = `${operation.publicName}.${phase.to}`;
-    const transaction = withTransaction(this.deps.pool, async (tx) => {
+    const fence = [tenantId, operation.id, key, this.row.fencing_token, this.point];
+    const advance = async (tx: TxClient, response: JsonValue) => {
       const fenced = await tx.query(ADVANCE_KEY, [
-        tenantId,
-        operation.id,
-        key,
-        this.row.fencing_token,
-        this.point,
+        ...fence,
         phase.to,
         phase.to === FINISHED ? 'finished' : 'started',
-        phase.response === null ? null : JSON.stringify(phase.response),
-        phase.response === null ? null : operation.responseVersion,
+        response === null ? null : JSON.stringify(response),
+        response === null ? null : operation.responseVersion,
         this.deps.leaseMs,
       ]);
       if (fenced.rowCount !== 1) throw new LeaseLostError(`${operation.id}/${tenantId}`);
-      await phase.work(tx);
+    };
+    const transaction = withTransaction(this.deps.pool, async (tx) => {
+      if (phase.lockFirst === true) {
+        // Locks the key row before any business row, as every phase does, so no deadlock.
+        const locked = await tx.query(LOCK_KEY, fence);
+        if (locked.rowCount !== 1) throw new LeaseLostError(`${operation.id}/${tenantId}`);
+        await phase.work(tx);
+        await advance(tx, phase.responseOf?.() ?? null);
+      } else {
+        await advance(tx, phase.response);
+        await phase.work(tx);
+      }
       await this.deps.faults.hit(`${faultPrefix}.before-commit`);
     });
     try {

@@ -1,0 +1,188 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandboxPsp, type SandboxPsp } from '../../sandbox-psp/sandbox-server.ts';
+import { CAPTURE_PAYMENT_FAULT_POINTS } from '../../services/payments/capture-payment.flow.ts';
+import { REFUND_PAYMENT_FAULT_POINTS } from '../../services/payments/refund-payment.flow.ts';
+import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process.ts';
+import {
+  CREATE_PAYMENT,
+  graphql,
+  paymentOf,
+  type GraphQLAnswer,
+} from '../support/graphql-client.ts';
+import { useTestDatabase } from '../support/test-database.ts';
+import { paymentInput, TENANT_A } from '../support/test-stack.ts';
+
+/**
+ * For every fault point of capturePayment and refundPayment: a real gateway is SIGKILLed there
+ * and restarted; the operation completes with exactly one effect applied at the provider and
+ * each phase committed once — by a client retry, and by the recovery worker with no client.
+ */
+const database = useTestDatabase('operation-crash');
+const LEASE_MS = '1000';
+const WORKER_OFF = { RECOVERY_INTERVAL_MS: '3600000', LEASE_MS };
+const WORKER_ON = { RECOVERY_INTERVAL_MS: '100', LEASE_MS };
+
+interface OperationUnderTest {
+  field: 'capturePayment' | 'refundPayment';
+  operationId: string;
+  mutation: string;
+  faultPoints: readonly string[];
+  sentPoint: string;
+  captureMethod: 'MANUAL' | 'AUTOMATIC';
+  input: (key: string, paymentId: string) => Record<string, unknown>;
+  effect: 'capture' | 'refund';
+}
+
+const OPERATIONS: OperationUnderTest[] = [
+  {
+    field: 'capturePayment',
+    operationId: 'payments.capture.v1',
+    mutation: `mutation($input: CapturePaymentInput!) { capturePayment(input: $input) { payment { id status } } }`,
+    faultPoints: CAPTURE_PAYMENT_FAULT_POINTS,
+    sentPoint: 'provider_capture_sent',
+    captureMethod: 'MANUAL',
+    input: (key, paymentId) => ({ idempotencyKey: key, paymentId }),
+    effect: 'capture',
+  },
+  {
+    field: 'refundPayment',
+    operationId: 'payments.refund.v1',
+    mutation: `mutation($input: RefundPaymentInput!) { refundPayment(input: $input) { payment { id status } } }`,
+    faultPoints: REFUND_PAYMENT_FAULT_POINTS,
+    sentPoint: 'provider_refund_sent',
+    captureMethod: 'AUTOMATIC',
+    input: (key, paymentId) => ({ idempotencyKey: key, paymentId, amount: '4.00' }),
+    effect: 'refund',
+  },
+];
+const CASES = OPERATIONS.flatMap((op) => op.faultPoints.map((point) => ({ op, point })));
+
+let sandbox: SandboxPsp;
+let db: pg.Pool;
+
+beforeAll(async () => {
+  sandbox = await startSandboxPsp();
+  db = new pg.Pool({ connectionString: database.url, max: 2 });
+});
+afterAll(async () => {
+  await sandbox?.close();
+  await db?.end();
+});
+
+function send(
+  url: string,
+  run: { op: OperationUnderTest; input: Record<string, unknown> },
+): Promise<GraphQLAnswer> {
+  return graphql(url, {
+    apiKey: TENANT_A.apiKey,
+    query: run.op.mutation,
+    variables: { input: run.input },
+  });
+}
+
+async function untilFinal(
+  url: string,
+  run: { op: OperationUnderTest; input: Record<string, unknown> },
+): Promise<GraphQLAnswer> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const answer = await send(url, run).catch(() => undefined);
+    const code = answer?.body.errors?.[0]?.extensions?.['code'];
+    if (answer && code !== 'IDEMPOTENCY_KEY_IN_USE' && code !== 'OUTCOME_PENDING') return answer;
+    if (Date.now() > deadline) throw new Error(`${run.op.field} not final: ${String(code)}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** Creates the payment through `victim`, then sends the operation that kills it. */
+async function crashDuring(
+  victim: GatewayProcess,
+  run: { op: OperationUnderTest; key: string },
+): Promise<{ paymentId: string; chargeId: string }> {
+  const { op, key } = run;
+  const created = await graphql(victim.url, {
+    apiKey: TENANT_A.apiKey,
+    query: CREATE_PAYMENT,
+    variables: { input: paymentInput(key, { amount: '9.00', captureMethod: op.captureMethod }) },
+  });
+  const payment = paymentOf(created);
+  await expect(send(victim.url, { op, input: op.input(key, payment.id) })).rejects.toThrow();
+  expect(await victim.exited).toMatchObject({ signal: 'SIGKILL' });
+  return { paymentId: payment.id, chargeId: payment.providerReference! };
+}
+
+async function phasesOf(op: OperationUnderTest, key: string): Promise<string[]> {
+  const { rows } = await db.query<{ recovery_point: string }>(
+    'SELECT recovery_point FROM idempotency_phase_log WHERE key = $1 AND operation = $2 ORDER BY committed_at',
+    [key, op.operationId],
+  );
+  return rows.map((r) => r.recovery_point);
+}
+
+const applied = (op: OperationUnderTest, chargeId: string) =>
+  sandbox.operations({ chargeId }).filter((o) => o.kind === op.effect && o.applied).length;
+
+describe.each(CASES)('SIGKILL at $point', ({ op, point }) => {
+  const beforeAnyCommit = `${op.field}.${op.sentPoint}.before-commit`;
+
+  it('a client retry completes the operation exactly once', async () => {
+    const key = `retry.${point}`;
+    const victim = await startGatewayProcess({
+      databaseUrl: database.url,
+      pspUrl: sandbox.url,
+      env: { ...WORKER_OFF, FAULT_POINTS: `${point}=crash` },
+    });
+    const { paymentId, chargeId } = await crashDuring(victim, { op, key });
+    const healed = await startGatewayProcess({
+      databaseUrl: database.url,
+      pspUrl: sandbox.url,
+      env: WORKER_OFF,
+    });
+    try {
+      const answer = await untilFinal(healed.url, { op, input: op.input(key, paymentId) });
+      expect(answer.body.data?.[op.field]).toMatchObject({ payment: { status: 'SUCCEEDED' } });
+      expect(applied(op, chargeId)).toBe(1);
+      expect(await phasesOf(op, key)).toEqual([op.sentPoint, 'finished']);
+    } finally {
+      await healed.kill('SIGTERM');
+    }
+  });
+
+  it('the recovery worker alone completes the operation exactly once', async () => {
+    const key = `worker.${point}`;
+    const victim = await startGatewayProcess({
+      databaseUrl: database.url,
+      pspUrl: sandbox.url,
+      env: { ...WORKER_OFF, FAULT_POINTS: `${point}=crash` },
+    });
+    const { paymentId, chargeId } = await crashDuring(victim, { op, key });
+    const healed = await startGatewayProcess({
+      databaseUrl: database.url,
+      pspUrl: sandbox.url,
+      env: WORKER_ON,
+    });
+    try {
+      if (point === beforeAnyCommit) {
+        // The kill rolled the admission back: nothing to resume, nothing sent.
+        await new Promise((resolve) => setTimeout(resolve, Number(LEASE_MS) + 500));
+        expect(await phasesOf(op, key)).toEqual([]);
+        expect(applied(op, chargeId)).toBe(0);
+      } else {
+        const deadline = Date.now() + 20_000;
+        while ((await phasesOf(op, key)).at(-1) !== 'finished') {
+          if (Date.now() > deadline)
+            throw new Error(`worker did not finish ${key}:\n${healed.output()}`);
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        expect(applied(op, chargeId)).toBe(1);
+        expect(await phasesOf(op, key)).toEqual([op.sentPoint, 'finished']);
+      }
+      const answer = await untilFinal(healed.url, { op, input: op.input(key, paymentId) });
+      expect(answer.body.data?.[op.field]).toMatchObject({ payment: { status: 'SUCCEEDED' } });
+      expect(applied(op, chargeId)).toBe(1);
+    } finally {
+      await healed.kill('SIGTERM');
+    }
+  });
+});
