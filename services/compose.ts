@@ -6,11 +6,8 @@ import { IdempotencyEngine } from './kernel/idempotency/engine.ts';
 import { RecoveryWorker } from './kernel/idempotency/recovery-worker.ts';
 import { PeriodicJob } from './kernel/periodic-job.ts';
 import { reconcileUnknownPayments } from './payments/reconcile-payments.ts';
+import { paymentResumers, RESUMABLE_OPERATIONS } from './payments/resumable-operations.ts';
 import { registerFleetGauges, type Metrics } from './kernel/metrics.ts';
-import { CREATE_PAYMENT, createPaymentResumer } from './payments/create-payment.flow.ts';
-import { CAPTURE_PAYMENT, capturePaymentResumer } from './payments/capture-payment.flow.ts';
-import { CANCEL_PAYMENT, cancelPaymentResumer } from './payments/cancel-payment.flow.ts';
-import { REFUND_PAYMENT, refundPaymentResumer } from './payments/refund-payment.flow.ts';
 import { createHttpProviderAdapter } from './provider/http-provider-adapter.ts';
 import { appRouter, type AppRouter } from './router.ts';
 
@@ -46,9 +43,6 @@ export interface Services {
 
 /** The recovery worker never waits longer than this between attempts at one request. */
 const BACKOFF_CAP_MS = 5 * 60_000;
-
-/** The operations the recovery worker can resume, and their public names for the gauges. */
-const RESUMABLE_OPERATIONS = [CREATE_PAYMENT, CAPTURE_PAYMENT, CANCEL_PAYMENT, REFUND_PAYMENT];
 
 export function createServices(config: ServicesConfig): Services {
   const pool = createPool({
@@ -101,12 +95,7 @@ export function createServices(config: ServicesConfig): Services {
   );
   const worker = new RecoveryWorker(engine, {
     intervalMs: config.recoveryIntervalMs,
-    resumers: [
-      createPaymentResumer(deps),
-      capturePaymentResumer(deps),
-      cancelPaymentResumer(deps),
-      refundPaymentResumer(deps),
-    ],
+    resumers: paymentResumers(deps),
     onError: config.onError,
   });
   const reconciler = new PeriodicJob(() => reconcileUnknownPayments(deps, 'reconciliation'), {

@@ -3,12 +3,8 @@ import { z } from 'zod';
 import type { ServiceDeps } from '../context.ts';
 import { withTransaction } from '../kernel/db/pool.ts';
 import { claimForSettlement, recordIntervention } from '../kernel/idempotency/settlement.ts';
-import {
-  CREATE_PAYMENT,
-  createPaymentResumer,
-  finishWithOutcome,
-  loadPayment,
-} from '../payments/create-payment.flow.ts';
+import { finishWithOutcome, loadPayment } from '../payments/create-payment.flow.ts';
+import { paymentResumers, RESUMABLE_OPERATIONS } from '../payments/resumable-operations.ts';
 import {
   CHARGE_ABSENT_FAILURE_CODE,
   reconcileUnknownPayments,
@@ -17,7 +13,7 @@ import { procedure, router } from '../trpc.ts';
 import { LIST_UNFINISHED, SELECT_FOR_OPS } from './ops.sql.ts';
 
 /** The operations ops can act on, by id. */
-const OPERATIONS = new Map([[CREATE_PAYMENT.id, CREATE_PAYMENT]]);
+const OPERATIONS = new Map(RESUMABLE_OPERATIONS.map((op) => [op.id, op]));
 
 const target = z.object({
   tenantId: z.uuid(),
@@ -65,7 +61,10 @@ export const opsRouter = router({
         providerReference: null,
       }),
     );
-    await createPaymentResumer(deps).resume(request);
+    const resumer = paymentResumers(deps).find((r) => r.operation.id === scope.operation.id);
+    if (resumer === undefined)
+      throw new TRPCError({ code: 'BAD_REQUEST', message: `cannot resume ${scope.operation.id}` });
+    await resumer.resume(request);
     return { state: (await currentOf(deps, input)).state };
   }),
 

@@ -73,6 +73,41 @@ describe('ops procedures', () => {
     );
   });
 
+  it('re-drives a stuck capture too, through the same registry the worker uses', async () => {
+    const created = await graphql(stack.app.url, {
+      apiKey: TENANT_A.apiKey,
+      query: CREATE_PAYMENT,
+      variables: {
+        input: {
+          idempotencyKey: 'ops-auth',
+          amount: '5.00',
+          currency: 'EUR',
+          paymentMethod: 'pm_card_visa',
+          captureMethod: 'MANUAL',
+        },
+      },
+    });
+    const paymentId = paymentOf(created).id;
+    stack.app.faults.arm('capturePayment.provider_call.before-call', { kind: 'throw' });
+    await graphql(stack.app.url, {
+      apiKey: TENANT_A.apiKey,
+      query: `mutation($input: CapturePaymentInput!) { capturePayment(input: $input) { payment { status } } }`,
+      variables: { input: { idempotencyKey: 'ops-cap', paymentId } },
+    });
+    stack.app.faults.disarm('capturePayment.provider_call.before-call');
+    await new Promise((resolve) => setTimeout(resolve, LEASE_MS + 100));
+    const redriven = await stack.app.services.client.ops.redrive.mutate({
+      tenantId: stack.tenantIds.a,
+      operation: 'payments.capture.v1',
+      key: 'ops-cap',
+      actor: 'bob',
+      reason: 'capture stuck after a crash',
+    });
+    expect(redriven).toEqual({ state: 'finished' });
+    const { rows } = await stack.db.query('SELECT status FROM payments WHERE id = $1', [paymentId]);
+    expect(rows).toEqual([{ status: 'SUCCEEDED' }]);
+  });
+
   it('refuses to resolve by hand anything but an unknown outcome', async () => {
     const input = {
       idempotencyKey: 'ops-done',
