@@ -11,6 +11,7 @@ const SQL_FILES = [
   '0002-unknown-outcomes.sql',
   '0003-payment-operations.sql',
   '0004-refunds.sql',
+  '0005-outbox-ledger-webhooks.sql',
 ] as const;
 
 function sqlMigration(file: string): MigrationObject {

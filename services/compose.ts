@@ -5,6 +5,9 @@ import type { FaultPoints } from './kernel/faults.ts';
 import { IdempotencyEngine } from './kernel/idempotency/engine.ts';
 import { RecoveryWorker } from './kernel/idempotency/recovery-worker.ts';
 import { PeriodicJob } from './kernel/periodic-job.ts';
+import { OutboxDispatcher } from './kernel/outbox/dispatcher.ts';
+import { ledgerHandler } from './ledger/ledger-consumer.ts';
+import { notificationHandlers } from './notifications/delivery-handlers.ts';
 import { reconcileUnknownPayments } from './payments/reconcile-payments.ts';
 import { paymentResumers, RESUMABLE_OPERATIONS } from './payments/resumable-operations.ts';
 import { registerFleetGauges, type Metrics } from './kernel/metrics.ts';
@@ -19,6 +22,7 @@ export interface ServicesConfig {
   ttlSeconds: number;
   recoveryIntervalMs: number;
   reconciliationIntervalMs: number;
+  outboxIntervalMs: number;
   unknownAfterAttempts: number;
   providerApplyWindowMs: number;
   backoffBaseMs: number;
@@ -38,6 +42,8 @@ export interface Services {
   worker: RecoveryWorker;
   /** Settles unknown outcomes against the provider's statement on a schedule. */
   reconciler: PeriodicJob;
+  /** Delivers outbox events to the ledger, receipts and webhook endpoints. */
+  dispatcher: OutboxDispatcher;
   close(): Promise<void>;
 }
 
@@ -102,13 +108,22 @@ export function createServices(config: ServicesConfig): Services {
     intervalMs: config.reconciliationIntervalMs,
     onError: config.onError,
   });
+  const dispatcher = new OutboxDispatcher({
+    pool,
+    faults: config.faults,
+    handlers: { ledger: ledgerHandler(client), ...notificationHandlers(deps) },
+    intervalMs: config.outboxIntervalMs,
+    onError: config.onError,
+  });
   return {
     deps,
     client,
     createContext,
     worker,
     reconciler,
+    dispatcher,
     async close() {
+      await dispatcher.stop();
       await reconciler.stop();
       await worker.stop();
       await pool.end();

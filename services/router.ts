@@ -1,3 +1,5 @@
+import { ledgerRouter } from './ledger/ledger.router.ts';
+import { notificationsRouter } from './notifications/notifications.router.ts';
 import { opsRouter } from './ops/ops.router.ts';
 import { paymentsRouter } from './payments/payments.router.ts';
 import { providerRouter } from './provider/provider.router.ts';
@@ -12,6 +14,8 @@ export const appRouter = router({
   tenants: tenantsRouter,
   system: systemRouter,
   ops: opsRouter,
+  ledger: ledgerRouter,
+  notifications: notificationsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -10,6 +10,8 @@ import { createGatewayServer } from './http/gateway-server.ts';
 const DEFAULT_PROVIDER_MAX_ATTEMPTS = 3;
 /** Connections per process: the request path holds at most one at a time per request. */
 const DEFAULT_POOL_MAX = 20;
+/** The outbox is polled this often: events reach the ledger and webhooks within about this. */
+const DEFAULT_OUTBOX_INTERVAL_MS = 250;
 /** Reconciliation asks the provider for its statement this often: statements are heavy. */
 const DEFAULT_RECONCILIATION_INTERVAL_MS = 60_000;
 /** Attempts ending in a timeout before a request is unknown: a few minutes of backoff in all. */
@@ -34,6 +36,7 @@ export interface AppOptions {
   ttlSeconds: number;
   recoveryIntervalMs: number;
   reconciliationIntervalMs?: number;
+  outboxIntervalMs?: number;
   unknownAfterAttempts?: number;
   providerApplyWindowMs?: number;
   backoffBaseMs?: number;
@@ -69,6 +72,7 @@ export async function startApp(options: AppOptions): Promise<App> {
     recoveryIntervalMs: options.recoveryIntervalMs,
     reconciliationIntervalMs:
       options.reconciliationIntervalMs ?? DEFAULT_RECONCILIATION_INTERVAL_MS,
+    outboxIntervalMs: options.outboxIntervalMs ?? DEFAULT_OUTBOX_INTERVAL_MS,
     unknownAfterAttempts: options.unknownAfterAttempts ?? DEFAULT_UNKNOWN_AFTER_ATTEMPTS,
     providerApplyWindowMs: options.providerApplyWindowMs ?? DEFAULT_PROVIDER_APPLY_WINDOW_MS,
     backoffBaseMs: options.backoffBaseMs ?? DEFAULT_BACKOFF_BASE_MS,
@@ -95,6 +99,7 @@ export async function startApp(options: AppOptions): Promise<App> {
   if (options.startRecoveryWorker ?? true) {
     services.worker.start();
     services.reconciler.start();
+    services.dispatcher.start();
   }
   const { port } = gateway.server.address() as AddressInfo;
   return {

@@ -12,6 +12,7 @@ import type { StoredResponse } from '../kernel/idempotency/types.ts';
 import { providerChargeKey } from '../provider/provider-keys.ts';
 import type { ChargeOutcome } from '../provider/provider-port.ts';
 import { normaliseCreatePayment, type CreatePaymentInput } from './create-payment.command.ts';
+import { publishPaymentOutcome } from './payment-events.ts';
 import { INSERT_PAYMENT, RECORD_CHARGE_OUTCOME, SELECT_PAYMENT } from './payments.sql.ts';
 import {
   paymentViewSchema,
@@ -237,6 +238,7 @@ export async function finishWithOutcome(
     ]);
     if (updated.rowCount !== 1)
       throw new Error(`payment ${payment.id} left PROCESSING before its outcome`);
+    await publishPaymentOutcome(tx, { tenantId: request.scope.tenantId, payment: settled });
     if (settlement !== null) {
       await recordIntervention(tx, {
         scope: request.scope,

@@ -19,6 +19,7 @@ import type { StoredResponse } from '../kernel/idempotency/types.ts';
 import { providerOperationKey } from '../provider/provider-keys.ts';
 import type { ChargeOperationOutcome } from '../provider/provider-port.ts';
 import { IDEMPOTENCY_KEY_PATTERN } from './create-payment.command.ts';
+import { publishOperationOutcome } from './payment-events.ts';
 import { refundsOf } from './payment-queries.ts';
 import {
   INSERT_OPERATION,
@@ -355,6 +356,7 @@ async function finishOperation(
       outcome.providerReference,
     ]);
     const after = await spec.apply(tx, { tenantId, payment, operation });
+    await publishOperationOutcome(tx, { tenantId, kind: spec.kind, payment: after, operation });
     const refunds =
       (await refundsOf(tx, { tenantId, paymentIds: [payment.id] })).get(payment.id) ?? [];
     const refund = spec.kind === 'refund' ? refunds.find((r) => r.id === operation.id) : undefined;

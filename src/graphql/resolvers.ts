@@ -38,6 +38,8 @@ export const resolvers = {
       call(ctx, info, () =>
         ctx.services.payments.get.query({ tenantId: ctx.tenantId, id: args.id }),
       ),
+    balances: (_: unknown, _args: unknown, ctx: GatewayContext, info: GraphQLResolveInfo) =>
+      call(ctx, info, () => ctx.services.ledger.balances.query({ tenantId: ctx.tenantId })),
     payments: (
       _: unknown,
       args: { first: number; after?: string | null; reference?: string | null },
@@ -93,6 +95,22 @@ export const resolvers = {
           ctx.services.payments.refund.mutate({ tenantId: ctx.tenantId, ...args.input }),
         ),
       ),
+    registerWebhookEndpoint: async (
+      _: unknown,
+      args: { input: { idempotencyKey: string; url: string } },
+      ctx: GatewayContext,
+      info: GraphQLResolveInfo,
+    ) => {
+      const result = await call(ctx, info, () =>
+        ctx.services.notifications.registerEndpoint.mutate({
+          tenantId: ctx.tenantId,
+          ...args.input,
+        }),
+      );
+      if (!result.ok) throw toGraphQLError(result.error, info);
+      if (result.idempotency.replayed) ctx.replayed = true;
+      return result;
+    },
     cancelPayment: async (
       _: unknown,
       args: { input: { idempotencyKey: string; paymentId: string } },

@@ -1,0 +1,119 @@
+import type pg from 'pg';
+import type { JsonValue } from '../canonical-json.ts';
+import type { FaultPoints } from '../faults.ts';
+import { PeriodicJob } from '../periodic-job.ts';
+import { CLAIM_DUE_DELIVERIES, MARK_ABANDONED, MARK_DELIVERED, MARK_RETRY } from './outbox.sql.ts';
+
+/** How long a claimed delivery is left to its dispatcher before another may take it. */
+const CLAIM_LEASE_MS = 30_000;
+const BATCH_SIZE = 32;
+/** Backoff between attempts at one delivery: base × 2^(attempts − 1), capped. */
+const RETRY_BASE_MS = 500;
+const RETRY_CAP_MS = 10 * 60_000;
+
+export interface Delivery {
+  tenantId: string;
+  eventId: string;
+  consumer: string;
+  attempts: number;
+  event: { type: string; payload: JsonValue; createdAt: string };
+}
+
+/** What handling a delivery came to. */
+export type DeliveryResult =
+  { kind: 'delivered' } | { kind: 'retry'; error: string } | { kind: 'abandon'; why: string };
+
+/** Handles the deliveries of one consumer kind (the part of `consumer` before ':'). */
+export type DeliveryHandler = (delivery: Delivery) => Promise<DeliveryResult>;
+
+/**
+ * Delivers outbox events to their consumers, at least once. Several dispatchers may run (one
+ * per gateway process): a claim is one UPDATE over SKIP LOCKED plus a lease. A dispatcher that
+ * dies between handling and marking leaves the delivery to be made again, under the same event
+ * id, which is why every consumer's effect carries its own identity.
+ */
+export class OutboxDispatcher {
+  private readonly job: PeriodicJob;
+
+  constructor(
+    private readonly deps: {
+      pool: pg.Pool;
+      faults: FaultPoints;
+      handlers: Record<string, DeliveryHandler>;
+      intervalMs: number;
+      onError: (error: unknown) => void;
+    },
+  ) {
+    this.job = new PeriodicJob(() => this.dispatchOnce(), {
+      intervalMs: deps.intervalMs,
+      onError: deps.onError,
+    });
+  }
+
+  start(): void {
+    this.job.start();
+  }
+
+  stop(): Promise<void> {
+    return this.job.stop();
+  }
+
+  /** Claims and handles one batch; returns how many deliveries it handled. */
+  async dispatchOnce(): Promise<number> {
+    const { rows } = await this.deps.pool.query<{
+      tenant_id: string;
+      event_id: string;
+      consumer: string;
+      attempts: number;
+      event: { type: string; payload: JsonValue; created_at: string };
+    }>(CLAIM_DUE_DELIVERIES, [CLAIM_LEASE_MS, BATCH_SIZE]);
+    for (const row of rows) {
+      const delivery: Delivery = {
+        tenantId: row.tenant_id,
+        eventId: row.event_id,
+        consumer: row.consumer,
+        attempts: row.attempts,
+        event: {
+          type: row.event.type,
+          payload: row.event.payload,
+          createdAt: row.event.created_at,
+        },
+      };
+      await this.handle(delivery);
+    }
+    return rows.length;
+  }
+
+  private async handle(delivery: Delivery): Promise<void> {
+    const kind = delivery.consumer.split(':')[0] ?? delivery.consumer;
+    const handler = this.deps.handlers[kind];
+    const ids = [delivery.tenantId, delivery.eventId, delivery.consumer];
+    let result: DeliveryResult;
+    try {
+      result =
+        handler === undefined
+          ? { kind: 'abandon', why: `no handler for ${kind}` }
+          : await handler(delivery);
+    } catch (error) {
+      result = { kind: 'retry', error: error instanceof Error ? error.message : String(error) };
+    }
+    // Between the effect and its mark: a crash here makes the delivery happen again.
+    await this.deps.faults.hit(`outbox.${kind}.after-handle`);
+    switch (result.kind) {
+      case 'delivered':
+        await this.deps.pool.query(MARK_DELIVERED, ids);
+        return;
+      case 'abandon':
+        await this.deps.pool.query(MARK_ABANDONED, [...ids, result.why]);
+        return;
+      case 'retry': {
+        const backoffMs = Math.min(
+          RETRY_BASE_MS * 2 ** Math.max(0, delivery.attempts - 1),
+          RETRY_CAP_MS,
+        );
+        await this.deps.pool.query(MARK_RETRY, [...ids, result.error.slice(0, 500), backoffMs]);
+        return;
+      }
+    }
+  }
+}

@@ -1,0 +1,53 @@
+/** $1 tenant, $2 event id, $3 type, $4 payload. Idempotent: an event is written once. */
+export const INSERT_EVENT = `
+INSERT INTO outbox_events (tenant_id, id, type, payload) VALUES ($1, $2, $3, $4)
+ON CONFLICT ON CONSTRAINT outbox_events_pk DO NOTHING`;
+
+/** $1 tenant, $2 event id, $3 consumers (text[]). */
+export const INSERT_DELIVERIES = `
+INSERT INTO outbox_deliveries (tenant_id, event_id, consumer)
+SELECT $1, $2, consumer FROM unnest($3::text[]) AS consumer
+ON CONFLICT ON CONSTRAINT outbox_deliveries_pk DO NOTHING`;
+
+/**
+ * Claims due deliveries: pushes each one's next_attempt_at forward by the claim lease, so other
+ * dispatchers (SKIP LOCKED during the statement, the lease after it) leave it alone while this
+ * one works. A dispatcher that dies mid-delivery simply lets the lease run out: the delivery is
+ * due again, with the same event id. $1 claim lease ms, $2 batch size.
+ */
+export const CLAIM_DUE_DELIVERIES = `
+UPDATE outbox_deliveries AS d
+   SET attempts = d.attempts + 1,
+       next_attempt_at = now() + make_interval(secs => $1::float8 / 1000)
+  FROM (SELECT tenant_id, event_id, consumer
+          FROM outbox_deliveries
+         WHERE status = 'pending' AND next_attempt_at <= now()
+         ORDER BY next_attempt_at
+         LIMIT $2
+           FOR UPDATE SKIP LOCKED) AS due
+ WHERE d.tenant_id = due.tenant_id AND d.event_id = due.event_id AND d.consumer = due.consumer
+RETURNING d.tenant_id, d.event_id, d.consumer, d.attempts,
+          (SELECT row_to_json(e) FROM (SELECT type, payload, created_at FROM outbox_events
+                                        WHERE tenant_id = d.tenant_id AND id = d.event_id) e) AS event`;
+
+/** $1 tenant, $2 event id, $3 consumer. */
+export const MARK_DELIVERED = `
+UPDATE outbox_deliveries SET status = 'delivered', delivered_at = now(), last_error = NULL
+ WHERE tenant_id = $1 AND event_id = $2 AND consumer = $3 AND status = 'pending'`;
+
+/** $1 tenant, $2 event id, $3 consumer, $4 error, $5 backoff ms. */
+export const MARK_RETRY = `
+UPDATE outbox_deliveries SET last_error = $4, next_attempt_at = now() + make_interval(secs => $5::float8 / 1000)
+ WHERE tenant_id = $1 AND event_id = $2 AND consumer = $3 AND status = 'pending'`;
+
+/** $1 tenant, $2 event id, $3 consumer, $4 why. */
+export const MARK_ABANDONED = `
+UPDATE outbox_deliveries SET status = 'abandoned', last_error = $4
+ WHERE tenant_id = $1 AND event_id = $2 AND consumer = $3 AND status = 'pending'`;
+
+/** Backlog for the gauges: pending deliveries and the age of the oldest. */
+export const BACKLOG = `
+SELECT count(*)::int AS pending,
+       COALESCE(EXTRACT(EPOCH FROM now() - min(e.created_at)), 0)::float8 AS oldest_age_seconds
+  FROM outbox_deliveries d JOIN outbox_events e ON e.tenant_id = d.tenant_id AND e.id = d.event_id
+ WHERE d.status = 'pending'`;

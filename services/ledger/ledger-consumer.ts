@@ -1,0 +1,35 @@
+import type { TRPCClient } from '@trpc/client';
+import type { DeliveryHandler } from '../kernel/outbox/dispatcher.ts';
+import type { AppRouter } from '../router.ts';
+
+interface MovementPayload {
+  payment?: { id?: string };
+  movement?: {
+    kind: 'capture' | 'refund';
+    postingId: string;
+    amountMinor: string;
+    currency: string;
+  } | null;
+}
+
+/**
+ * The outbox consumer that posts money movements to the ledger service. Delivered at least once;
+ * the ledger's inbox and posting ids make each movement post once.
+ */
+export function ledgerHandler(client: TRPCClient<AppRouter>): DeliveryHandler {
+  return async (delivery) => {
+    const { payment, movement } = delivery.event.payload as MovementPayload;
+    if (movement === null || movement === undefined || payment?.id === undefined)
+      return { kind: 'delivered' };
+    await client.ledger.post.mutate({
+      tenantId: delivery.tenantId,
+      messageId: delivery.eventId,
+      postingId: movement.postingId,
+      paymentId: payment.id,
+      kind: movement.kind,
+      currency: movement.currency,
+      amountMinor: movement.amountMinor,
+    });
+    return { kind: 'delivered' };
+  };
+}

@@ -1,0 +1,118 @@
+import type { ServiceDeps } from '../context.ts';
+import type { Delivery, DeliveryHandler, DeliveryResult } from '../kernel/outbox/dispatcher.ts';
+import { writeEvent } from '../kernel/outbox/outbox.ts';
+import { withTransaction } from '../kernel/db/pool.ts';
+import {
+  DISABLE_ENDPOINT,
+  INSERT_RECEIPT,
+  SELECT_ENABLED_ENDPOINTS,
+  SELECT_ENDPOINT,
+} from './notifications.sql.ts';
+import { signWebhook } from './webhook-signature.ts';
+
+/** A webhook endpoint gets this long to answer; slow endpoints are retried, not waited on. */
+const WEBHOOK_TIMEOUT_MS = 5_000;
+/** After this many attempts (about a day of backoff) a delivery is abandoned, and says so. */
+const WEBHOOK_MAX_ATTEMPTS = 18;
+
+interface EventPayload {
+  payment?: { id?: string };
+}
+
+/**
+ * The notifications service's consumers of the outbox: receipts (a sink with its own dedupe
+ * identity), the webhook fan-out (one delivery per enabled endpoint, decided at delivery time)
+ * and each endpoint's delivery (Standard Webhooks: a stable webhook-id, a timestamp and an HMAC
+ * signature; 2xx delivered, 410 disables the endpoint, anything else is retried with backoff).
+ */
+export function notificationHandlers(deps: ServiceDeps): Record<string, DeliveryHandler> {
+  return {
+    receipts: async (delivery) => {
+      const paymentId = (delivery.event.payload as EventPayload).payment?.id;
+      if (paymentId === undefined) return { kind: 'abandon', why: 'event without a payment' };
+      await deps.pool.query(INSERT_RECEIPT, [
+        delivery.tenantId,
+        `receipt_payment_${paymentId}`,
+        paymentId,
+        delivery.eventId,
+      ]);
+      return { kind: 'delivered' };
+    },
+    webhooks: async (delivery) => {
+      await withTransaction(deps.pool, async (tx) => {
+        const { rows } = await tx.query<{ id: string }>(SELECT_ENABLED_ENDPOINTS, [
+          delivery.tenantId,
+        ]);
+        await writeEvent(tx, {
+          tenantId: delivery.tenantId,
+          id: delivery.eventId,
+          type: delivery.event.type,
+          payload: delivery.event.payload,
+          consumers: rows.map((r) => `webhook:${r.id}`),
+        });
+      });
+      return { kind: 'delivered' };
+    },
+    webhook: (delivery) => deliverWebhook(deps, delivery),
+  };
+}
+
+async function deliverWebhook(deps: ServiceDeps, delivery: Delivery): Promise<DeliveryResult> {
+  const endpointId = delivery.consumer.slice('webhook:'.length);
+  const { rows } = await deps.pool.query<{ url: string; secret: string; status: string }>(
+    SELECT_ENDPOINT,
+    [delivery.tenantId, endpointId],
+  );
+  const endpoint = rows[0];
+  if (endpoint === undefined || endpoint.status !== 'enabled')
+    return { kind: 'abandon', why: 'endpoint disabled or removed' };
+  const timestamp = Math.floor(Date.now() / 1000);
+  const body = JSON.stringify({
+    type: delivery.event.type,
+    timestamp: new Date(timestamp * 1000).toISOString(),
+    data: delivery.event.payload,
+  });
+  let status: number;
+  try {
+    const response = await fetch(endpoint.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': delivery.eventId,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': signWebhook({
+          secret: endpoint.secret,
+          id: delivery.eventId,
+          timestamp,
+          body,
+        }),
+      },
+      body,
+      signal: AbortSignal.timeout(WEBHOOK_TIMEOUT_MS),
+    });
+    status = response.status;
+    await response.body?.cancel();
+  } catch (error) {
+    return giveUpOrRetry(
+      delivery,
+      `unreachable: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+  if (status >= 200 && status < 300) return { kind: 'delivered' };
+  if (status === 410) {
+    // Gone: the merchant asks us to stop. Disable the endpoint; its other deliveries follow.
+    await deps.pool.query(DISABLE_ENDPOINT, [
+      delivery.tenantId,
+      endpointId,
+      'the endpoint answered 410 Gone',
+    ]);
+    return { kind: 'abandon', why: 'endpoint answered 410 Gone; disabled' };
+  }
+  return giveUpOrRetry(delivery, `HTTP ${status}`);
+}
+
+function giveUpOrRetry(delivery: Delivery, error: string): DeliveryResult {
+  return delivery.attempts >= WEBHOOK_MAX_ATTEMPTS
+    ? { kind: 'abandon', why: `gave up after ${delivery.attempts} attempts: ${error}` }
+    : { kind: 'retry', error };
+}

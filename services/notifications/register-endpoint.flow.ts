@@ -1,0 +1,151 @@
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import type { ServiceDeps } from '../context.ts';
+import { AppError, InputInvalidError, publicError, type PublicError } from '../kernel/errors.ts';
+import { defineOperation } from '../kernel/idempotency/operation.ts';
+import { requestHash } from '../kernel/idempotency/request-hash.ts';
+import type { StoredResponse } from '../kernel/idempotency/types.ts';
+import { IDEMPOTENCY_KEY_PATTERN } from '../payments/create-payment.command.ts';
+import { INSERT_ENDPOINT } from './notifications.sql.ts';
+import { generateWebhookSecret } from './webhook-signature.ts';
+
+export const REGISTER_WEBHOOK_ENDPOINT = defineOperation({
+  id: 'webhooks.register.v1',
+  publicName: 'registerWebhookEndpoint',
+  responseVersion: 1,
+  canBecomeUnknown: false,
+});
+
+const URL_MAX_CHARS = 2_048;
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+export const registerEndpointInput = z.object({
+  tenantId: z.uuid(),
+  idempotencyKey: z.string(),
+  url: z.string(),
+});
+
+const endpointView = z.object({
+  id: z.string(),
+  url: z.string(),
+  secret: z.string(),
+  status: z.string(),
+  createdAt: z.string(),
+});
+type EndpointView = z.infer<typeof endpointView>;
+
+export type RegisterEndpointResult =
+  | {
+      ok: true;
+      endpoint: EndpointView;
+      idempotency: { key: string; replayed: boolean; firstRequestAt: string; expiresAt: string };
+    }
+  | { ok: false; error: PublicError; replayed: boolean };
+
+/**
+ * registerWebhookEndpoint: one endpoint per key. The whole effect is one local write, so the
+ * request is decided at admission: the endpoint row and the stored response (with its signing
+ * secret, shown to the merchant here and on replays only) commit with the key.
+ */
+export async function registerEndpoint(
+  deps: ServiceDeps,
+  input: z.infer<typeof registerEndpointInput>,
+): Promise<RegisterEndpointResult> {
+  let url: string;
+  try {
+    if (!IDEMPOTENCY_KEY_PATTERN.test(input.idempotencyKey))
+      throw new AppError('IDEMPOTENCY_KEY_INVALID', { details: { field: 'idempotencyKey' } });
+    url = normaliseUrl(input.url);
+  } catch (error) {
+    if (error instanceof AppError) return { ok: false, error: error.toPublic(), replayed: false };
+    throw error;
+  }
+  const endpointId = randomUUID();
+  const admission = await deps.engine.admit({
+    scope: {
+      tenantId: input.tenantId,
+      operation: REGISTER_WEBHOOK_ENDPOINT,
+      key: input.idempotencyKey,
+    },
+    requestHash: requestHash(REGISTER_WEBHOOK_ENDPOINT, { url }),
+    first: {
+      to: 'endpoint_registered',
+      resourceId: endpointId,
+      work: async (tx) => {
+        const { rows } = await tx.query<{
+          id: string;
+          url: string;
+          secret: string;
+          status: string;
+          created_at: Date;
+        }>(INSERT_ENDPOINT, [input.tenantId, endpointId, url, generateWebhookSecret()]);
+        const row = rows[0]!;
+        return {
+          decided: {
+            endpoint: {
+              id: row.id,
+              url: row.url,
+              secret: row.secret,
+              status: row.status,
+              createdAt: row.created_at.toISOString(),
+            },
+          },
+        };
+      },
+    },
+  });
+  const key = input.idempotencyKey;
+  switch (admission.kind) {
+    case 'replay':
+      return answer(admission.response, { key, replayed: true });
+    case 'decided':
+      return answer(admission.response, { key, replayed: false });
+    case 'reused':
+      return { ok: false, error: publicError('IDEMPOTENCY_KEY_REUSED'), replayed: false };
+    case 'in_use':
+    case 'unknown':
+    case 'owned':
+      // Admission decides this request in its own transaction; a concurrent duplicate waits for it.
+      return {
+        ok: false,
+        error: publicError('IDEMPOTENCY_KEY_IN_USE', { retryAfterSeconds: 1 }),
+        replayed: false,
+      };
+  }
+}
+
+/** Webhooks go to https URLs; plain http only to this machine (local development and tests). */
+function normaliseUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new InputInvalidError('url', 'url must be an absolute URL');
+  }
+  const allowed =
+    url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname));
+  if (!allowed || raw.length > URL_MAX_CHARS || url.username !== '' || url.password !== '') {
+    throw new InputInvalidError(
+      'url',
+      'url must be https (http only to localhost), without credentials, at most 2048 characters',
+    );
+  }
+  return url.toString();
+}
+
+function answer(
+  stored: StoredResponse,
+  info: { key: string; replayed: boolean },
+): RegisterEndpointResult {
+  const body = z.object({ endpoint: endpointView }).parse(stored.body);
+  return {
+    ok: true,
+    endpoint: body.endpoint,
+    idempotency: {
+      key: info.key,
+      replayed: info.replayed,
+      firstRequestAt: stored.firstRequestAt.toISOString(),
+      expiresAt: stored.expiresAt.toISOString(),
+    },
+  };
+}

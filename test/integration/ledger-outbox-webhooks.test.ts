@@ -1,0 +1,303 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useTestDatabase } from '../support/test-database.ts';
+import { errorCodeOf, graphql, paymentOf } from '../support/graphql-client.ts';
+import {
+  createPaymentOn,
+  paymentInput,
+  startTestStack,
+  TENANT_A,
+  type TestStack,
+} from '../support/test-stack.ts';
+
+/**
+ * The ledger, the transactional outbox and webhooks, after a mixed workload: every money
+ * movement posted exactly once, the books balanced, balances equal to what the payments say,
+ * every event delivered at least once to a merchant's receiver that verifies Standard Webhooks
+ * signatures, and redeliveries carrying the same webhook-id.
+ */
+const database = useTestDatabase('ledger-outbox');
+let stack: TestStack;
+let receiver: Server;
+let receiverUrl: string;
+const received: Array<{ id: string; type: string; verified: boolean }> = [];
+let answerStatus = 200;
+let secret = '';
+
+beforeAll(async () => {
+  stack = await startTestStack({ databaseUrl: database.url });
+  receiver = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', () => {
+      let verified = false;
+      try {
+        new Webhook(secret).verify(body, {
+          'webhook-id': String(req.headers['webhook-id']),
+          'webhook-timestamp': String(req.headers['webhook-timestamp']),
+          'webhook-signature': String(req.headers['webhook-signature']),
+        });
+        verified = true;
+      } catch {
+        verified = false;
+      }
+      received.push({
+        id: String(req.headers['webhook-id']),
+        type: (JSON.parse(body) as { type: string }).type,
+        verified,
+      });
+      res.writeHead(answerStatus).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+});
+afterAll(async () => {
+  await stack?.stop();
+  await new Promise<void>((resolve) => (receiver ? receiver.close(() => resolve()) : resolve()));
+});
+
+const gql = (query: string, variables: Record<string, unknown> = {}) =>
+  graphql(stack.app.url, { apiKey: TENANT_A.apiKey, query, variables });
+const REGISTER = `mutation($input: RegisterWebhookEndpointInput!) { registerWebhookEndpoint(input: $input) {
+  endpoint { id url secret status } idempotency { replayed } } }`;
+
+async function drainOutbox(): Promise<void> {
+  for (let i = 0; i < 50; i++) {
+    if ((await stack.app.services.dispatcher.dispatchOnce()) === 0) return;
+  }
+  throw new Error('outbox did not drain');
+}
+
+describe('webhook endpoints', () => {
+  it('are registered once per key; the replay returns the same endpoint and secret', async () => {
+    const first = await gql(REGISTER, { input: { idempotencyKey: 'hook-1', url: receiverUrl } });
+    const endpoint = (
+      first.body.data?.['registerWebhookEndpoint'] as {
+        endpoint: { id: string; secret: string; status: string };
+      }
+    ).endpoint;
+    expect(endpoint.secret).toMatch(/^whsec_/);
+    secret = endpoint.secret;
+    const again = await gql(REGISTER, { input: { idempotencyKey: 'hook-1', url: receiverUrl } });
+    expect(again.body.data?.['registerWebhookEndpoint']).toMatchObject({
+      endpoint,
+      idempotency: { replayed: true },
+    });
+    expect(
+      errorCodeOf(
+        await gql(REGISTER, {
+          input: { idempotencyKey: 'hook-2', url: 'http://example.com/hooks' },
+        }),
+      ),
+    ).toBe('BAD_USER_INPUT');
+  });
+});
+
+describe('after a mixed workload', () => {
+  it('posts every movement once, balances the books, matches the payments, and delivers every event, signed', async () => {
+    const CAPTURE = `mutation($input: CapturePaymentInput!) { capturePayment(input: $input) { payment { status } } }`;
+    const REFUND = `mutation($input: RefundPaymentInput!) { refundPayment(input: $input) { refund { status } } }`;
+    const CANCEL = `mutation($input: CancelPaymentInput!) { cancelPayment(input: $input) { payment { status } } }`;
+    const auto = [];
+    for (const [i, [amount, currency]] of [
+      ['10.00', 'EUR'],
+      ['25.50', 'EUR'],
+      ['1200', 'JPY'],
+      ['3.000', 'KWD'],
+    ].entries()) {
+      auto.push(
+        paymentOf(
+          await createPaymentOn(stack, paymentInput(`mix-auto-${i}`, { amount, currency })),
+        ),
+      );
+    }
+    await createPaymentOn(
+      stack,
+      paymentInput('mix-declined', { paymentMethod: 'pm_card_declined' }),
+    );
+    const manual = paymentOf(
+      await createPaymentOn(
+        stack,
+        paymentInput('mix-manual', { amount: '40.00', captureMethod: 'MANUAL' }),
+      ),
+    );
+    const toCancel = paymentOf(
+      await createPaymentOn(stack, paymentInput('mix-cancel', { captureMethod: 'MANUAL' })),
+    );
+    await gql(CAPTURE, {
+      input: { idempotencyKey: 'mix-cap', paymentId: manual.id, amount: '30.00' },
+    });
+    await gql(CANCEL, { input: { idempotencyKey: 'mix-can', paymentId: toCancel.id } });
+    await gql(REFUND, {
+      input: { idempotencyKey: 'mix-ref-1', paymentId: auto[0]!.id, amount: '4.00' },
+    });
+    await gql(REFUND, {
+      input: { idempotencyKey: 'mix-ref-2', paymentId: auto[0]!.id, amount: '1.00' },
+    });
+    await gql(REFUND, {
+      input: { idempotencyKey: 'mix-ref-3', paymentId: manual.id, amount: '30.00' },
+    });
+    await drainOutbox();
+
+    // Every movement once: 4 automatic captures + 1 manual capture + 3 refunds.
+    const { rows: postings } = await stack.db.query<{ kind: string; n: number }>(
+      `SELECT kind, count(*)::int AS n FROM ledger_postings GROUP BY kind ORDER BY kind`,
+    );
+    expect(postings).toEqual([
+      { kind: 'capture', n: 5 },
+      { kind: 'refund', n: 3 },
+    ]);
+
+    // Redeliver everything the ledger and receipts got: nothing changes.
+    await stack.db.query(
+      `UPDATE outbox_deliveries SET status = 'pending', next_attempt_at = now() WHERE consumer IN ('ledger', 'receipts')`,
+    );
+    await drainOutbox();
+    const { rows: again } = await stack.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ledger_postings`,
+    );
+    expect(again[0]?.n).toBe(8);
+    const { rows: receipts } = await stack.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM receipts`,
+    );
+    expect(receipts[0]?.n).toBe(5);
+
+    // The books balance, per currency.
+    const trial = await stack.app.services.client.ledger.trialBalance.query({
+      tenantId: stack.tenantIds.a,
+    });
+    for (const row of trial) expect(row.debitsMinor, row.currency).toBe(row.creditsMinor);
+
+    // Balances from the ledger equal captured − refunded from the payments.
+    const { rows: expected } = await stack.db.query<{ currency: string; available: string }>(
+      `SELECT currency, sum(amount_captured_minor - amount_refunded_minor)::text AS available
+         FROM payments WHERE tenant_id = $1 AND amount_captured_minor > 0 GROUP BY currency ORDER BY currency`,
+      [stack.tenantIds.a],
+    );
+    const balances = (await gql(`{ balances { currency available } }`)).body.data?.[
+      'balances'
+    ] as Array<{ currency: string; available: string }>;
+    expect(balances.map((b) => b.currency)).toEqual(expected.map((e) => e.currency));
+    expect(balances).toEqual([
+      { currency: 'EUR', available: '30.50' }, // 10 − 4 − 1 + 25.50 + 30 − 30
+      { currency: 'JPY', available: '1200' },
+      { currency: 'KWD', available: '3.000' },
+    ]);
+
+    // Every event reached the merchant, verified with the Standard Webhooks library.
+    const { rows: events } = await stack.db.query<{ id: string }>(
+      `SELECT id FROM outbox_events WHERE tenant_id = $1`,
+      [stack.tenantIds.a],
+    );
+    const seen = new Set(received.map((r) => r.id));
+    for (const event of events) expect(seen.has(event.id), event.id).toBe(true);
+    expect(received.every((r) => r.verified)).toBe(true);
+    expect(new Set(received.map((r) => r.type))).toEqual(
+      new Set([
+        'payment.succeeded',
+        'payment.failed',
+        'payment.authorized',
+        'payment.captured',
+        'payment.canceled',
+        'refund.succeeded',
+      ]),
+    );
+  });
+});
+
+describe('webhook redelivery', () => {
+  it('after a failure between sending and marking, the same webhook-id arrives again', async () => {
+    const payment = paymentOf(await createPaymentOn(stack, paymentInput('redeliver-1')));
+    const eventId = `evt_payment_${payment.id}_succeeded`;
+    stack.app.faults.arm('outbox.webhook.after-handle', { kind: 'throw' });
+    try {
+      await expect(drainOutbox()).rejects.toThrow();
+    } finally {
+      stack.app.faults.disarm('outbox.webhook.after-handle');
+    }
+    expect(received.filter((r) => r.id === eventId)).toHaveLength(1);
+    // The dispatcher that sent it "died": its claim lease runs out, and the delivery is due again.
+    await stack.db.query(
+      `UPDATE outbox_deliveries SET next_attempt_at = now() WHERE event_id = $1`,
+      [eventId],
+    );
+    await drainOutbox();
+    const deliveries = received.filter((r) => r.id === eventId);
+    expect(deliveries).toHaveLength(2);
+    expect(deliveries.every((d) => d.verified)).toBe(true);
+  });
+
+  it('backs off after a failure, and an endpoint answering 410 is disabled', async () => {
+    answerStatus = 500;
+    const payment = paymentOf(await createPaymentOn(stack, paymentInput('backoff-1')));
+    await drainOutbox();
+    const { rows: retried } = await stack.db.query<{
+      status: string;
+      attempts: number;
+      due_later: boolean;
+      last_error: string;
+    }>(
+      `SELECT status, attempts, next_attempt_at > now() AS due_later, last_error FROM outbox_deliveries
+        WHERE event_id = $1 AND consumer LIKE 'webhook:%'`,
+      [`evt_payment_${payment.id}_succeeded`],
+    );
+    expect(retried).toEqual([
+      { status: 'pending', attempts: 1, due_later: true, last_error: 'HTTP 500' },
+    ]);
+    answerStatus = 410;
+    await stack.db.query(
+      `UPDATE outbox_deliveries SET next_attempt_at = now() WHERE status = 'pending'`,
+    );
+    await drainOutbox();
+    const { rows: endpoints } = await stack.db.query(`SELECT status FROM webhook_endpoints`);
+    expect(endpoints).toEqual([{ status: 'disabled' }]);
+    const { rows: abandoned } = await stack.db.query<{ status: string }>(
+      `SELECT status FROM outbox_deliveries WHERE event_id = $1 AND consumer LIKE 'webhook:%'`,
+      [`evt_payment_${payment.id}_succeeded`],
+    );
+    expect(abandoned).toEqual([{ status: 'abandoned' }]);
+    answerStatus = 200;
+  });
+});
+
+describe('the ledger inbox', () => {
+  it('makes duplicate and out-of-order deliveries of a movement one effect', async () => {
+    const payment = paymentOf(
+      await createPaymentOn(stack, paymentInput('inbox-1', { amount: '9.00' })),
+    );
+    const ledger = stack.app.services.client.ledger;
+    const capture = {
+      tenantId: stack.tenantIds.a,
+      paymentId: payment.id,
+      kind: 'capture' as const,
+      currency: 'EUR',
+      amountMinor: '900',
+      postingId: `ledger_payment_${payment.id}_capture`,
+    };
+    const refundId = '11111111-2222-4333-8444-555555555555';
+    const refund = {
+      ...capture,
+      kind: 'refund' as const,
+      amountMinor: '200',
+      postingId: `ledger_refund_${refundId}`,
+    };
+    // Out of order: the refund's message first, then the capture's twice, then the refund's again.
+    const results = [];
+    results.push(await ledger.post.mutate({ ...refund, messageId: 'msg-refund' }));
+    results.push(await ledger.post.mutate({ ...capture, messageId: 'msg-capture' }));
+    results.push(await ledger.post.mutate({ ...capture, messageId: 'msg-capture' }));
+    results.push(await ledger.post.mutate({ ...refund, messageId: 'msg-refund' }));
+    // Another message for a movement already posted (the outbox's own event, say): still one.
+    results.push(await ledger.post.mutate({ ...capture, messageId: 'msg-capture-other' }));
+    expect(results.map((r) => r.posted)).toEqual([true, true, false, false, false]);
+    const { rows } = await stack.db.query<{ id: string }>(
+      `SELECT id FROM ledger_postings WHERE payment_id = $1 ORDER BY id`,
+      [payment.id],
+    );
+    // The outbox has not been drained in this test: these two postings are the only ones.
+    expect(rows.map((r) => r.id).sort()).toEqual([capture.postingId, refund.postingId].sort());
+  });
+});
