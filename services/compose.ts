@@ -23,6 +23,7 @@ export interface ServicesConfig {
   recoveryIntervalMs: number;
   reconciliationIntervalMs: number;
   outboxIntervalMs: number;
+  outboxClaimLeaseMs?: number;
   unknownAfterAttempts: number;
   providerApplyWindowMs: number;
   backoffBaseMs: number;
@@ -113,6 +114,7 @@ export function createServices(config: ServicesConfig): Services {
     faults: config.faults,
     handlers: { ledger: ledgerHandler(client), ...notificationHandlers(deps) },
     intervalMs: config.outboxIntervalMs,
+    claimLeaseMs: config.outboxClaimLeaseMs,
     onError: config.onError,
   });
   return {

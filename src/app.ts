@@ -37,6 +37,7 @@ export interface AppOptions {
   recoveryIntervalMs: number;
   reconciliationIntervalMs?: number;
   outboxIntervalMs?: number;
+  outboxClaimLeaseMs?: number;
   unknownAfterAttempts?: number;
   providerApplyWindowMs?: number;
   backoffBaseMs?: number;
@@ -73,6 +74,7 @@ export async function startApp(options: AppOptions): Promise<App> {
     reconciliationIntervalMs:
       options.reconciliationIntervalMs ?? DEFAULT_RECONCILIATION_INTERVAL_MS,
     outboxIntervalMs: options.outboxIntervalMs ?? DEFAULT_OUTBOX_INTERVAL_MS,
+    outboxClaimLeaseMs: options.outboxClaimLeaseMs,
     unknownAfterAttempts: options.unknownAfterAttempts ?? DEFAULT_UNKNOWN_AFTER_ATTEMPTS,
     providerApplyWindowMs: options.providerApplyWindowMs ?? DEFAULT_PROVIDER_APPLY_WINDOW_MS,
     backoffBaseMs: options.backoffBaseMs ?? DEFAULT_BACKOFF_BASE_MS,

@@ -18,6 +18,7 @@ export interface Config {
   unknownAfterAttempts: number | undefined;
   providerApplyWindowMs: number | undefined;
   backoffBaseMs: number | undefined;
+  outboxClaimLeaseMs: number | undefined;
   /** Test-only: `name=crash,…` arms fault points in this process. */
   faultPoints: string | undefined;
 }
@@ -104,6 +105,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     unknownAfterAttempts: optionalInteger(env, { name: 'PROVIDER_UNKNOWN_AFTER_ATTEMPTS', min: 1 }),
     providerApplyWindowMs: optionalInteger(env, { name: 'PROVIDER_APPLY_WINDOW_MS', min: 0 }),
     backoffBaseMs: optionalInteger(env, { name: 'RECOVERY_BACKOFF_BASE_MS', min: 1 }),
+    outboxClaimLeaseMs: optionalInteger(env, { name: 'OUTBOX_CLAIM_LEASE_MS', min: 100 }),
     faultPoints: env['FAULT_POINTS'] || undefined,
   };
 }

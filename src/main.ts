@@ -45,6 +45,7 @@ async function main(): Promise<void> {
     unknownAfterAttempts: config.unknownAfterAttempts,
     providerApplyWindowMs: config.providerApplyWindowMs,
     backoffBaseMs: config.backoffBaseMs,
+    outboxClaimLeaseMs: config.outboxClaimLeaseMs,
     providerTimeoutMs: config.providerTimeoutMs,
     faults: FaultPoints.fromSpec(config.faultPoints),
   });

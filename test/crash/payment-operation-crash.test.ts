@@ -120,6 +120,23 @@ async function phasesOf(op: OperationUnderTest, key: string): Promise<string[]> 
   return rows.map((r) => r.recovery_point);
 }
 
+/** The ledger effect: exactly one posting of the operation's kind, once the outbox delivered it. */
+async function assertPostedOnce(op: OperationUnderTest, paymentId: string): Promise<void> {
+  const count = async () =>
+    (
+      await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM ledger_postings WHERE payment_id = $1 AND kind = $2`,
+        [paymentId, op.effect],
+      )
+    ).rows[0]?.n ?? 0;
+  const deadline = Date.now() + 10_000;
+  while ((await count()) === 0) {
+    if (Date.now() > deadline) throw new Error(`no ${op.effect} posting for ${paymentId}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  expect(await count()).toBe(1);
+}
+
 const applied = (op: OperationUnderTest, chargeId: string) =>
   sandbox.operations({ chargeId }).filter((o) => o.kind === op.effect && o.applied).length;
 
@@ -144,6 +161,7 @@ describe.each(CASES)('SIGKILL at $point', ({ op, point }) => {
       expect(answer.body.data?.[op.field]).toMatchObject({ payment: { status: 'SUCCEEDED' } });
       expect(applied(op, chargeId)).toBe(1);
       expect(await phasesOf(op, key)).toEqual([op.sentPoint, 'finished']);
+      await assertPostedOnce(op, paymentId);
     } finally {
       await healed.kill('SIGTERM');
     }
@@ -181,6 +199,7 @@ describe.each(CASES)('SIGKILL at $point', ({ op, point }) => {
       const answer = await untilFinal(healed.url, { op, input: op.input(key, paymentId) });
       expect(answer.body.data?.[op.field]).toMatchObject({ payment: { status: 'SUCCEEDED' } });
       expect(applied(op, chargeId)).toBe(1);
+      await assertPostedOnce(op, paymentId);
     } finally {
       await healed.kill('SIGTERM');
     }

@@ -4,8 +4,9 @@ import type { FaultPoints } from '../faults.ts';
 import { PeriodicJob } from '../periodic-job.ts';
 import { CLAIM_DUE_DELIVERIES, MARK_ABANDONED, MARK_DELIVERED, MARK_RETRY } from './outbox.sql.ts';
 
-/** How long a claimed delivery is left to its dispatcher before another may take it. */
-const CLAIM_LEASE_MS = 30_000;
+/** How long a claimed delivery is left to its dispatcher before another may take it: longer
+ * than any handler takes (a webhook's timeout is 5 s), short enough that a crash delays little. */
+export const DEFAULT_CLAIM_LEASE_MS = 30_000;
 const BATCH_SIZE = 32;
 /** Backoff between attempts at one delivery: base × 2^(attempts − 1), capped. */
 const RETRY_BASE_MS = 500;
@@ -41,6 +42,7 @@ export class OutboxDispatcher {
       faults: FaultPoints;
       handlers: Record<string, DeliveryHandler>;
       intervalMs: number;
+      claimLeaseMs?: number;
       onError: (error: unknown) => void;
     },
   ) {
@@ -66,7 +68,7 @@ export class OutboxDispatcher {
       consumer: string;
       attempts: number;
       event: { type: string; payload: JsonValue; created_at: string };
-    }>(CLAIM_DUE_DELIVERIES, [CLAIM_LEASE_MS, BATCH_SIZE]);
+    }>(CLAIM_DUE_DELIVERIES, [this.deps.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS, BATCH_SIZE]);
     for (const row of rows) {
       const delivery: Delivery = {
         tenantId: row.tenant_id,
