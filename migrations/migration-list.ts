@@ -12,6 +12,7 @@ const SQL_FILES = [
   '0003-payment-operations.sql',
   '0004-refunds.sql',
   '0005-outbox-ledger-webhooks.sql',
+  '0006-ledger-balanced.sql',
 ] as const;
 
 function sqlMigration(file: string): MigrationObject {

@@ -2,6 +2,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OutboxDispatcher } from '../../services/kernel/outbox/dispatcher.ts';
+import { ledgerHandler } from '../../services/ledger/ledger-consumer.ts';
+import { notificationHandlers } from '../../services/notifications/delivery-handlers.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import { errorCodeOf, graphql, paymentOf } from '../support/graphql-client.ts';
 import {
@@ -299,5 +302,60 @@ describe('the ledger inbox', () => {
     );
     // The outbox has not been drained in this test: these two postings are the only ones.
     expect(rows.map((r) => r.id).sort()).toEqual([capture.postingId, refund.postingId].sort());
+  });
+});
+
+describe('the books', () => {
+  it('refuse an unbalanced posting at commit, whatever the code does', async () => {
+    const payment = paymentOf(await createPaymentOn(stack, paymentInput('unbalanced-1')));
+    const client = await stack.db.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query(
+        `INSERT INTO ledger_postings (tenant_id, id, payment_id, kind, currency) VALUES ($1, 'ledger_test_bad', $2, 'capture', 'EUR')`,
+        [stack.tenantIds.a, payment.id],
+      );
+      await client.query(
+        `INSERT INTO ledger_lines (tenant_id, posting_id, line, account, debit_minor, credit_minor, currency)
+         VALUES ($1, 'ledger_test_bad', 1, 'psp_clearing', 100, 0, 'EUR'), ($1, 'ledger_test_bad', 2, 'merchant_balance', 0, 99, 'EUR')`,
+        [stack.tenantIds.a],
+      );
+      await expect(client.query('COMMIT')).rejects.toMatchObject({ code: '23514' });
+    } finally {
+      client.release();
+    }
+  });
+});
+
+describe('several dispatchers on one backlog', () => {
+  it('deliver every event; the ledger still posts each movement once', async () => {
+    for (let i = 0; i < 12; i++) await createPaymentOn(stack, paymentInput(`many-dispatch-${i}`));
+    const { deps, client } = stack.app.services;
+    const dispatchers = Array.from(
+      { length: 3 },
+      () =>
+        new OutboxDispatcher({
+          pool: deps.pool,
+          faults: deps.faults,
+          handlers: { ledger: ledgerHandler(client), ...notificationHandlers(deps) },
+          intervalMs: 60_000,
+          onError: () => undefined,
+        }),
+    );
+    for (let round = 0; round < 20; round++) {
+      const handled = await Promise.all(dispatchers.map((d) => d.dispatchOnce()));
+      if (handled.every((n) => n === 0)) break;
+    }
+    const { rows: pending } = await stack.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM outbox_deliveries WHERE status = 'pending'`,
+    );
+    expect(pending[0]?.n).toBe(0);
+    const { rows } = await stack.db.query<{ payment_id: string; n: number }>(
+      `SELECT p.id AS payment_id, count(l.id)::int AS n FROM payments p
+         LEFT JOIN ledger_postings l ON l.payment_id = p.id AND l.kind = 'capture'
+        WHERE p.reference LIKE 'many-dispatch-%' GROUP BY p.id`,
+    );
+    expect(rows).toHaveLength(12);
+    expect(rows.every((r) => r.n === 1)).toBe(true);
   });
 });
