@@ -19,6 +19,7 @@ export interface Config {
   providerApplyWindowMs: number | undefined;
   backoffBaseMs: number | undefined;
   outboxClaimLeaseMs: number | undefined;
+  outboxIntervalMs: number | undefined;
   /** Test-only: `name=crash,…` arms fault points in this process. */
   faultPoints: string | undefined;
 }
@@ -106,6 +107,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     providerApplyWindowMs: optionalInteger(env, { name: 'PROVIDER_APPLY_WINDOW_MS', min: 0 }),
     backoffBaseMs: optionalInteger(env, { name: 'RECOVERY_BACKOFF_BASE_MS', min: 1 }),
     outboxClaimLeaseMs: optionalInteger(env, { name: 'OUTBOX_CLAIM_LEASE_MS', min: 100 }),
+    outboxIntervalMs: optionalInteger(env, { name: 'OUTBOX_INTERVAL_MS', min: 10 }),
     faultPoints: env['FAULT_POINTS'] || undefined,
   };
 }

@@ -46,6 +46,7 @@ async function main(): Promise<void> {
     providerApplyWindowMs: config.providerApplyWindowMs,
     backoffBaseMs: config.backoffBaseMs,
     outboxClaimLeaseMs: config.outboxClaimLeaseMs,
+    outboxIntervalMs: config.outboxIntervalMs,
     providerTimeoutMs: config.providerTimeoutMs,
     faults: FaultPoints.fromSpec(config.faultPoints),
   });
