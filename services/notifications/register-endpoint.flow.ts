@@ -1,11 +1,15 @@
 import { randomUUID } from 'node:crypto';
+import {
+  assertIdempotencyKey,
+  idempotencyInfo,
+  type IdempotencyInfo,
+} from '../kernel/idempotency/idempotency-key.ts';
 import { z } from 'zod';
 import type { ServiceDeps } from '../context.ts';
 import { AppError, InputInvalidError, publicError, type PublicError } from '../kernel/errors.ts';
 import { defineOperation } from '../kernel/idempotency/operation.ts';
 import { requestHash } from '../kernel/idempotency/request-hash.ts';
 import type { StoredResponse } from '../kernel/idempotency/types.ts';
-import { IDEMPOTENCY_KEY_PATTERN } from '../payments/create-payment.command.ts';
 import { INSERT_ENDPOINT } from './notifications.sql.ts';
 import { generateWebhookSecret } from './webhook-signature.ts';
 
@@ -38,7 +42,7 @@ export type RegisterEndpointResult =
   | {
       ok: true;
       endpoint: EndpointView;
-      idempotency: { key: string; replayed: boolean; firstRequestAt: string; expiresAt: string };
+      idempotency: IdempotencyInfo;
     }
   | { ok: false; error: PublicError; replayed: boolean };
 
@@ -53,8 +57,7 @@ export async function registerEndpoint(
 ): Promise<RegisterEndpointResult> {
   let url: string;
   try {
-    if (!IDEMPOTENCY_KEY_PATTERN.test(input.idempotencyKey))
-      throw new AppError('IDEMPOTENCY_KEY_INVALID', { details: { field: 'idempotencyKey' } });
+    assertIdempotencyKey(input.idempotencyKey);
     url = normaliseUrl(input.url);
   } catch (error) {
     if (error instanceof AppError) return { ok: false, error: error.toPublic(), replayed: false };
@@ -141,11 +144,6 @@ function answer(
   return {
     ok: true,
     endpoint: body.endpoint,
-    idempotency: {
-      key: info.key,
-      replayed: info.replayed,
-      firstRequestAt: stored.firstRequestAt.toISOString(),
-      expiresAt: stored.expiresAt.toISOString(),
-    },
+    idempotency: idempotencyInfo(stored, info),
   };
 }

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { canonicalJson, isJsonValue, type JsonValue } from '../kernel/canonical-json.ts';
-import { IdempotencyKeyInvalidError, InputInvalidError } from '../kernel/errors.ts';
+import { InputInvalidError } from '../kernel/errors.ts';
+import { assertIdempotencyKey } from '../kernel/idempotency/idempotency-key.ts';
 import { normaliseCurrency, parseAmount } from '../kernel/money/money.ts';
 
-export const IDEMPOTENCY_KEY_PATTERN = /^[A-Za-z0-9._:-]{1,255}$/;
 const PAYMENT_METHOD_PATTERN = /^pm_[A-Za-z0-9_]{1,100}$/;
 const DESCRIPTION_MAX_CHARS = 1_000;
 const REFERENCE_MAX_CHARS = 255;
@@ -44,7 +44,7 @@ export function normaliseCreatePayment(input: CreatePaymentInput): {
   key: string;
   command: CreatePaymentCommand;
 } {
-  if (!IDEMPOTENCY_KEY_PATTERN.test(input.idempotencyKey)) throw new IdempotencyKeyInvalidError();
+  assertIdempotencyKey(input.idempotencyKey);
   const currency = normaliseCurrency(input.currency);
   if (currency === null)
     throw new InputInvalidError('currency', 'currency must be an active ISO 4217 code');

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { idempotencyInfo, type IdempotencyInfo } from '../kernel/idempotency/idempotency-key.ts';
 import { z } from 'zod';
 import type { ServiceDeps } from '../context.ts';
 import { AppError, LeaseLostError, publicError, type PublicError } from '../kernel/errors.ts';
@@ -53,12 +54,7 @@ export const CREATE_PAYMENT_FAULT_POINTS = [
   'createPayment.finished.after-commit',
 ] as const;
 
-export interface IdempotencyInfo {
-  key: string;
-  replayed: boolean;
-  firstRequestAt: string;
-  expiresAt: string;
-}
+export type { IdempotencyInfo };
 
 export type CreatePaymentResult =
   | { ok: true; payment: PaymentView; idempotency: IdempotencyInfo }
@@ -295,12 +291,7 @@ function answer(
   return {
     ok: true,
     payment: body.payment,
-    idempotency: {
-      key: info.key,
-      replayed: info.replayed,
-      firstRequestAt: stored.firstRequestAt.toISOString(),
-      expiresAt: stored.expiresAt.toISOString(),
-    },
+    idempotency: idempotencyInfo(stored, info),
   };
 }
 

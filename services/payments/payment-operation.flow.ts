@@ -1,4 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import {
+  assertIdempotencyKey,
+  idempotencyInfo,
+  type IdempotencyInfo,
+} from '../kernel/idempotency/idempotency-key.ts';
 import { z } from 'zod';
 import type { ServiceDeps } from '../context.ts';
 import type { JsonValue } from '../kernel/canonical-json.ts';
@@ -18,7 +23,6 @@ import { requestHash } from '../kernel/idempotency/request-hash.ts';
 import type { StoredResponse } from '../kernel/idempotency/types.ts';
 import { providerOperationKey } from '../provider/provider-keys.ts';
 import type { ChargeOperationOutcome } from '../provider/provider-port.ts';
-import { IDEMPOTENCY_KEY_PATTERN } from './create-payment.command.ts';
 import { publishOperationOutcome } from './payment-events.ts';
 import { refundsOf } from './payment-queries.ts';
 import {
@@ -91,7 +95,7 @@ export type OperationResult =
       ok: true;
       payment: PaymentView;
       refund: RefundView | null;
-      idempotency: { key: string; replayed: boolean; firstRequestAt: string; expiresAt: string };
+      idempotency: IdempotencyInfo;
     }
   | { ok: false; error: PublicError; replayed: boolean };
 
@@ -189,9 +193,7 @@ export function paymentOperationResumer(deps: ServiceDeps, spec: PaymentOperatio
 }
 
 function normalise(input: OperationInput): OperationCommand {
-  if (!IDEMPOTENCY_KEY_PATTERN.test(input.idempotencyKey)) {
-    throw new AppError('IDEMPOTENCY_KEY_INVALID', { details: { field: 'idempotencyKey' } });
-  }
+  assertIdempotencyKey(input.idempotencyKey);
   const reason = input.reason ?? null;
   if (reason !== null && (reason.length === 0 || reason.length > REASON_MAX_CHARS)) {
     throw new AppError('BAD_USER_INPUT', {
@@ -398,11 +400,6 @@ function answer(stored: StoredResponse, info: { key: string; replayed: boolean }
     ok: true,
     payment: body.payment,
     refund: body.refund,
-    idempotency: {
-      key: info.key,
-      replayed: info.replayed,
-      firstRequestAt: stored.firstRequestAt.toISOString(),
-      expiresAt: stored.expiresAt.toISOString(),
-    },
+    idempotency: idempotencyInfo(stored, info),
   };
 }

@@ -49,83 +49,47 @@ export const resolvers = {
       call(ctx, info, () => ctx.services.payments.list.query({ tenantId: ctx.tenantId, ...args })),
   },
   Mutation: {
-    createPayment: async (
-      _: unknown,
-      args: CreatePaymentArgs,
-      ctx: GatewayContext,
-      info: GraphQLResolveInfo,
-    ) =>
-      payload(
+    createPayment: command((ctx, input: CreatePaymentArgs['input']) =>
+      ctx.services.payments.create.mutate({ tenantId: ctx.tenantId, ...input }),
+    ),
+    capturePayment: command(
+      (ctx, input: { idempotencyKey: string; paymentId: string; amount?: string | null }) =>
+        ctx.services.payments.capture.mutate({ tenantId: ctx.tenantId, ...input }),
+    ),
+    refundPayment: command(
+      (
         ctx,
-        info,
-        await call(ctx, info, () =>
-          ctx.services.payments.create.mutate({ tenantId: ctx.tenantId, ...args.input }),
-        ),
-      ),
-    capturePayment: async (
-      _: unknown,
-      args: { input: { idempotencyKey: string; paymentId: string; amount?: string | null } },
-      ctx: GatewayContext,
-      info: GraphQLResolveInfo,
-    ) =>
-      payload(
-        ctx,
-        info,
-        await call(ctx, info, () =>
-          ctx.services.payments.capture.mutate({ tenantId: ctx.tenantId, ...args.input }),
-        ),
-      ),
-    refundPayment: async (
-      _: unknown,
-      args: {
         input: {
           idempotencyKey: string;
           paymentId: string;
           amount: string;
           reason?: string | null;
-        };
-      },
-      ctx: GatewayContext,
-      info: GraphQLResolveInfo,
-    ) =>
-      payload(
-        ctx,
-        info,
-        await call(ctx, info, () =>
-          ctx.services.payments.refund.mutate({ tenantId: ctx.tenantId, ...args.input }),
-        ),
-      ),
-    registerWebhookEndpoint: async (
-      _: unknown,
-      args: { input: { idempotencyKey: string; url: string } },
-      ctx: GatewayContext,
-      info: GraphQLResolveInfo,
-    ) => {
-      const result = await call(ctx, info, () =>
-        ctx.services.notifications.registerEndpoint.mutate({
-          tenantId: ctx.tenantId,
-          ...args.input,
-        }),
-      );
-      if (!result.ok) throw toGraphQLError(result.error, info);
-      if (result.idempotency.replayed) ctx.replayed = true;
-      return result;
-    },
-    cancelPayment: async (
-      _: unknown,
-      args: { input: { idempotencyKey: string; paymentId: string } },
-      ctx: GatewayContext,
-      info: GraphQLResolveInfo,
-    ) =>
-      payload(
-        ctx,
-        info,
-        await call(ctx, info, () =>
-          ctx.services.payments.cancel.mutate({ tenantId: ctx.tenantId, ...args.input }),
-        ),
-      ),
+        },
+      ) => ctx.services.payments.refund.mutate({ tenantId: ctx.tenantId, ...input }),
+    ),
+    cancelPayment: command((ctx, input: { idempotencyKey: string; paymentId: string }) =>
+      ctx.services.payments.cancel.mutate({ tenantId: ctx.tenantId, ...input }),
+    ),
+    registerWebhookEndpoint: command((ctx, input: { idempotencyKey: string; url: string }) =>
+      ctx.services.notifications.registerEndpoint.mutate({ tenantId: ctx.tenantId, ...input }),
+    ),
   },
 };
+
+/**
+ * The resolver of an idempotent command: one service call, its typed errors mapped, and the
+ * replay marker set for stored answers (results and stored business errors alike).
+ */
+function command<I, T extends { idempotency: { replayed: boolean } }>(
+  run: (ctx: GatewayContext, input: I) => Promise<CommandResult<T>>,
+) {
+  return async (
+    _: unknown,
+    args: { input: I },
+    ctx: GatewayContext,
+    info: GraphQLResolveInfo,
+  ): Promise<T> => payload(ctx, info, await call(ctx, info, () => run(ctx, args.input)));
+}
 
 type CommandResult<T> =
   | ({ ok: true; idempotency: { replayed: boolean } } & T)
@@ -135,7 +99,7 @@ type CommandResult<T> =
  * The payload of a command, or its error. A stored answer — a result or a stored business
  * error — is marked as a replay either way.
  */
-function payload<T extends { payment: unknown; idempotency: { replayed: boolean } }>(
+function payload<T extends { idempotency: { replayed: boolean } }>(
   ctx: GatewayContext,
   info: GraphQLResolveInfo,
   result: CommandResult<T>,
