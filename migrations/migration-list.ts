@@ -13,6 +13,7 @@ const SQL_FILES = [
   '0004-refunds.sql',
   '0005-outbox-ledger-webhooks.sql',
   '0006-ledger-balanced.sql',
+  '0007-retention-partitions.sql',
 ] as const;
 
 function sqlMigration(file: string): MigrationObject {

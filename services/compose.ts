@@ -4,6 +4,11 @@ import { createPool } from './kernel/db/pool.ts';
 import type { FaultPoints } from './kernel/faults.ts';
 import { IdempotencyEngine } from './kernel/idempotency/engine.ts';
 import { RecoveryWorker } from './kernel/idempotency/recovery-worker.ts';
+import {
+  maintainPartitions,
+  type RetentionPolicy,
+  type RetentionRun,
+} from './kernel/idempotency/retention.ts';
 import { PeriodicJob } from './kernel/periodic-job.ts';
 import { OutboxDispatcher } from './kernel/outbox/dispatcher.ts';
 import { ledgerHandler } from './ledger/ledger-consumer.ts';
@@ -20,6 +25,9 @@ export interface ServicesConfig {
   poolMax: number;
   leaseMs: number;
   ttlSeconds: number;
+  retention: RetentionPolicy;
+  retentionIntervalMs: number;
+  responseMaxBytes: number;
   recoveryIntervalMs: number;
   reconciliationIntervalMs: number;
   outboxIntervalMs: number;
@@ -45,6 +53,10 @@ export interface Services {
   reconciler: PeriodicJob;
   /** Delivers outbox events to the ledger, receipts and webhook endpoints. */
   dispatcher: OutboxDispatcher;
+  /** Creates partitions ahead and drops those past retention, on a schedule. */
+  retention: PeriodicJob;
+  /** One maintenance run now (at start, before serving; and for tests and operators). */
+  maintainPartitions(): Promise<RetentionRun>;
   close(): Promise<void>;
 }
 
@@ -63,6 +75,7 @@ export function createServices(config: ServicesConfig): Services {
     metrics: config.metrics,
     leaseMs: config.leaseMs,
     ttlSeconds: config.ttlSeconds,
+    responseMaxBytes: config.responseMaxBytes,
     unknownAfterAttempts: config.unknownAfterAttempts,
     backoffBaseMs: config.backoffBaseMs,
     backoffCapMs: BACKOFF_CAP_MS,
@@ -117,6 +130,20 @@ export function createServices(config: ServicesConfig): Services {
     claimLeaseMs: config.outboxClaimLeaseMs,
     onError: config.onError,
   });
+  const runRetention = async () => {
+    try {
+      const run = await maintainPartitions(pool, config.retention);
+      config.metrics.retentionRuns.inc({ result: run.result });
+      return run;
+    } catch (error) {
+      config.metrics.retentionRuns.inc({ result: 'error' });
+      throw error;
+    }
+  };
+  const retention = new PeriodicJob(runRetention, {
+    intervalMs: config.retentionIntervalMs,
+    onError: config.onError,
+  });
   return {
     deps,
     client,
@@ -124,7 +151,10 @@ export function createServices(config: ServicesConfig): Services {
     worker,
     reconciler,
     dispatcher,
+    retention,
+    maintainPartitions: runRetention,
     async close() {
+      await retention.stop();
       await dispatcher.stop();
       await reconciler.stop();
       await worker.stop();

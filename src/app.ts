@@ -23,6 +23,14 @@ const DEFAULT_UNKNOWN_AFTER_ATTEMPTS = 5;
 const DEFAULT_PROVIDER_APPLY_WINDOW_MS = 60_000;
 /** First backoff of the recovery worker; doubles per attempt (1 s, 2 s, 4 s, …). */
 const DEFAULT_BACKOFF_BASE_MS = 1_000;
+/** Metadata outlives the replay window by a week: enough to explain a late retry. */
+const DEFAULT_METADATA_RETENTION_SECONDS = 7 * 86_400;
+/** Stored answers above this are kept as a reference to the resource (a few KB, per the seeds). */
+const DEFAULT_RESPONSE_MAX_BYTES = 8 * 1024;
+/** One partition per day: a handful of partitions per table for the default retention. */
+const DEFAULT_PARTITION_SECONDS = 86_400;
+/** Partition maintenance is cheap and idempotent; it runs well within a partition's width. */
+const DEFAULT_RETENTION_INTERVAL_MS = 10 * 60_000;
 /** SIGTERM waits this long for in-flight requests; a phase in progress finishes or is resumed. */
 export const DRAIN_TIMEOUT_MS = 10_000;
 
@@ -34,6 +42,10 @@ export interface AppOptions {
   port?: number;
   leaseMs: number;
   ttlSeconds: number;
+  metadataRetentionSeconds?: number;
+  responseMaxBytes?: number;
+  partitionSeconds?: number;
+  retentionIntervalMs?: number;
   recoveryIntervalMs: number;
   reconciliationIntervalMs?: number;
   outboxIntervalMs?: number;
@@ -70,6 +82,14 @@ export async function startApp(options: AppOptions): Promise<App> {
     poolMax: options.poolMax ?? DEFAULT_POOL_MAX,
     leaseMs: options.leaseMs,
     ttlSeconds: options.ttlSeconds,
+    retention: {
+      ttlSeconds: options.ttlSeconds,
+      metadataRetentionSeconds:
+        options.metadataRetentionSeconds ?? DEFAULT_METADATA_RETENTION_SECONDS,
+      partitionSeconds: options.partitionSeconds ?? DEFAULT_PARTITION_SECONDS,
+    },
+    retentionIntervalMs: options.retentionIntervalMs ?? DEFAULT_RETENTION_INTERVAL_MS,
+    responseMaxBytes: options.responseMaxBytes ?? DEFAULT_RESPONSE_MAX_BYTES,
     recoveryIntervalMs: options.recoveryIntervalMs,
     reconciliationIntervalMs:
       options.reconciliationIntervalMs ?? DEFAULT_RECONCILIATION_INTERVAL_MS,
@@ -85,6 +105,9 @@ export async function startApp(options: AppOptions): Promise<App> {
     metrics,
     onError: reportError,
   });
+  // Partitions for today's keys must exist before the first request: a process that starts after
+  // a long pause (or on a fresh database) creates them now rather than on its first schedule.
+  await services.maintainPartitions();
   const apollo = await createApollo(metrics);
   const gateway = createGatewayServer({
     apollo,
@@ -102,6 +125,7 @@ export async function startApp(options: AppOptions): Promise<App> {
     services.worker.start();
     services.reconciler.start();
     services.dispatcher.start();
+    services.retention.start();
   }
   const { port } = gateway.server.address() as AddressInfo;
   return {

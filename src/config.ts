@@ -11,6 +11,10 @@ export interface Config {
   bootstrapTenants: Array<{ name: string; apiKey: string }> | undefined;
   internalToken: string | undefined;
   idempotencyTtlSeconds: number;
+  idempotencyMetadataRetentionSeconds: number | undefined;
+  idempotencyResponseMaxBytes: number | undefined;
+  idempotencyPartitionSeconds: number | undefined;
+  retentionIntervalMs: number | undefined;
   leaseMs: number;
   recoveryIntervalMs: number;
   providerTimeoutMs: number;
@@ -94,6 +98,19 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       fallback: DEFAULT_TTL_SECONDS,
       min: 1,
     }),
+    idempotencyMetadataRetentionSeconds: optionalInteger(env, {
+      name: 'IDEMPOTENCY_METADATA_RETENTION_SECONDS',
+      min: 0,
+    }),
+    idempotencyResponseMaxBytes: optionalInteger(env, {
+      name: 'IDEMPOTENCY_RESPONSE_MAX_BYTES',
+      min: 256,
+    }),
+    idempotencyPartitionSeconds: optionalInteger(env, {
+      name: 'IDEMPOTENCY_PARTITION_SECONDS',
+      min: 60,
+    }),
+    retentionIntervalMs: optionalInteger(env, { name: 'RETENTION_INTERVAL_MS', min: 10 }),
     leaseMs,
     recoveryIntervalMs: integer(env, {
       name: 'RECOVERY_INTERVAL_MS',

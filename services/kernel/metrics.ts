@@ -61,6 +61,12 @@ export function createMetrics(opts: { defaultMetrics: boolean }) {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
     }),
+    retentionRuns: new Counter({
+      name: 'idempotency_retention_runs_total',
+      help: 'Runs of partition maintenance: done, skipped (another process held the lock), error.',
+      labelNames: ['result'] as const,
+      registers,
+    }),
     recoverySweeps: new Counter({
       name: 'idempotency_recovery_sweeps_total',
       help: 'Sweeps of the recovery worker, by result.',

@@ -9,7 +9,7 @@ SELECT id FROM webhook_endpoints WHERE tenant_id = $1 AND status = 'enabled' ORD
 
 /** $1 tenant, $2 id. */
 export const SELECT_ENDPOINT = `
-SELECT id, url, secret, status FROM webhook_endpoints WHERE tenant_id = $1 AND id = $2`;
+SELECT id, url, secret, status, created_at FROM webhook_endpoints WHERE tenant_id = $1 AND id = $2`;
 
 /** $1 tenant, $2 id, $3 reason. */
 export const DISABLE_ENDPOINT = `

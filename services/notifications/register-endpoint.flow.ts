@@ -10,7 +10,8 @@ import { AppError, InputInvalidError, publicError, type PublicError } from '../k
 import { defineOperation } from '../kernel/idempotency/operation.ts';
 import { requestHash } from '../kernel/idempotency/request-hash.ts';
 import type { StoredResponse } from '../kernel/idempotency/types.ts';
-import { INSERT_ENDPOINT } from './notifications.sql.ts';
+import { INSERT_ENDPOINT, SELECT_ENDPOINT } from './notifications.sql.ts';
+import { currentBody } from '../kernel/idempotency/stored-response.ts';
 import { generateWebhookSecret } from './webhook-signature.ts';
 
 export const REGISTER_WEBHOOK_ENDPOINT = defineOperation({
@@ -18,6 +19,8 @@ export const REGISTER_WEBHOOK_ENDPOINT = defineOperation({
   publicName: 'registerWebhookEndpoint',
   responseVersion: 1,
   canBecomeUnknown: false,
+  outcomeOf: (body) =>
+    body !== null && typeof body === 'object' && 'error' in body ? 'refused' : 'registered',
 });
 
 const URL_MAX_CHARS = 2_048;
@@ -75,34 +78,22 @@ export async function registerEndpoint(
       to: 'endpoint_registered',
       resourceId: endpointId,
       work: async (tx) => {
-        const { rows } = await tx.query<{
-          id: string;
-          url: string;
-          secret: string;
-          status: string;
-          created_at: Date;
-        }>(INSERT_ENDPOINT, [input.tenantId, endpointId, url, generateWebhookSecret()]);
-        const row = rows[0]!;
-        return {
-          decided: {
-            endpoint: {
-              id: row.id,
-              url: row.url,
-              secret: row.secret,
-              status: row.status,
-              createdAt: row.created_at.toISOString(),
-            },
-          },
-        };
+        const { rows } = await tx.query<EndpointRow>(INSERT_ENDPOINT, [
+          input.tenantId,
+          endpointId,
+          url,
+          generateWebhookSecret(),
+        ]);
+        return { decided: { endpoint: toEndpointView(rows[0]!) } };
       },
     },
   });
   const key = input.idempotencyKey;
   switch (admission.kind) {
     case 'replay':
-      return answer(admission.response, { key, replayed: true });
+      return answer(deps, admission.response, { tenantId: input.tenantId, key, replayed: true });
     case 'decided':
-      return answer(admission.response, { key, replayed: false });
+      return answer(deps, admission.response, { tenantId: input.tenantId, key, replayed: false });
     case 'reused':
       return { ok: false, error: publicError('IDEMPOTENCY_KEY_REUSED'), replayed: false };
     case 'in_use':
@@ -136,11 +127,42 @@ function normaliseUrl(raw: string): string {
   return url.toString();
 }
 
-function answer(
+interface EndpointRow {
+  id: string;
+  url: string;
+  secret: string;
+  status: string;
+  created_at: Date;
+}
+
+function toEndpointView(row: EndpointRow): EndpointView {
+  return {
+    id: row.id,
+    url: row.url,
+    secret: row.secret,
+    status: row.status,
+    createdAt: row.created_at.toISOString(),
+  };
+}
+
+async function answer(
+  deps: ServiceDeps,
   stored: StoredResponse,
-  info: { key: string; replayed: boolean },
-): RegisterEndpointResult {
-  const body = z.object({ endpoint: endpointView }).parse(stored.body);
+  info: { tenantId: string; key: string; replayed: boolean },
+): Promise<RegisterEndpointResult> {
+  const body = z.object({ endpoint: endpointView }).parse(
+    await currentBody(REGISTER_WEBHOOK_ENDPOINT, stored, {
+      upgrades: {},
+      render: async (endpointId) => {
+        const { rows } = await deps.pool.query<EndpointRow>(SELECT_ENDPOINT, [
+          info.tenantId,
+          endpointId,
+        ]);
+        if (rows[0] === undefined) throw new Error(`webhook endpoint ${endpointId} is missing`);
+        return { endpoint: toEndpointView(rows[0]) };
+      },
+    }),
+  );
   return {
     ok: true,
     endpoint: body.endpoint,

@@ -11,7 +11,7 @@ SELECT k.tenant_id, k.operation, k.key, k.state, k.recovery_point, k.resource_id
                                                    'fencingToken', l.fencing_token::text,
                                                    'committedAt', l.committed_at) ORDER BY l.committed_at)
                    FROM idempotency_phase_log l
-                  WHERE l.tenant_id = k.tenant_id AND l.operation = k.operation AND l.key = k.key), '[]') AS phases,
+                  WHERE l.request_id = k.id), '[]') AS phases,
        COALESCE((SELECT json_agg(json_build_object('action', i.action, 'decidedBy', i.decided_by,
                                                    'reason', i.reason, 'decidedAt', i.decided_at) ORDER BY i.decided_at)
                    FROM idempotency_interventions i
@@ -21,6 +21,9 @@ SELECT k.tenant_id, k.operation, k.key, k.state, k.recovery_point, k.resource_id
  ORDER BY k.created_at
  LIMIT $2`;
 
-/** One request's current token and state. $1 tenant, $2 operation, $3 key. */
+/** One request's current token and state (the scope's newest generation). $1 tenant,
+ * $2 operation, $3 key. */
 export const SELECT_FOR_OPS = `
-SELECT state, fencing_token, resource_id FROM idempotency_keys WHERE tenant_id = $1 AND operation = $2 AND key = $3`;
+SELECT state, fencing_token, resource_id FROM idempotency_keys
+ WHERE tenant_id = $1 AND operation = $2 AND key = $3
+ ORDER BY expires_at DESC LIMIT 1`;

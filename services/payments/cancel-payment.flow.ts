@@ -1,5 +1,6 @@
 import type { ServiceDeps } from '../context.ts';
 import { defineOperation } from '../kernel/idempotency/operation.ts';
+import { PAYMENT_ANSWER_VERSION, paymentOutcomeOf } from './stored-answers.ts';
 import {
   paymentOperationResumer,
   runPaymentOperation,
@@ -12,8 +13,9 @@ import { applySettlement, settlementRefusal } from './settlement-rules.ts';
 export const CANCEL_PAYMENT = defineOperation({
   id: 'payments.cancel.v1',
   publicName: 'cancelPayment',
-  responseVersion: 1,
+  responseVersion: PAYMENT_ANSWER_VERSION,
   canBecomeUnknown: false,
+  outcomeOf: paymentOutcomeOf,
 });
 
 /**

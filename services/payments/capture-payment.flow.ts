@@ -1,6 +1,7 @@
 import type { ServiceDeps } from '../context.ts';
 import { InputInvalidError } from '../kernel/errors.ts';
 import { defineOperation } from '../kernel/idempotency/operation.ts';
+import { PAYMENT_ANSWER_VERSION, paymentOutcomeOf } from './stored-answers.ts';
 import { parseAmount } from '../kernel/money/money.ts';
 import {
   paymentOperationResumer,
@@ -14,8 +15,9 @@ import { applySettlement, settlementRefusal } from './settlement-rules.ts';
 export const CAPTURE_PAYMENT = defineOperation({
   id: 'payments.capture.v1',
   publicName: 'capturePayment',
-  responseVersion: 1,
+  responseVersion: PAYMENT_ANSWER_VERSION,
   canBecomeUnknown: false,
+  outcomeOf: paymentOutcomeOf,
 });
 
 /**

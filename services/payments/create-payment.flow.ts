@@ -9,11 +9,14 @@ import type { Resumer } from '../kernel/idempotency/recovery-worker.ts';
 import { recordIntervention, type InterventionAction } from '../kernel/idempotency/settlement.ts';
 import { UNKNOWN_RETRY_AFTER_SECONDS } from '../kernel/idempotency/engine.ts';
 import { requestHash } from '../kernel/idempotency/request-hash.ts';
+import { currentBody } from '../kernel/idempotency/stored-response.ts';
 import type { StoredResponse } from '../kernel/idempotency/types.ts';
 import { providerChargeKey } from '../provider/provider-keys.ts';
 import type { ChargeOutcome } from '../provider/provider-port.ts';
 import { normaliseCreatePayment, type CreatePaymentInput } from './create-payment.command.ts';
 import { publishPaymentOutcome } from './payment-events.ts';
+import { getPayment } from './payment-queries.ts';
+import { PAYMENT_ANSWER_VERSION, paymentAnswerReader, paymentOutcomeOf } from './stored-answers.ts';
 import { INSERT_PAYMENT, RECORD_CHARGE_OUTCOME, SELECT_PAYMENT } from './payments.sql.ts';
 import {
   paymentViewSchema,
@@ -25,8 +28,9 @@ import {
 export const CREATE_PAYMENT = defineOperation({
   id: 'payments.create.v1',
   publicName: 'createPayment',
-  responseVersion: 1,
+  responseVersion: PAYMENT_ANSWER_VERSION,
   canBecomeUnknown: true,
+  outcomeOf: paymentOutcomeOf,
 });
 
 /**
@@ -60,7 +64,7 @@ export type CreatePaymentResult =
   | { ok: true; payment: PaymentView; idempotency: IdempotencyInfo }
   | { ok: false; error: PublicError };
 
-const storedResponseV1 = z.object({ payment: paymentViewSchema });
+const storedAnswer = z.object({ payment: paymentViewSchema });
 
 export async function createPayment(
   deps: ServiceDeps,
@@ -74,6 +78,7 @@ export async function createPayment(
     throw error;
   }
   const { key, command } = normalised;
+  const tenantId = input.tenantId;
   const paymentId = randomUUID();
   let inserted: PaymentRow | undefined;
   const admission = await deps.engine.admit({
@@ -101,9 +106,9 @@ export async function createPayment(
   });
   switch (admission.kind) {
     case 'replay':
-      return answer(admission.response, { key, replayed: true });
+      return answer(deps, admission.response, { tenantId, key, replayed: true });
     case 'decided': // createPayment decides nothing at admission; answered as stored
-      return answer(admission.response, { key, replayed: false });
+      return answer(deps, admission.response, { tenantId, key, replayed: false });
     case 'reused':
       return { ok: false, error: publicError('IDEMPOTENCY_KEY_REUSED') };
     case 'in_use':
@@ -116,7 +121,7 @@ export async function createPayment(
       const driven = await driveCreatePayment(deps, { request: admission.request, known });
       return 'error' in driven
         ? { ok: false, error: driven.error }
-        : answer(driven.stored, { key, replayed: false });
+        : answer(deps, driven.stored, { tenantId, key, replayed: false });
     }
   }
 }
@@ -276,18 +281,18 @@ function settle(
     : { ...payment, status: 'REQUIRES_CAPTURE', provider_reference: outcome.providerReference };
 }
 
-function answer(
+async function answer(
+  deps: ServiceDeps,
   stored: StoredResponse,
-  info: { key: string; replayed: boolean },
-): CreatePaymentResult {
-  // A stored shape this code does not know must not be read as if it were v1: that would
-  // replay a different answer than the first one. Upgrading old shapes is an explicit step.
-  if (stored.version !== CREATE_PAYMENT.responseVersion) {
-    throw new Error(
-      `stored createPayment response v${stored.version} has no upgrade to v${CREATE_PAYMENT.responseVersion}`,
-    );
-  }
-  const body = storedResponseV1.parse(stored.body);
+  info: { tenantId: string; key: string; replayed: boolean },
+): Promise<CreatePaymentResult> {
+  const reader = paymentAnswerReader(deps.pool, {
+    tenantId: info.tenantId,
+    render: async (paymentId) => ({
+      payment: await getPayment(deps.pool, { tenantId: info.tenantId, id: paymentId }),
+    }),
+  });
+  const body = storedAnswer.parse(await currentBody(CREATE_PAYMENT, stored, reader));
   return {
     ok: true,
     payment: body.payment,

@@ -25,6 +25,8 @@ import { providerOperationKey } from '../provider/provider-keys.ts';
 import type { ChargeOperationOutcome } from '../provider/provider-port.ts';
 import { publishOperationOutcome } from './payment-events.ts';
 import { refundsOf } from './payment-queries.ts';
+import { paymentAnswerReader } from './stored-answers.ts';
+import { currentBody } from '../kernel/idempotency/stored-response.ts';
 import {
   INSERT_OPERATION,
   RECORD_OPERATION_OUTCOME,
@@ -158,9 +160,19 @@ export async function runPaymentOperation(
   const key = input.idempotencyKey;
   switch (admission.kind) {
     case 'replay':
-      return answer(admission.response, { key, replayed: true });
+      return answer(deps, admission.response, {
+        spec,
+        tenantId: input.tenantId,
+        key,
+        replayed: true,
+      });
     case 'decided':
-      return answer(admission.response, { key, replayed: false });
+      return answer(deps, admission.response, {
+        spec,
+        tenantId: input.tenantId,
+        key,
+        replayed: false,
+      });
     case 'reused':
       return { ok: false, error: publicError('IDEMPOTENCY_KEY_REUSED'), replayed: false };
     case 'in_use':
@@ -180,7 +192,7 @@ export async function runPaymentOperation(
       });
       return 'error' in driven
         ? { ok: false, error: driven.error, replayed: false }
-        : answer(driven.stored, { key, replayed: false });
+        : answer(deps, driven.stored, { spec, tenantId: input.tenantId, key, replayed: false });
     }
   }
 }
@@ -386,8 +398,27 @@ async function load(
   return { payment: pay.rows[0], operation };
 }
 
-function answer(stored: StoredResponse, info: { key: string; replayed: boolean }): OperationResult {
-  const body = storedResponse.parse(stored.body);
+async function answer(
+  deps: ServiceDeps,
+  stored: StoredResponse,
+  info: { spec: PaymentOperationSpec; tenantId: string; key: string; replayed: boolean },
+): Promise<OperationResult> {
+  const { tenantId } = info;
+  const reader = paymentAnswerReader(deps.pool, {
+    tenantId,
+    // An answer over the size cap (a payment with very many refunds): rendered as it is now.
+    render: async (operationId) => {
+      const { payment, operation } = await load(deps, { tenantId, operationId });
+      const refunds =
+        (await refundsOf(deps.pool, { tenantId, paymentIds: [payment.id] })).get(payment.id) ?? [];
+      const refund = refunds.find((r) => r.id === operation.id);
+      return {
+        payment: toPaymentView(payment, refunds),
+        refund: refund === undefined ? null : toRefundView(refund, payment.currency),
+      };
+    },
+  });
+  const body = storedResponse.parse(await currentBody(info.spec.operation, stored, reader));
   if ('error' in body) {
     const code = body.error.code as ErrorCode;
     return {

@@ -32,6 +32,7 @@ export interface PaymentView {
   amountCaptured: string;
   amountRefunded: string;
   paymentMethod: string;
+  captureMethod: 'AUTOMATIC' | 'MANUAL';
   reference: string | null;
   providerReference: string | null;
   failureCode: string | null;
@@ -79,6 +80,7 @@ export function toPaymentView(row: PaymentRow, refunds: RefundRow[] = []): Payme
     amountCaptured: formatAmount(BigInt(row.amount_captured_minor), row.currency),
     amountRefunded: formatAmount(BigInt(row.amount_refunded_minor), row.currency),
     paymentMethod: row.payment_method,
+    captureMethod: row.capture_method,
     reference: row.reference,
     providerReference: row.provider_reference,
     failureCode: row.failure_code,
@@ -96,6 +98,7 @@ export const paymentViewSchema = z.object({
   amountCaptured: z.string(),
   amountRefunded: z.string(),
   paymentMethod: z.string(),
+  captureMethod: z.enum(['AUTOMATIC', 'MANUAL']),
   reference: z.string().nullable(),
   providerReference: z.string().nullable(),
   failureCode: z.string().nullable(),

@@ -1,6 +1,7 @@
 import type { ServiceDeps } from '../context.ts';
 import { InputInvalidError } from '../kernel/errors.ts';
 import { defineOperation } from '../kernel/idempotency/operation.ts';
+import { PAYMENT_ANSWER_VERSION, paymentOutcomeOf } from './stored-answers.ts';
 import { parseAmount } from '../kernel/money/money.ts';
 import {
   paymentOperationResumer,
@@ -15,8 +16,9 @@ import type { PaymentRow } from './payment.view.ts';
 export const REFUND_PAYMENT = defineOperation({
   id: 'payments.refund.v1',
   publicName: 'refundPayment',
-  responseVersion: 1,
+  responseVersion: PAYMENT_ANSWER_VERSION,
   canBecomeUnknown: false,
+  outcomeOf: paymentOutcomeOf,
 });
 
 /**

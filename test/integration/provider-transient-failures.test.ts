@@ -33,9 +33,12 @@ async function keyRow(stack: TestStack, key: string) {
     recovery_point: string;
     attempts: number;
     response: unknown;
-  }>('SELECT state, recovery_point, attempts, response FROM idempotency_keys WHERE key = $1', [
-    key,
-  ]);
+  }>(
+    `SELECT k.state, k.recovery_point, k.attempts, r.body AS response
+       FROM idempotency_keys k LEFT JOIN idempotency_responses r ON r.request_id = k.id
+      WHERE k.key = $1`,
+    [key],
+  );
   return rows[0];
 }
 

@@ -6,6 +6,7 @@ import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { migrateDatabase } from '../../migrations/migrate.ts';
 import { migrationsList } from '../../migrations/migration-list.ts';
+import { ensureTestPartitions } from './test-partitions.ts';
 import {
   externalServer,
   findFreePort,
@@ -205,6 +206,7 @@ async function ensureTemplate(server: DatabaseServer, admin: pg.Client): Promise
     const build = admin.escapeIdentifier(buildName);
     await admin.query(`CREATE DATABASE ${build}`);
     await migrateDatabase(server.urlFor(buildName));
+    await ensureTestPartitions(server.urlFor(buildName));
     await admin.query(`ALTER DATABASE ${build} IS_TEMPLATE true`);
     try {
       await admin.query(`ALTER DATABASE ${build} RENAME TO ${admin.escapeIdentifier(name)}`);

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, beforeEach, inject } from 'vitest';
 import type { RunnerTask } from 'vitest';
 import { sqlState, urlWithDatabase, withClient } from '../../services/kernel/db/database-server.ts';
+import { ensureTestPartitions } from './test-partitions.ts';
 
 export interface TestDatabase {
   url: string;
@@ -79,11 +80,15 @@ export async function cloneDatabase(opts: CloneOptions): Promise<TestDatabase> {
 
 /** A fresh database cloned from the run's migrated template; yours alone, drop it when done. */
 export async function createTestDatabase(label: string): Promise<TestDatabase> {
-  return cloneDatabase({
+  const database = await cloneDatabase({
     adminUrl: inject('pgwAdminUrl'),
     template: inject('pgwTemplateDatabase'),
     label,
   });
+  // The template may have been built on an earlier day: bring its partitions up to now, as a
+  // gateway does when it starts.
+  await ensureTestPartitions(database.url);
+  return database;
 }
 
 function anyFailed(tasks: readonly RunnerTask[]): boolean {

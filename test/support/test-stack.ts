@@ -94,7 +94,8 @@ export async function keyRowOf(
   key: string,
 ): Promise<Record<string, unknown> | undefined> {
   const { rows } = await db.query<Record<string, unknown>>(
-    'SELECT *, lease_expires_at <= now() AS lease_expired FROM idempotency_keys WHERE key = $1',
+    `SELECT *, lease_expires_at <= now() AS lease_expired FROM idempotency_keys WHERE key = $1
+      ORDER BY expires_at DESC LIMIT 1`,
     [key],
   );
   return rows[0];

@@ -1,14 +1,17 @@
 import { withTransaction, type TxClient } from '../db/pool.ts';
 import { FaultInjectedError } from '../faults.ts';
 import type { JsonValue } from '../canonical-json.ts';
+import { createHash } from 'node:crypto';
 import {
   FINISH_AT_ADMISSION,
   INSERT_KEY,
+  LOCK_SCOPE,
   SELECT_KEY,
   TAKE_OVER_KEY,
   UNFINISHED_SUMMARY,
 } from './idempotency.sql.ts';
 import { OwnedRequest } from './owned-request.ts';
+import { answerToStore } from './stored-response.ts';
 import type { EngineDeps, KeyRow, OwnedRow, Scope, StoredResponse } from './types.ts';
 
 /**
@@ -59,11 +62,16 @@ export class IdempotencyEngine {
     const { scope, requestHash } = input;
     for (let round = 0; round < ADMISSION_MAX_ROUNDS; round++) {
       // Read first: a replay or a conflict then costs one indexed read and no transaction.
-      // This is not check-then-insert: ownership is still decided by the INSERT below.
+      // This is not check-then-insert: ownership is still decided under the scope lock below.
+      // A finished row past its window is only metadata now: the retry is a new request.
       const existing = await this.read(scope);
-      const decided = existing
-        ? await this.decide(scope, requestHash, existing)
-        : await this.insert(scope, requestHash, input.first);
+      const decided =
+        existing !== undefined && !existing.expired
+          ? await this.decide(scope, requestHash, existing)
+          : await this.insert(scope, requestHash, {
+              first: input.first,
+              afterExpiry: existing !== undefined,
+            });
       if (decided !== 'changed') return decided;
     }
     return this.inUse(scope, null);
@@ -109,11 +117,14 @@ export class IdempotencyEngine {
   private async insert(
     scope: Scope,
     requestHash: Buffer,
-    first: FirstPhase,
+    admission: { first: FirstPhase; afterExpiry: boolean },
   ): Promise<Admission | 'changed'> {
+    const { first } = admission;
     const { tenantId, operation, key } = scope;
     const { leaseMs, ttlSeconds, faults } = this.deps;
+    const executed = admission.afterExpiry ? 'expired_retry' : 'executed';
     const transaction = withTransaction(this.deps.pool, async (tx) => {
+      await tx.query(LOCK_SCOPE, [scopeLockKey(scope)]);
       const { rows } = await tx.query<Omit<OwnedRow, 'recovery_point' | 'resource_id'>>(
         INSERT_KEY,
         [tenantId, operation.id, key, requestHash, first.to, first.resourceId, leaseMs, ttlSeconds],
@@ -122,12 +133,15 @@ export class IdempotencyEngine {
       if (row === undefined) return undefined; // a concurrent first request owns it
       const outcome = await first.work(tx);
       if (outcome?.decided !== undefined) {
+        const answer = answerToStore(operation, outcome.decided, this.deps.responseMaxBytes);
         await tx.query(FINISH_AT_ADMISSION, [
           tenantId,
           operation.id,
           key,
-          JSON.stringify(outcome.decided),
-          operation.responseVersion,
+          answer.body,
+          answer.version,
+          answer.storedAs,
+          answer.outcome,
         ]);
         return { ...row, decided: outcome.decided };
       }
@@ -146,24 +160,26 @@ export class IdempotencyEngine {
       const row = await this.read(scope);
       if (row === undefined || row.resource_id !== first.resourceId) throw error;
       if (row.state === 'finished') {
-        this.count(scope, 'executed');
+        this.countExecuted(scope, executed);
         return { kind: 'decided', response: storedResponse(row) };
       }
       owned = row;
     }
     if (owned === undefined) return 'changed';
     if (owned.decided !== undefined) {
-      this.count(scope, 'executed');
+      this.countExecuted(scope, executed);
       const response = {
         version: operation.responseVersion,
+        storedAs: 'inline' as const,
         body: owned.decided,
+        resourceId: first.resourceId,
         firstRequestAt: owned.created_at,
         expiresAt: owned.expires_at,
       };
       return { kind: 'decided', response };
     }
     await faults.hit(`${operation.publicName}.${first.to}.after-commit`);
-    this.count(scope, 'executed');
+    this.countExecuted(scope, executed);
     const request = new OwnedRequest(this.deps, scope, {
       ...owned,
       recovery_point: first.to,
@@ -225,19 +241,44 @@ export class IdempotencyEngine {
     return { kind: 'in_use', retryAfterSeconds: IN_USE_RETRY_AFTER_SECONDS, resourceId };
   }
 
-  private count(scope: Scope, outcome: 'executed' | 'replayed' | 'in_use' | 'key_reused'): void {
+  /** A new request admitted: counted as an expired retry when its key had been forgotten. */
+  private countExecuted(scope: Scope, outcome: 'executed' | 'expired_retry'): void {
+    this.count(scope, outcome);
+    if (outcome === 'expired_retry') {
+      this.deps.metrics.expiredRetries.inc({ operation: scope.operation.publicName });
+    }
+  }
+
+  private count(
+    scope: Scope,
+    outcome: 'executed' | 'expired_retry' | 'replayed' | 'in_use' | 'key_reused',
+  ): void {
     this.deps.metrics.requests.inc({ operation: scope.operation.publicName, outcome });
   }
 }
 
+/** The advisory lock id of a scope: 64 bits of its SHA-256, as a signed bigint. */
+function scopeLockKey(scope: Scope): string {
+  const digest = createHash('sha256')
+    .update(`${scope.tenantId}/${scope.operation.id}/${scope.key}`)
+    .digest();
+  return digest.readBigInt64BE(0).toString();
+}
+
 function storedResponse(row: KeyRow): StoredResponse {
-  if (row.response === null || row.response_version === null) {
-    throw new Error('finished idempotency row without a response'); // excluded by a CHECK
-  }
-  return {
-    version: row.response_version,
-    body: row.response,
+  const common = {
+    resourceId: row.resource_id,
     firstRequestAt: row.created_at,
     expiresAt: row.expires_at,
   };
+  // A finished row within its window always has its answer: the answer's partition is dropped
+  // only once every answer in it has expired, and expires_at never moves earlier.
+  if (row.response_version === null || row.response_stored_as === null) {
+    throw new Error('a finished request within its window has no stored answer');
+  }
+  if (row.response_stored_as === 'reference') {
+    return { ...common, version: row.response_version, storedAs: 'reference', body: null };
+  }
+  if (row.response === null) throw new Error('an inline answer without a body'); // a CHECK
+  return { ...common, version: row.response_version, storedAs: 'inline', body: row.response };
 }

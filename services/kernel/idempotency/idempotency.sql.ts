@@ -4,54 +4,93 @@
  * processes with skewed clocks still agree on who holds a request.
  */
 
+/**
+ * A scope may hold several generations: expired ones kept as metadata, and at most one live
+ * one (unfinished, or finished within its window). Admission reads the newest; every statement
+ * that changes a row names its state (started, unknown), which only the live one can be in.
+ */
 const ROW_COLUMNS = `
-  request_hash, state, recovery_point, resource_id, fencing_token,
-  lease_expires_at, (lease_expires_at IS NOT NULL AND lease_expires_at <= now()) AS lease_expired,
-  GREATEST(0, EXTRACT(EPOCH FROM lease_expires_at - now()))::float8 AS lease_remaining_seconds,
-  response, response_version, created_at, expires_at`;
+  k.id, k.request_hash, k.state, k.recovery_point, k.resource_id, k.fencing_token,
+  k.lease_expires_at, (k.lease_expires_at IS NOT NULL AND k.lease_expires_at <= now()) AS lease_expired,
+  GREATEST(0, EXTRACT(EPOCH FROM k.lease_expires_at - now()))::float8 AS lease_remaining_seconds,
+  (k.state = 'finished' AND k.expires_at <= now()) AS expired,
+  r.version AS response_version, r.stored_as AS response_stored_as, r.body AS response,
+  k.created_at, k.expires_at`;
 
 /** $1 tenant, $2 operation, $3 key. The read-only fast path for replays and conflicts. */
 export const SELECT_KEY = `
 SELECT ${ROW_COLUMNS}
-  FROM idempotency_keys
- WHERE tenant_id = $1 AND operation = $2 AND key = $3`;
+  FROM idempotency_keys k
+  LEFT JOIN idempotency_responses r ON r.request_id = k.id AND r.expires_at = k.expires_at
+ WHERE k.tenant_id = $1 AND k.operation = $2 AND k.key = $3
+ ORDER BY k.expires_at DESC
+ LIMIT 1`;
 
 /**
- * Admission, fused with the first phase's recovery point and its phase-log entry.
- * $1 tenant, $2 operation, $3 key, $4 request hash, $5 first recovery point, $6 resource id,
- * $7 lease ms, $8 ttl seconds. No row back: someone else holds the key (under READ COMMITTED a
- * concurrent first insert is waited for, then we get nothing).
+ * Serialises admissions of one scope until the admitting transaction ends. No unique index can
+ * span partitions, so this lock, taken before INSERT_KEY looks for a live row, is what makes
+ * two first requests (whichever partitions their rows would fall in) admit exactly one. A hash
+ * collision only makes two unrelated scopes wait for each other. $1 lock key (bigint).
+ */
+export const LOCK_SCOPE = `SELECT pg_advisory_xact_lock($1::bigint)`;
+
+/**
+ * Admission, fused with the first phase's recovery point and its phase-log entry. Runs after
+ * LOCK_SCOPE, in its own statement so its snapshot sees every admission committed before the
+ * lock was granted. $1 tenant, $2 operation, $3 key, $4 request hash, $5 first recovery point,
+ * $6 resource id, $7 lease ms, $8 ttl seconds. No row back: a live row exists (someone else
+ * admitted the key first).
  */
 export const INSERT_KEY = `
 WITH admitted AS (
   INSERT INTO idempotency_keys
          (tenant_id, operation, key, request_hash, state, recovery_point, resource_id,
           lease_expires_at, expires_at)
-  VALUES ($1, $2, $3, $4, 'started', $5, $6,
-          now() + make_interval(secs => $7::float8 / 1000), now() + make_interval(secs => $8))
-  ON CONFLICT ON CONSTRAINT idempotency_keys_scope_pk DO NOTHING
-  RETURNING tenant_id, operation, key, recovery_point, fencing_token, created_at, expires_at
+  SELECT $1, $2, $3, $4, 'started', $5, $6,
+         now() + make_interval(secs => $7::float8 / 1000), now() + make_interval(secs => $8)
+   WHERE NOT EXISTS (SELECT 1 FROM idempotency_keys
+                      WHERE tenant_id = $1 AND operation = $2 AND key = $3
+                        AND (state <> 'finished' OR expires_at > now()))
+  RETURNING id, tenant_id, operation, key, recovery_point, fencing_token, created_at, expires_at
 ), logged AS (
-  INSERT INTO idempotency_phase_log (tenant_id, operation, key, recovery_point, fencing_token)
-  SELECT tenant_id, operation, key, recovery_point, fencing_token FROM admitted
+  INSERT INTO idempotency_phase_log
+         (request_id, tenant_id, operation, key, recovery_point, fencing_token, expires_at)
+  SELECT id, tenant_id, operation, key, recovery_point, fencing_token, expires_at FROM admitted
 )
 SELECT fencing_token, created_at, expires_at FROM admitted`;
 
 /**
+ * Stores a finished request's answer and logs its final phase; used by both ways of finishing.
+ * `finished` is a CTE of the finishing UPDATE returning id, tenant_id, operation, key,
+ * fencing_token, expires_at. $v version, $b body (null when stored as a reference), $s stored_as.
+ */
+function storeAnswer(version: string, body: string, storedAs: string): string {
+  return `
+stored AS (
+  INSERT INTO idempotency_responses (request_id, expires_at, version, stored_as, body)
+  SELECT id, expires_at, ${version}, ${storedAs}, ${body} FROM finished
+), logged AS (
+  INSERT INTO idempotency_phase_log
+         (request_id, tenant_id, operation, key, recovery_point, fencing_token, expires_at)
+  SELECT id, tenant_id, operation, key, 'finished', fencing_token, expires_at FROM finished
+)`;
+}
+
+/**
  * Admission that decided the request at once (a business-rule refusal): the key row, still
  * owned under token 1 inside the admission transaction, finishes with the stored response.
- * $1 tenant, $2 operation, $3 key, $4 response, $5 response version.
+ * $1 tenant, $2 operation, $3 key, $4 response, $5 response version, $6 stored_as,
+ * $7 outcome.
  */
 export const FINISH_AT_ADMISSION = `
-WITH decided AS (
+WITH finished AS (
   UPDATE idempotency_keys
-     SET state = 'finished', recovery_point = 'finished', response = $4, response_version = $5,
+     SET state = 'finished', recovery_point = 'finished', outcome = $7,
          lease_expires_at = NULL, updated_at = now()
    WHERE tenant_id = $1 AND operation = $2 AND key = $3 AND fencing_token = 1 AND state = 'started'
-  RETURNING tenant_id, operation, key, fencing_token
-)
-INSERT INTO idempotency_phase_log (tenant_id, operation, key, recovery_point, fencing_token)
-SELECT tenant_id, operation, key, 'finished', fencing_token FROM decided`;
+  RETURNING id, tenant_id, operation, key, fencing_token, expires_at
+), ${storeAnswer('$5::smallint', '$4::jsonb', '$6')}
+SELECT expires_at FROM finished`;
 
 /**
  * Takeover of an expired lease by a client retry: wins only if the row is still started, still
@@ -68,30 +107,48 @@ UPDATE idempotency_keys
 RETURNING fencing_token, recovery_point, resource_id, created_at, expires_at`;
 
 /**
- * The fence of every later phase: advances the recovery point (and the lease, or finishes with
- * the response) only while we still hold the token, and logs the phase. It locks the key row
- * first, before the phase touches business rows, so phases and takeovers always lock in the
- * same order. $1 tenant, $2 operation, $3 key, $4 our token, $5 expected current point,
- * $6 next point, $7 next state, $8 response (null unless finishing), $9 response version,
- * $10 lease ms.
+ * The fence of every later phase: advances the recovery point (and the lease) only while we
+ * still hold the token, and logs the phase. It locks the key row first, before the phase touches
+ * business rows, so phases and takeovers always lock in the same order. $1 tenant, $2 operation,
+ * $3 key, $4 our token, $5 expected current point, $6 next point, $7 lease ms.
  */
 export const ADVANCE_KEY = `
 WITH advanced AS (
   UPDATE idempotency_keys
      SET recovery_point = $6,
-         state = $7,
-         response = $8,
-         response_version = $9,
-         lease_expires_at = CASE WHEN $7 = 'finished' THEN NULL
-                                 ELSE now() + make_interval(secs => $10::float8 / 1000) END,
+         lease_expires_at = now() + make_interval(secs => $7::float8 / 1000),
          updated_at = now()
    WHERE tenant_id = $1 AND operation = $2 AND key = $3
      AND fencing_token = $4 AND state = 'started' AND recovery_point = $5
-  RETURNING tenant_id, operation, key, fencing_token
+  RETURNING id, tenant_id, operation, key, fencing_token, expires_at
 )
-INSERT INTO idempotency_phase_log (tenant_id, operation, key, recovery_point, fencing_token)
-SELECT tenant_id, operation, key, $6, fencing_token FROM advanced
+INSERT INTO idempotency_phase_log
+       (request_id, tenant_id, operation, key, recovery_point, fencing_token, expires_at)
+SELECT id, tenant_id, operation, key, $6, fencing_token, expires_at FROM advanced
 RETURNING recovery_point`;
+
+/**
+ * The final phase's fence: finishes the request with its answer, only while we still hold the
+ * token. The answer stays replayable for a whole window from now, however long the request took
+ * (one that was unknown for days is not forgotten the moment it settles), so expires_at moves
+ * later if it must. $1 tenant, $2 operation, $3 key, $4 our token, $5 expected current point,
+ * $6 response, $7 response version, $8 stored_as, $9 outcome, $10 ttl seconds.
+ * Returns the final expires_at; no row: we no longer hold the request.
+ */
+export const FINISH_KEY = `
+WITH finished AS (
+  UPDATE idempotency_keys
+     SET recovery_point = 'finished',
+         state = 'finished',
+         outcome = $9,
+         lease_expires_at = NULL,
+         expires_at = greatest(expires_at, now() + make_interval(secs => $10)),
+         updated_at = now()
+   WHERE tenant_id = $1 AND operation = $2 AND key = $3
+     AND fencing_token = $4 AND state = 'started' AND recovery_point = $5
+  RETURNING id, tenant_id, operation, key, fencing_token, expires_at
+), ${storeAnswer('$7::smallint', '$6::jsonb', '$8')}
+SELECT expires_at FROM finished`;
 
 /**
  * Locks the key row for a phase that must compute its response before advancing, with the same
@@ -163,14 +220,14 @@ UPDATE idempotency_keys AS k
    SET fencing_token = k.fencing_token + 1,
        lease_expires_at = now() + make_interval(secs => $1::float8 / 1000),
        updated_at = now()
-  FROM (SELECT tenant_id, operation, key
+  FROM (SELECT id, expires_at
           FROM idempotency_keys
          WHERE state = 'started' AND lease_expires_at <= now() AND operation = ANY($3)
            AND (next_attempt_at IS NULL OR next_attempt_at <= now())
          ORDER BY lease_expires_at
          LIMIT $2
            FOR UPDATE SKIP LOCKED) AS stale
- WHERE k.tenant_id = stale.tenant_id AND k.operation = stale.operation AND k.key = stale.key
+ WHERE k.id = stale.id AND k.expires_at = stale.expires_at
 RETURNING k.tenant_id, k.operation, k.key, k.fencing_token, k.recovery_point, k.resource_id,
           k.created_at, k.expires_at`;
 

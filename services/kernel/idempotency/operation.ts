@@ -1,8 +1,12 @@
+import type { JsonValue } from '../canonical-json.ts';
+
 /**
  * An operation identity: a stable, versioned name for one kind of idempotent command
  * (`payments.create.v1`), declared beside its procedure and never derived from function names.
- * The version changes when the command or the stored response changes shape, so a key written
- * under v1 is never replayed as if it meant v2.
+ * The id is part of the key's scope and of the request hash: it changes only when the command
+ * changes meaning, and then keys written under the old id are a different scope. A change to the
+ * stored answer's shape does not change the id (a retry across the deploy must still find its
+ * key); it bumps `responseVersion`, with an upgrade step for the old shape (stored-response.ts).
  */
 export interface OperationDef {
   /** Stored with every key; part of the request hash. */
@@ -11,6 +15,11 @@ export interface OperationDef {
   readonly publicName: string;
   /** Shape version of the stored response. */
   readonly responseVersion: number;
+  /**
+   * A short summary of an answer (a payment status, an error code), kept in the key's metadata
+   * after the body itself has been dropped with the replay window.
+   */
+  readonly outcomeOf: (body: JsonValue) => string;
   /**
    * Whether unanswered provider attempts can make a request 'unknown'. Operations on a charge
    * that surely exists (capture, void) are safe to re-send forever with their key, so they only

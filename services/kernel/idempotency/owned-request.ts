@@ -2,7 +2,8 @@ import type { JsonValue } from '../canonical-json.ts';
 import { withTransaction, type TxClient } from '../db/pool.ts';
 import { LeaseLostError } from '../errors.ts';
 import { FaultInjectedError } from '../faults.ts';
-import { ADVANCE_KEY, LOCK_KEY, RELEASE_KEY, SELECT_KEY } from './idempotency.sql.ts';
+import { ADVANCE_KEY, FINISH_KEY, LOCK_KEY, RELEASE_KEY, SELECT_KEY } from './idempotency.sql.ts';
+import { answerToStore } from './stored-response.ts';
 import type { EngineDeps, OwnedRow, Scope, StoredResponse } from './types.ts';
 
 export const FINISHED = 'finished';
@@ -18,6 +19,8 @@ const NEVER_UNKNOWN = 2_147_483_647;
  */
 export class OwnedRequest {
   private point: string;
+  /** Moves later when the request finishes: the answer is replayable for a window from then. */
+  private expiry: Date;
 
   constructor(
     private readonly deps: EngineDeps,
@@ -25,6 +28,7 @@ export class OwnedRequest {
     private readonly row: OwnedRow,
   ) {
     this.point = row.recovery_point;
+    this.expiry = row.expires_at;
   }
 
   get recoveryPoint(): string {
@@ -40,7 +44,7 @@ export class OwnedRequest {
     return this.row.created_at;
   }
   get expiresAt(): Date {
-    return this.row.expires_at;
+    return this.expiry;
   }
 
   /** Commits the phase that moves the request to `to`, with `work` in the same transaction. */
@@ -57,12 +61,7 @@ export class OwnedRequest {
     work: (tx: TxClient) => Promise<void>,
   ): Promise<StoredResponse> {
     await this.commitPhase({ to: FINISHED, response, work });
-    return {
-      version: this.scope.operation.responseVersion,
-      body: response,
-      firstRequestAt: this.row.created_at,
-      expiresAt: this.row.expires_at,
-    };
+    return this.answered(response);
   }
 
   /**
@@ -81,11 +80,18 @@ export class OwnedRequest {
       lockFirst: true,
       responseOf: () => response,
     });
+    return this.answered(response);
+  }
+
+  /** The first answer, as the client gets it; a replay of it reads the stored copy. */
+  private answered(response: JsonValue): StoredResponse {
     return {
       version: this.scope.operation.responseVersion,
+      storedAs: 'inline',
       body: response,
+      resourceId: this.row.resource_id,
       firstRequestAt: this.row.created_at,
-      expiresAt: this.row.expires_at,
+      expiresAt: this.expiry,
     };
   }
 
@@ -127,16 +133,25 @@ export class OwnedRequest {
     const { tenantId, operation, key } = this.scope;
     const faultPrefix = `${operation.publicName}.${phase.to}`;
     const fence = [tenantId, operation.id, key, this.row.fencing_token, this.point];
+    let expiresAt = this.expiry;
     const advance = async (tx: TxClient, response: JsonValue) => {
-      const fenced = await tx.query(ADVANCE_KEY, [
+      if (phase.to !== FINISHED) {
+        const advanced = await tx.query(ADVANCE_KEY, [...fence, phase.to, this.deps.leaseMs]);
+        if (advanced.rowCount !== 1) throw new LeaseLostError(`${operation.id}/${tenantId}`);
+        return;
+      }
+      const answer = answerToStore(operation, response, this.deps.responseMaxBytes);
+      const { rows } = await tx.query<{ expires_at: Date }>(FINISH_KEY, [
         ...fence,
-        phase.to,
-        phase.to === FINISHED ? 'finished' : 'started',
-        response === null ? null : JSON.stringify(response),
-        response === null ? null : operation.responseVersion,
-        this.deps.leaseMs,
+        answer.body,
+        answer.version,
+        answer.storedAs,
+        answer.outcome,
+        this.deps.ttlSeconds,
       ]);
-      if (fenced.rowCount !== 1) throw new LeaseLostError(`${operation.id}/${tenantId}`);
+      const finished = rows[0];
+      if (finished === undefined) throw new LeaseLostError(`${operation.id}/${tenantId}`);
+      expiresAt = finished.expires_at;
     };
     const transaction = withTransaction(this.deps.pool, async (tx) => {
       if (phase.lockFirst === true) {
@@ -154,9 +169,12 @@ export class OwnedRequest {
     try {
       await transaction;
     } catch (error) {
-      if (!(await this.settleUnknownCommit(error, phase.to))) throw error;
+      const settled = await this.settleUnknownCommit(error, phase.to);
+      if (settled === null) throw error;
+      expiresAt = settled.expiresAt;
     }
     this.point = phase.to;
+    this.expiry = expiresAt;
     await this.deps.faults.hit(`${faultPrefix}.after-commit`);
   }
 
@@ -165,16 +183,22 @@ export class OwnedRequest {
    * was terminated, COMMIT got no answer). The phase's own fenced write says whether it
    * happened: the key row stands at `to` under our token only if the transaction committed.
    * Our lease was extended by that very write, so nobody else can have moved the row since.
-   * True: it committed and only the acknowledgement was lost. False: it did not; the caller
-   * sees the original error and may retry the phase.
+   * The row as committed: it committed and only the acknowledgement was lost. Null: it did not;
+   * the caller sees the original error and may retry the phase.
    */
-  private async settleUnknownCommit(error: unknown, to: string): Promise<boolean> {
-    if (error instanceof LeaseLostError || error instanceof FaultInjectedError) return false;
+  private async settleUnknownCommit(
+    error: unknown,
+    to: string,
+  ): Promise<{ expiresAt: Date } | null> {
+    if (error instanceof LeaseLostError || error instanceof FaultInjectedError) return null;
     const { tenantId, operation, key } = this.scope;
-    const { rows } = await this.deps.pool.query<{ recovery_point: string; fencing_token: string }>(
-      SELECT_KEY,
-      [tenantId, operation.id, key],
-    );
-    return rows[0]?.recovery_point === to && rows[0].fencing_token === this.row.fencing_token;
+    const { rows } = await this.deps.pool.query<{
+      recovery_point: string;
+      fencing_token: string;
+      expires_at: Date;
+    }>(SELECT_KEY, [tenantId, operation.id, key]);
+    const row = rows[0];
+    if (row?.recovery_point !== to || row.fencing_token !== this.row.fencing_token) return null;
+    return { expiresAt: row.expires_at };
   }
 }

@@ -12,6 +12,11 @@ export interface EngineDeps {
   leaseMs: number;
   /** The replay window: how long a key is remembered (advertised as `expiresAt`). */
   ttlSeconds: number;
+  /**
+   * Stored answers larger than this (bytes of JSON) are stored as a reference to the request's
+   * resource, which a replay renders afresh: the key table must not become a blob store.
+   */
+  responseMaxBytes: number;
   /** Attempts ending in a timeout before a request becomes 'unknown' and awaits reconciliation. */
   unknownAfterAttempts: number;
   /** The recovery worker's backoff between attempts: base × 2^attempts, capped. */
@@ -25,15 +30,20 @@ export interface Scope {
   key: string;
 }
 
-/** A finished request's answer, exactly as first stored. */
-export interface StoredResponse {
+/**
+ * A finished request's answer as stored: the body exactly as first computed, in the shape of
+ * `version` (which may be older than the operation's current one; see stored-response.ts), or
+ * a reference to `resourceId` when the body was over the size cap.
+ */
+export type StoredResponse = {
   version: number;
-  body: JsonValue;
+  resourceId: string | null;
   firstRequestAt: Date;
   expiresAt: Date;
-}
+} & ({ storedAs: 'inline'; body: JsonValue } | { storedAs: 'reference'; body: null });
 
 export interface KeyRow {
+  id: string;
   request_hash: Buffer;
   state: 'started' | 'unknown' | 'finished';
   recovery_point: string;
@@ -42,8 +52,11 @@ export interface KeyRow {
   lease_expires_at: Date | null;
   lease_expired: boolean;
   lease_remaining_seconds: number | null;
+  /** Finished and past its replay window: a retry now is a new request. */
+  expired: boolean;
   response: JsonValue | null;
   response_version: number | null;
+  response_stored_as: 'inline' | 'reference' | null;
   created_at: Date;
   expires_at: Date;
 }

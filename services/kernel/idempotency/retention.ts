@@ -1,0 +1,150 @@
+import type pg from 'pg';
+import { withTransaction, type TxClient } from '../db/pool.ts';
+import {
+  LOCK_REGISTERED_PARTITION,
+  MOVE_UNFINISHED_KEYS,
+  MOVE_UNFINISHED_PHASE_LOG,
+  PARTITIONED_TABLES,
+  REGISTER_PARTITION,
+  SELECT_EXPIRED_PARTITIONS,
+  SELECT_NOW,
+  SELECT_PARTITION_TAILS,
+  SET_DROP_LOCK_TIMEOUT,
+  TRY_RETENTION_LOCK,
+  UNREGISTER_PARTITION,
+  createPartition,
+  dropPartition,
+  type PartitionedTable,
+} from './retention.sql.ts';
+
+export interface RetentionPolicy {
+  /** The replay window: a stored answer is kept until its key's expires_at. */
+  ttlSeconds: number;
+  /** How long a key's metadata outlives its window (for diagnostics and expired-retry counts). */
+  metadataRetentionSeconds: number;
+  /** The width of one partition; a partition is dropped whole once all of it is past retention. */
+  partitionSeconds: number;
+}
+
+/**
+ * Partitions kept ready beyond the furthest expires_at a new row can get (now + ttl): a missed
+ * run or two never leaves an insert without a partition to land in.
+ */
+const PARTITIONS_AHEAD = 3;
+
+export interface RetentionRun {
+  result: 'done' | 'skipped';
+  created: string[];
+  dropped: string[];
+  /** Unfinished requests moved out of a dropped partition (they are never dropped). */
+  movedUnfinished: number;
+}
+
+/**
+ * One run of partition maintenance: creates partitions ahead, drops those past retention.
+ * Safe from any number of processes at once: each step holds a transaction-scoped advisory
+ * lock, and a process that cannot get it skips the run (another one is doing the work). A drop
+ * that cannot get its table lock within a moment gives up and is retried on the next run.
+ */
+export async function maintainPartitions(
+  pool: pg.Pool,
+  policy: RetentionPolicy,
+): Promise<RetentionRun> {
+  const run: RetentionRun = { result: 'done', created: [], dropped: [], movedUnfinished: 0 };
+  const created = await exclusively(pool, (tx) => createAhead(tx, policy));
+  if (created === null) return { ...run, result: 'skipped' };
+  run.created = created;
+  const { rows: expired } = await pool.query<{ name: string; parent: PartitionedTable }>(
+    SELECT_EXPIRED_PARTITIONS,
+    [policy.metadataRetentionSeconds],
+  );
+  for (const partition of expired) {
+    const moved = await exclusively(pool, async (tx) => {
+      await tx.query(SET_DROP_LOCK_TIMEOUT);
+      const still = await tx.query(LOCK_REGISTERED_PARTITION, [partition.name]);
+      if (still.rowCount !== 1) return { dropped: false, moved: 0 };
+      let count = 0;
+      if (partition.parent === 'idempotency_keys') {
+        const { rows } = await tx.query<{ moved: number }>(MOVE_UNFINISHED_KEYS, [
+          partition.name,
+          policy.ttlSeconds,
+        ]);
+        count = rows[0]?.moved ?? 0;
+      } else if (partition.parent === 'idempotency_phase_log') {
+        await tx.query(MOVE_UNFINISHED_PHASE_LOG, [partition.name]);
+      }
+      await tx.query(dropPartition(partition.name));
+      await tx.query(UNREGISTER_PARTITION, [partition.name]);
+      return { dropped: true, moved: count };
+    });
+    if (moved === null) return { ...run, result: 'skipped' };
+    if (moved.dropped) run.dropped.push(partition.name);
+    run.movedUnfinished += moved.moved;
+  }
+  return run;
+}
+
+async function createAhead(tx: TxClient, policy: RetentionPolicy): Promise<string[]> {
+  const { rows } = await tx.query<{ parent: PartitionedTable; upper_bound: Date }>(
+    SELECT_PARTITION_TAILS,
+  );
+  const { rows: clock } = await tx.query<{ now: Date }>(SELECT_NOW);
+  const now = clock[0]!.now.getTime();
+  const widthMs = policy.partitionSeconds * 1000;
+  const horizon = now + policy.ttlSeconds * 1000 + PARTITIONS_AHEAD * widthMs;
+  const created: string[] = [];
+  for (const parent of PARTITIONED_TABLES) {
+    const tail = rows.find((row) => row.parent === parent);
+    // A table with no partition at all (not reachable after migration 0007): start at now.
+    let lower =
+      tail === undefined ? Math.floor(now / widthMs) * widthMs : tail.upper_bound.getTime();
+    while (lower < horizon) {
+      created.push(
+        await addPartition(tx, {
+          parent,
+          lower: new Date(lower),
+          upper: new Date(lower + widthMs),
+        }),
+      );
+      lower += widthMs;
+    }
+  }
+  return created;
+}
+
+/**
+ * Creates and registers one partition (named after its lower bound unless told otherwise).
+ * Callers outside the job (tests, benchmarks) lay out partitions with it too, so the registry
+ * always matches what exists.
+ */
+export async function addPartition(
+  tx: TxClient,
+  partition: { parent: PartitionedTable; lower: Date; upper: Date; name?: string },
+): Promise<string> {
+  const name = partition.name ?? partitionName(partition.parent, partition.lower);
+  await tx.query(createPartition({ ...partition, name }));
+  await tx.query(REGISTER_PARTITION, [name, partition.parent, partition.lower, partition.upper]);
+  return name;
+}
+
+/** `idempotency_keys_p20261201t000000`: the partition's lower bound in UTC. */
+function partitionName(parent: PartitionedTable, lower: Date): string {
+  const stamp = lower
+    .toISOString()
+    .replace(/\.\d{3}Z$/, '')
+    .replace(/[-:]/g, '')
+    .toLowerCase();
+  return `${parent}_p${stamp}`;
+}
+
+/** Runs `work` holding the retention lock, or returns null if another process holds it. */
+async function exclusively<T>(
+  pool: pg.Pool,
+  work: (tx: TxClient) => Promise<T>,
+): Promise<T | null> {
+  return withTransaction(pool, async (tx) => {
+    const { rows } = await tx.query<{ locked: boolean }>(TRY_RETENTION_LOCK);
+    if (rows[0]?.locked !== true) return null;
+    return work(tx);
+  });
+}

@@ -1,0 +1,72 @@
+import type { JsonValue } from '../canonical-json.ts';
+import type { OperationDef } from './operation.ts';
+import type { StoredResponse } from './types.ts';
+
+/** The columns an answer is stored as (FINISH_KEY, FINISH_AT_ADMISSION). */
+export interface AnswerToStore {
+  /** JSON text, or null when the body is over the cap and stored as a reference. */
+  body: string | null;
+  version: number;
+  storedAs: 'inline' | 'reference';
+  /** The summary kept with the metadata after the body is gone. */
+  outcome: string;
+}
+
+export function answerToStore(
+  operation: OperationDef,
+  body: JsonValue,
+  maxBytes: number,
+): AnswerToStore {
+  const json = JSON.stringify(body);
+  const inline = Buffer.byteLength(json, 'utf8') <= maxBytes;
+  return {
+    body: inline ? json : null,
+    version: operation.responseVersion,
+    storedAs: inline ? 'inline' : 'reference',
+    outcome: operation.outcomeOf(body),
+  };
+}
+
+/**
+ * How an operation reads its stored answers back. A deploy may change the shape of an answer
+ * while keys written under the old shape are still within their window: each old version gets
+ * an explicit upgrade step, so a replay honours the contract of the code that serves it and is
+ * never an old body read as if it were the new shape.
+ */
+export interface ResponseReader {
+  /** upgrades[n] turns a body of version n into version n + 1. */
+  upgrades: Readonly<Record<number, (body: JsonValue) => Promise<JsonValue>>>;
+  /**
+   * The answer for a body that was over the size cap: the request's resource rendered now, in
+   * the current version. Unlike an inline body it shows the resource as it is at the replay.
+   */
+  render: (resourceId: string) => Promise<JsonValue>;
+}
+
+export async function currentBody(
+  operation: OperationDef,
+  stored: StoredResponse,
+  reader: ResponseReader,
+): Promise<JsonValue> {
+  if (stored.storedAs === 'reference') {
+    if (stored.resourceId === null) {
+      throw new Error(`${operation.id}: an answer stored by reference has no resource`);
+    }
+    return reader.render(stored.resourceId);
+  }
+  // Newer than this code knows (a rollback after a deploy): refuse rather than misread it.
+  if (stored.version > operation.responseVersion) {
+    throw new Error(
+      `${operation.id}: stored answer v${stored.version} is newer than this code's v${operation.responseVersion}`,
+    );
+  }
+  let body = stored.body;
+  for (let version = stored.version; version < operation.responseVersion; version++) {
+    const upgrade = reader.upgrades[version];
+    if (upgrade === undefined) {
+      throw new Error(`${operation.id}: no upgrade for a stored answer of v${version}`);
+    }
+    body = await upgrade(body);
+  }
+  return body;
+}

@@ -1,0 +1,174 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useTestDatabase } from '../support/test-database.ts';
+import { errorCodeOf, graphql, type GraphQLAnswer } from '../support/graphql-client.ts';
+import { paymentInput, startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
+
+const database = useTestDatabase('stored-answers');
+let stack: TestStack;
+/** A second gateway on the same database whose size cap every payment answer exceeds. */
+let capped: TestStack;
+
+beforeAll(async () => {
+  stack = await startTestStack({ databaseUrl: database.url });
+  capped = await startTestStack({ databaseUrl: database.url, app: { responseMaxBytes: 256 } });
+});
+afterAll(async () => {
+  await capped?.stop();
+  await stack?.stop();
+});
+
+const CREATE = `
+mutation Create($input: CreatePaymentInput!) {
+  createPayment(input: $input) {
+    payment { id status amount captureMethod amountCaptured refunds { id amount } }
+    idempotency { replayed expiresAt }
+  }
+}`;
+
+const CAPTURE = `
+mutation Capture($input: CapturePaymentInput!) {
+  capturePayment(input: $input) {
+    payment { id status captureMethod amountCaptured }
+    idempotency { replayed }
+  }
+}`;
+
+const REFUND = `
+mutation Refund($input: RefundPaymentInput!) {
+  refundPayment(input: $input) {
+    payment { id status amountRefunded refunds { id amount } }
+    refund { id amount status }
+    idempotency { replayed }
+  }
+}`;
+
+function send(on: TestStack, query: string, input: Record<string, unknown>) {
+  return graphql(on.app.url, { apiKey: TENANT_A.apiKey, query, variables: { input } });
+}
+
+function payload(answer: GraphQLAnswer, field: string): Record<string, unknown> {
+  const data = answer.body.data?.[field] as Record<string, unknown> | undefined;
+  if (data === undefined) throw new Error(`no ${field}: ${JSON.stringify(answer.body)}`);
+  return data;
+}
+
+function withoutReplayMarker(data: Record<string, unknown>) {
+  const { idempotency, ...rest } = data as { idempotency: Record<string, unknown> };
+  return { ...rest, expiresAt: idempotency['expiresAt'] };
+}
+
+async function storedAnswerOf(key: string) {
+  const { rows } = await stack.db.query<{ version: number; stored_as: string; body: unknown }>(
+    `SELECT r.version, r.stored_as, r.body
+       FROM idempotency_keys k JOIN idempotency_responses r ON r.request_id = k.id
+      WHERE k.key = $1`,
+    [key],
+  );
+  return rows[0];
+}
+
+describe('an answer stored in an older shape (v1, before payments had captureMethod)', () => {
+  /** Rewrites a stored answer as the previous release wrote it. */
+  async function downgradeToV1(key: string): Promise<void> {
+    const { rowCount } = await stack.db.query(
+      `UPDATE idempotency_responses r
+          SET version = 1, body = r.body #- '{payment,captureMethod}'
+         FROM idempotency_keys k WHERE k.key = $1 AND r.request_id = k.id`,
+      [key],
+    );
+    expect(rowCount).toBe(1);
+  }
+
+  it('is upgraded on replay to the answer the first request would get today', async () => {
+    const input = paymentInput('v1-create', { captureMethod: 'MANUAL' });
+    const first = payload(await send(stack, CREATE, input), 'createPayment');
+    expect(await storedAnswerOf('v1-create')).toMatchObject({ version: 2, stored_as: 'inline' });
+    await downgradeToV1('v1-create');
+    expect(
+      (await storedAnswerOf('v1-create'))?.body as { payment: Record<string, unknown> },
+    ).not.toHaveProperty('payment.captureMethod');
+
+    const replay = payload(await send(stack, CREATE, input), 'createPayment');
+    expect(replay['idempotency']).toMatchObject({ replayed: true });
+    expect(withoutReplayMarker(replay)).toEqual(withoutReplayMarker(first));
+    expect(replay['payment']).toMatchObject({
+      captureMethod: 'MANUAL',
+      status: 'REQUIRES_CAPTURE',
+    });
+  });
+
+  it('upgrades a capture answer too, and leaves a stored refusal as it was', async () => {
+    const created = payload(
+      await send(stack, CREATE, paymentInput('v1-cap-pay', { captureMethod: 'MANUAL' })),
+      'createPayment',
+    );
+    const paymentId = (created['payment'] as { id: string }).id;
+    const capture = { idempotencyKey: 'v1-cap', paymentId };
+    const first = payload(await send(stack, CAPTURE, capture), 'capturePayment');
+    await downgradeToV1('v1-cap');
+    const replay = payload(await send(stack, CAPTURE, capture), 'capturePayment');
+    expect(replay['payment']).toEqual(first['payment']);
+
+    // A second capture of the same payment is refused at admission; the refusal is stored.
+    const refused = await send(stack, CAPTURE, { idempotencyKey: 'v1-cap-again', paymentId });
+    const code = errorCodeOf(refused);
+    expect(code).toBeDefined();
+    await stack.db.query(
+      `UPDATE idempotency_responses r SET version = 1
+         FROM idempotency_keys k WHERE k.key = 'v1-cap-again' AND r.request_id = k.id`,
+    );
+    expect(
+      errorCodeOf(await send(stack, CAPTURE, { idempotencyKey: 'v1-cap-again', paymentId })),
+    ).toBe(code);
+  });
+
+  it('refuses an answer newer than the code (a rollback) instead of misreading it', async () => {
+    const input = paymentInput('v3-create');
+    await send(stack, CREATE, input);
+    await stack.db.query(
+      `UPDATE idempotency_responses r SET version = 3
+         FROM idempotency_keys k WHERE k.key = 'v3-create' AND r.request_id = k.id`,
+    );
+    const replay = await send(stack, CREATE, input);
+    expect(errorCodeOf(replay)).toBe('INTERNAL_SERVER_ERROR');
+    expect(await storedAnswerOf('v3-create')).toMatchObject({ version: 3 }); // nothing rewritten
+  });
+});
+
+describe('an answer over the size cap', () => {
+  it('is stored as a reference to its resource and replayed from it', async () => {
+    const input = paymentInput('cap-create');
+    const first = payload(await send(capped, CREATE, input), 'createPayment');
+    expect(await storedAnswerOf('cap-create')).toEqual({
+      version: 2,
+      stored_as: 'reference',
+      body: null,
+    });
+    const replay = payload(await send(capped, CREATE, input), 'createPayment');
+    expect(replay['idempotency']).toMatchObject({ replayed: true });
+    expect(withoutReplayMarker(replay)).toEqual(withoutReplayMarker(first));
+  });
+
+  it('replays the resource as it is now: a reference is not a snapshot', async () => {
+    const created = payload(
+      await send(capped, CREATE, paymentInput('cap-ref-pay')),
+      'createPayment',
+    );
+    const paymentId = (created['payment'] as { id: string }).id;
+    const refund = { idempotencyKey: 'cap-refund', paymentId, amount: '2.00' };
+    const first = payload(await send(capped, REFUND, refund), 'refundPayment');
+    expect(await storedAnswerOf('cap-refund')).toMatchObject({ stored_as: 'reference' });
+    await send(capped, REFUND, { idempotencyKey: 'cap-refund-2', paymentId, amount: '3.00' });
+
+    const replay = payload(await send(capped, REFUND, refund), 'refundPayment');
+    expect(replay['refund']).toEqual(first['refund']); // the refund this key made, unchanged
+    expect(replay['payment']).toMatchObject({ amountRefunded: '5.00' }); // the payment today
+  });
+
+  it('stays inline under the cap (the default gateway stores the same answer whole)', async () => {
+    await send(stack, CREATE, paymentInput('cap-inline'));
+    const stored = await storedAnswerOf('cap-inline');
+    expect(stored).toMatchObject({ version: 2, stored_as: 'inline' });
+    expect(Buffer.byteLength(JSON.stringify(stored?.body))).toBeGreaterThan(256);
+  });
+});
