@@ -115,7 +115,8 @@ export function unknownOutcomes(scope: Scope): PanelSpec {
     description:
       'Requests whose provider outcome is unknown, awaiting reconciliation: money may or may ' +
       'not have moved. Red (any): list them with `npm run ops -- list --state unknown`, then ' +
-      'reconcile; the alert fires after 10 minutes.',
+      'reconcile; the alert fires after 10 minutes. No data: no unfinished request at all ' +
+      '(or the gateway is not scraped, and every panel is empty).',
     runbook: RUNBOOK.unknownOutcomes,
     unit: 'short',
     queries: [
