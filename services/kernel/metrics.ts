@@ -73,6 +73,35 @@ export function createMetrics(opts: { defaultMetrics: boolean }) {
       labelNames: ['result'] as const,
       registers,
     }),
+    recoveryLastSweep: new Gauge({
+      name: 'idempotency_recovery_last_sweep_timestamp_seconds',
+      help: 'Unix time of the last completed sweep of this process; 0 until its first sweep.',
+      registers,
+    }),
+    outboxBacklog: new Gauge({
+      name: 'outbox_backlog_events',
+      help: 'Undelivered outbox deliveries, per consumer.',
+      labelNames: ['consumer'] as const,
+      registers,
+    }),
+    outboxOldestPendingAge: new Gauge({
+      name: 'outbox_oldest_pending_age_seconds',
+      help: 'Age of the oldest undelivered outbox delivery, per consumer.',
+      labelNames: ['consumer'] as const,
+      registers,
+    }),
+    outboxDeliveries: new Counter({
+      name: 'outbox_deliveries_total',
+      help: 'Outbox delivery attempts, by consumer and outcome.',
+      labelNames: ['consumer', 'outcome'] as const,
+      registers,
+    }),
+    ledgerPostings: new Counter({
+      name: 'ledger_postings_total',
+      help: 'Ledger postings written (duplicates excluded), by kind.',
+      labelNames: ['kind'] as const,
+      registers,
+    }),
   };
 }
 

@@ -1,0 +1,179 @@
+/**
+ * Panels with no `operation` label: the recovery worker, retention, the outbox, the ledger and
+ * the processes themselves. Only the overview shows them.
+ */
+import type { PanelSpec } from './panels.ts';
+import { rate } from './promql.ts';
+import { RUNBOOK } from './runbooks.ts';
+
+export function recoverySweeps(): PanelSpec {
+  return {
+    title: 'Recovery sweeps by result',
+    description:
+      'Sweeps of the recovery worker (every RECOVERY_INTERVAL_MS, 5 s by default). claimed ' +
+      'found work, empty found none, error (red) failed, usually on the database. All lines ' +
+      'at zero: no worker is sweeping.',
+    runbook: RUNBOOK.recoveryNotSweeping,
+    unit: 'ops',
+    queries: [
+      {
+        expr: `sum by (result) (${rate('idempotency_recovery_sweeps_total')})`,
+        legend: '{{result}}',
+      },
+    ],
+    thresholds: [],
+    alarmSeries: '^error$',
+  };
+}
+
+export function secondsSinceLastSweep(): PanelSpec {
+  return {
+    title: 'Seconds since last sweep',
+    description:
+      'Per process, time since its recovery worker last completed a sweep (processes that ' +
+      'never swept are not shown). Red past 5 minutes: that worker is stuck; restart the ' +
+      'process.',
+    runbook: RUNBOOK.recoveryNotSweeping,
+    unit: 's',
+    queries: [
+      {
+        expr:
+          'time() - max by (service, instance) ' +
+          '(idempotency_recovery_last_sweep_timestamp_seconds > 0)',
+        legend: '{{service}} {{instance}}',
+      },
+    ],
+    thresholds: [
+      { value: 30, color: 'yellow' },
+      { value: 300, color: 'red' },
+    ],
+  };
+}
+
+export function retentionRuns(): PanelSpec {
+  return {
+    title: 'Retention runs by result',
+    description:
+      'Runs of the idempotency partition maintenance job. error (red): the job failed and ' +
+      'expired idempotency records are not being dropped, so storage grows. Check the gateway ' +
+      'logs for the job and the database (disk, locks).',
+    runbook: RUNBOOK.saturation,
+    unit: 'ops',
+    queries: [
+      {
+        expr: `sum by (result) (${rate('idempotency_retention_runs_total')})`,
+        legend: '{{result}}',
+      },
+    ],
+    thresholds: [],
+    alarmSeries: '^error$',
+  };
+}
+
+export function outboxBacklog(): PanelSpec {
+  return {
+    title: 'Outbox backlog',
+    description:
+      'Undelivered outbox deliveries per consumer. A steady climb means the consumer is slower ' +
+      'than traffic or failing; red (1000 or more): see the oldest pending age and failures.',
+    runbook: RUNBOOK.outboxLagging,
+    unit: 'short',
+    queries: [{ expr: 'max by (consumer) (outbox_backlog_events)', legend: '{{consumer}}' }],
+    thresholds: [
+      { value: 100, color: 'yellow' },
+      { value: 1000, color: 'red' },
+    ],
+  };
+}
+
+export function outboxOldestAge(): PanelSpec {
+  return {
+    title: 'Oldest pending delivery',
+    description:
+      'Age of the oldest undelivered outbox delivery per consumer. Red past 5 minutes: ledger ' +
+      'balances, receipts or webhooks are behind; the alert fires 2 minutes later.',
+    runbook: RUNBOOK.outboxLagging,
+    unit: 's',
+    queries: [
+      { expr: 'max by (consumer) (outbox_oldest_pending_age_seconds)', legend: '{{consumer}}' },
+    ],
+    thresholds: [
+      { value: 60, color: 'yellow' },
+      { value: 300, color: 'red' },
+    ],
+  };
+}
+
+export function outboxDeliveries(): PanelSpec {
+  return {
+    title: 'Outbox deliveries',
+    description:
+      'Delivery attempts per consumer; failed attempts are drawn red and retried with backoff. ' +
+      'Failures on webhooks alone are usually a tenant endpoint that is down.',
+    runbook: RUNBOOK.outboxLagging,
+    unit: 'ops',
+    queries: [
+      {
+        expr: `sum by (consumer, outcome) (${rate('outbox_deliveries_total')})`,
+        legend: '{{consumer}} {{outcome}}',
+      },
+    ],
+    thresholds: [],
+    alarmSeries: ' failed$',
+  };
+}
+
+export function ledgerPostings(): PanelSpec {
+  return {
+    title: 'Ledger postings by kind',
+    description:
+      'Postings written per second (duplicates excluded). Should follow captures and refunds; ' +
+      'flat at zero while payments are captured means the ledger consumer is behind.',
+    runbook: RUNBOOK.outboxLagging,
+    unit: 'ops',
+    queries: [{ expr: `sum by (kind) (${rate('ledger_postings_total')})`, legend: '{{kind}}' }],
+    thresholds: [],
+  };
+}
+
+export function processCpu(): PanelSpec {
+  return {
+    title: 'CPU per process',
+    description:
+      'CPU time per process, as a share of one core (Node runs JavaScript on one). Red past ' +
+      '95%: the process is saturated and latency follows; add processes.',
+    runbook: RUNBOOK.saturation,
+    unit: 'percentunit',
+    queries: [
+      {
+        expr: `sum by (service, instance) (${rate('process_cpu_seconds_total')})`,
+        legend: '{{service}} {{instance}}',
+      },
+    ],
+    thresholds: [
+      { value: 0.8, color: 'yellow' },
+      { value: 0.95, color: 'red' },
+    ],
+  };
+}
+
+export function eventLoopLag(): PanelSpec {
+  return {
+    title: 'Event loop lag p99',
+    description:
+      'How late timers fire, per process. Red past 0.5 s: every request on that process waits ' +
+      'that long; check CPU and look for synchronous work.',
+    runbook: RUNBOOK.saturation,
+    unit: 's',
+    queries: [
+      {
+        expr: 'max by (service, instance) (nodejs_eventloop_lag_p99_seconds)',
+        legend: '{{service}} {{instance}}',
+      },
+    ],
+    thresholds: [
+      { value: 0.1, color: 'yellow' },
+      { value: 0.5, color: 'red' },
+    ],
+  };
+}

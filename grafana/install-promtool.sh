@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Installs promtool from Debian's `prometheus` package when it is missing. The package's
+# maintainer scripts would start a Prometheus server on :9090 (init.d or systemd) — something
+# CI must not leave running — so services are held back with policy-rc.d during the install.
+# (Without that hold, the package's init script starts the daemon without a pidfile, fails its
+# own check, and leaves dpkg half-configured with a server that nothing stops.)
+set -euo pipefail
+
+if command -v promtool >/dev/null 2>&1; then exit 0; fi
+
+if [ "$(id -u)" -eq 0 ]; then
+  as_root() { "$@"; }
+elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+  as_root() { sudo -n "$@"; }
+else
+  echo "install-promtool: need root or passwordless sudo to apt-get install prometheus" >&2
+  exit 1
+fi
+
+# Debian's policy hook: invoke-rc.d and deb-systemd-invoke start no service while it exits 101
+# ("action forbidden"). Put one in place for the install unless the machine's own (Docker images
+# ship one) already forbids it, and put back whatever was there afterwards.
+policy=/usr/sbin/policy-rc.d
+if ! { [ -x "$policy" ] && { "$policy" prometheus start >/dev/null 2>&1; [ $? -eq 101 ]; }; }; then
+  saved=""
+  if [ -e "$policy" ]; then
+    saved="$(mktemp)"
+    as_root cp -p "$policy" "$saved"
+  fi
+  restore_policy() {
+    if [ -n "$saved" ]; then as_root cp -p "$saved" "$policy" && rm -f "$saved"; else as_root rm -f "$policy"; fi
+  }
+  trap restore_policy EXIT
+  printf '#!/bin/sh\nexit 101\n' | as_root tee "$policy" >/dev/null
+  as_root chmod 755 "$policy"
+fi
+
+install_prometheus() {
+  as_root env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -q --no-install-recommends prometheus >/dev/null
+}
+# A fresh machine may have no package lists yet: update once, then try again.
+install_prometheus || { as_root apt-get update -q >/dev/null && install_prometheus; }
+
+# Under systemd the package also enables the unit for the next boot: undo that.
+if [ -d /run/systemd/system ]; then
+  as_root systemctl disable --now prometheus.service >/dev/null 2>&1 || true
+fi
+
+promtool --version 2>&1 | head -n 1

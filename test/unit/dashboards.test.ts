@@ -1,0 +1,231 @@
+import { readFile, readdir } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { z } from 'zod';
+import { PROMETHEUS } from '../../grafana/builders/panels.ts';
+import { DASHBOARDS_DIR, renderDashboards } from '../../grafana/generate.ts';
+import { labelValuesMetric, metricNames } from '../../grafana/promql-names.ts';
+import { createMetrics, registerFleetGauges } from '../../services/kernel/metrics.ts';
+
+// A panel or alert that reads a metric nobody exports does not fail anywhere: Grafana draws an
+// empty graph and Prometheus never fires. These tests make a misspelt or renamed metric, a
+// stale generated file or a dead runbook link fail here instead.
+
+const GRAFANA_DIR = new URL('../../grafana/', import.meta.url);
+const readGrafana = (path: string) => readFile(new URL(path, GRAFANA_DIR), 'utf8');
+
+const dashboardSchema = z.object({
+  uid: z.string(),
+  templating: z.object({
+    list: z.array(z.object({ name: z.string(), query: z.unknown() })).optional(),
+  }),
+  panels: z.array(
+    z.object({
+      type: z.string(),
+      title: z.string(),
+      description: z.string().optional(),
+      datasource: z.object({ uid: z.string() }).optional(),
+      fieldConfig: z.object({ defaults: z.object({ unit: z.string().optional() }) }).optional(),
+      targets: z
+        .array(z.object({ expr: z.string(), datasource: z.object({ uid: z.string() }) }))
+        .optional(),
+    }),
+  ),
+});
+type Dashboard = z.infer<typeof dashboardSchema>;
+
+const rulesSchema = z.object({
+  groups: z.array(
+    z.object({
+      rules: z.array(
+        z.object({
+          alert: z.string(),
+          expr: z.string(),
+          labels: z.object({ severity: z.enum(['critical', 'warning']) }),
+          annotations: z.object({ summary: z.string(), runbook_url: z.string() }),
+        }),
+      ),
+    }),
+  ),
+});
+
+const rulesTestSchema = z.object({
+  tests: z.array(
+    z.object({
+      alert_rule_test: z.array(
+        z.object({ alertname: z.string(), exp_alerts: z.array(z.unknown()).nullish() }),
+      ),
+    }),
+  ),
+});
+
+/** Every series name the code can export: `createMetrics` plus the fleet gauges. */
+async function definedMetricNames(): Promise<Set<string>> {
+  const metrics = createMetrics({ defaultMetrics: true });
+  registerFleetGauges(metrics, () => Promise.resolve([]));
+  const names = new Set<string>();
+  for (const metric of await metrics.registry.getMetricsAsJSON()) {
+    names.add(metric.name);
+    const type = String(metric.type);
+    const suffixes =
+      type === 'histogram'
+        ? ['_bucket', '_sum', '_count']
+        : type === 'summary'
+          ? ['_sum', '_count']
+          : [];
+    for (const suffix of suffixes) names.add(metric.name + suffix);
+  }
+  return names;
+}
+
+async function committedDashboards(): Promise<Array<{ file: string; dashboard: Dashboard }>> {
+  const files = (await readdir(DASHBOARDS_DIR)).filter((name) => name.endsWith('.json')).sort();
+  return Promise.all(
+    files.map(async (file) => ({
+      file,
+      dashboard: dashboardSchema.parse(JSON.parse(await readGrafana(`dashboards/${file}`))),
+    })),
+  );
+}
+
+async function alertRules() {
+  const rules = rulesSchema.parse(parse(await readGrafana('alerts/payments.rules.yml')));
+  return rules.groups.flatMap((group) => group.rules);
+}
+
+/** GitHub's heading anchors, outside fenced code blocks. */
+async function runbookAnchors(): Promise<Set<string>> {
+  const markdown = (await readGrafana('RUNBOOKS.md')).replace(/^```[\s\S]*?^```/gm, '');
+  return new Set(
+    [...markdown.matchAll(/^#{1,6}\s+(.+)$/gm)].map((match) =>
+      (match[1] ?? '')
+        .trim()
+        .toLowerCase()
+        .replace(/[^\w\- ]/g, '')
+        .replace(/ /g, '-'),
+    ),
+  );
+}
+
+const RUNBOOK_LINK = /grafana\/RUNBOOKS\.md#([\w-]+)/g;
+
+describe('metricNames', () => {
+  it.each([
+    [
+      'sum by (outcome) (rate(idempotency_requests_total[$__rate_interval]))',
+      ['idempotency_requests_total'],
+    ],
+    [
+      'histogram_quantile(0.95, sum by (le) (rate(graphql_request_duration_seconds_bucket{operation="$operation"}[5m])))',
+      ['graphql_request_duration_seconds_bucket'],
+    ],
+    [
+      'a_total / on (operation) group_left b_seconds > 0.05 and sum(c offset 5m) without (le) >= 1e3',
+      ['a_total', 'b_seconds', 'c'],
+    ],
+    ['time() - max(ts_seconds > 0) > 300 or vector(0)', ['ts_seconds']],
+  ])('%s reads %j', (expr, names) => {
+    expect(metricNames(expr)).toEqual(names);
+  });
+
+  it('reads the metric of a label_values() variable', () => {
+    expect(labelValuesMetric('label_values(idempotency_requests_total, operation)')).toBe(
+      'idempotency_requests_total',
+    );
+  });
+});
+
+describe('dashboards', () => {
+  it('are exactly what grafana/generate.ts writes (else run `npm run dashboards`)', async () => {
+    const rendered = await renderDashboards();
+    const committed = (await readdir(DASHBOARDS_DIR)).filter((name) => name.endsWith('.json'));
+    expect(committed.sort()).toEqual(Object.keys(rendered).sort());
+    for (const [file, text] of Object.entries(rendered)) {
+      expect(await readGrafana(`dashboards/${file}`), file).toBe(text);
+    }
+  });
+
+  it('read only metrics the code defines', async () => {
+    const defined = await definedMetricNames();
+    const undefinedNames: string[] = [];
+    for (const { file, dashboard } of await committedDashboards()) {
+      for (const panel of dashboard.panels) {
+        for (const target of panel.targets ?? []) {
+          for (const name of metricNames(target.expr)) {
+            if (!defined.has(name)) undefinedNames.push(`${file} "${panel.title}": ${name}`);
+          }
+        }
+      }
+      for (const variable of dashboard.templating.list ?? []) {
+        const name = labelValuesMetric(String(variable.query));
+        if (name === undefined || !defined.has(name)) {
+          undefinedNames.push(`${file} variable ${variable.name}: ${String(variable.query)}`);
+        }
+      }
+    }
+    expect(undefinedNames).toEqual([]);
+  });
+
+  it('give every panel a unit, the provisioned data source and a runbook section', async () => {
+    const anchors = await runbookAnchors();
+    const provisioning = z
+      .object({ datasources: z.array(z.object({ uid: z.string(), type: z.string() })) })
+      .parse(parse(await readGrafana('provisioning/datasources/prometheus.yaml')));
+    expect(provisioning.datasources).toContainEqual(PROMETHEUS);
+    const problems: string[] = [];
+    for (const { file, dashboard } of await committedDashboards()) {
+      for (const panel of dashboard.panels.filter((p) => p.type !== 'row')) {
+        const where = `${file} "${panel.title}"`;
+        if (!panel.fieldConfig?.defaults.unit) problems.push(`${where}: no unit`);
+        const uids = [panel.datasource, ...(panel.targets ?? []).map((t) => t.datasource)];
+        if (uids.some((ref) => ref?.uid !== PROMETHEUS.uid)) problems.push(`${where}: data source`);
+        const links = [...(panel.description ?? '').matchAll(RUNBOOK_LINK)];
+        if (links.length === 0) problems.push(`${where}: no runbook link`);
+        for (const link of links) {
+          if (!anchors.has(link[1] ?? '')) problems.push(`${where}: no runbook section ${link[0]}`);
+        }
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+});
+
+describe('alert rules', () => {
+  it('read only metrics the code defines', async () => {
+    const defined = await definedMetricNames();
+    const undefinedNames = (await alertRules()).flatMap((rule) =>
+      metricNames(rule.expr)
+        .filter((name) => !defined.has(name))
+        .map((name) => `${rule.alert}: ${name}`),
+    );
+    expect(undefinedNames).toEqual([]);
+  });
+
+  it('link to a runbook section that exists', async () => {
+    const anchors = await runbookAnchors();
+    for (const rule of await alertRules()) {
+      const anchor = /^grafana\/RUNBOOKS\.md#([\w-]+)$/.exec(rule.annotations.runbook_url)?.[1];
+      expect(anchor, rule.alert).toBeDefined();
+      expect(anchors.has(anchor ?? ''), `${rule.alert}: ${rule.annotations.runbook_url}`).toBe(
+        true,
+      );
+    }
+  });
+
+  it('each have a promtool test where they fire and one where they stay quiet', async () => {
+    const cases = rulesTestSchema
+      .parse(parse(await readGrafana('alerts/payments.rules.test.yml')))
+      .tests.flatMap((test) => test.alert_rule_test);
+    for (const { alert } of await alertRules()) {
+      const own = cases.filter((c) => c.alertname === alert);
+      expect(
+        own.some((c) => (c.exp_alerts ?? []).length > 0),
+        `${alert} fires`,
+      ).toBe(true);
+      expect(
+        own.some((c) => (c.exp_alerts ?? []).length === 0),
+        `${alert} stays quiet`,
+      ).toBe(true);
+    }
+  });
+});
