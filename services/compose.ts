@@ -15,7 +15,14 @@ import { ledgerHandler } from './ledger/ledger-consumer.ts';
 import { notificationHandlers } from './notifications/delivery-handlers.ts';
 import { reconcileUnknownPayments } from './payments/reconcile-payments.ts';
 import { paymentResumers, RESUMABLE_OPERATIONS } from './payments/resumable-operations.ts';
-import { registerFleetGauges, type Metrics } from './kernel/metrics.ts';
+import {
+  initialiseSeries,
+  registerFleetGauges,
+  type Metrics,
+  type ServiceName,
+} from './kernel/metrics.ts';
+import { readBacklog } from './kernel/outbox/outbox.ts';
+import { REGISTER_WEBHOOK_ENDPOINT } from './notifications/register-endpoint.flow.ts';
 import { createHttpProviderAdapter } from './provider/http-provider-adapter.ts';
 import { appRouter, type AppRouter } from './router.ts';
 
@@ -58,6 +65,11 @@ export interface Services {
   /** One maintenance run now (at start, before serving; and for tests and operators). */
   maintainPartitions(): Promise<RetentionRun>;
   close(): Promise<void>;
+}
+
+/** The ledger consumes its own deliveries; receipts and webhooks belong to notifications. */
+function serviceOfConsumer(consumerKind: string): ServiceName {
+  return consumerKind === 'ledger' ? 'ledger' : 'notifications';
 }
 
 /** The recovery worker never waits longer than this between attempts at one request. */
@@ -106,13 +118,33 @@ export function createServices(config: ServicesConfig): Services {
       localLink({ router: appRouter, createContext: () => Promise.resolve(createContext()) }),
     ],
   });
-  const publicNames = new Map(RESUMABLE_OPERATIONS.map((op) => [op.id, op.publicName]));
-  registerFleetGauges(config.metrics, async () =>
-    (await engine.unfinishedSummary()).map((row) => ({
-      ...row,
-      operation: publicNames.get(row.operation) ?? 'other',
-    })),
+  const operations = new Map(
+    [...RESUMABLE_OPERATIONS, REGISTER_WEBHOOK_ENDPOINT].map((op) => [op.id, op]),
   );
+  initialiseSeries(config.metrics, {
+    operations: [...operations.values()],
+    providerOperations: [...RESUMABLE_OPERATIONS.map((op) => op.publicName)],
+    consumers: ['ledger', 'receipts', 'webhooks', 'webhook'].map((consumer) => ({
+      consumer,
+      service: serviceOfConsumer(consumer),
+    })),
+  });
+  registerFleetGauges(config.metrics, {
+    unfinished: async () =>
+      (await engine.unfinishedSummary()).map((row) => {
+        const operation = operations.get(row.operation);
+        return {
+          ...row,
+          service: operation?.service ?? 'payments',
+          operation: operation?.publicName ?? 'other',
+        };
+      }),
+    outbox: async () =>
+      (await readBacklog(pool)).map((row) => ({
+        ...row,
+        service: serviceOfConsumer(row.consumer),
+      })),
+  });
   const worker = new RecoveryWorker(engine, {
     intervalMs: config.recoveryIntervalMs,
     resumers: paymentResumers(deps),
@@ -126,6 +158,8 @@ export function createServices(config: ServicesConfig): Services {
     pool,
     faults: config.faults,
     handlers: { ledger: ledgerHandler(client), ...notificationHandlers(deps) },
+    metrics: config.metrics,
+    serviceOf: serviceOfConsumer,
     intervalMs: config.outboxIntervalMs,
     claimLeaseMs: config.outboxClaimLeaseMs,
     onError: config.onError,
@@ -133,10 +167,10 @@ export function createServices(config: ServicesConfig): Services {
   const runRetention = async () => {
     try {
       const run = await maintainPartitions(pool, config.retention);
-      config.metrics.retentionRuns.inc({ result: run.result });
+      config.metrics.retentionRuns.inc({ service: 'gateway', result: run.result });
       return run;
     } catch (error) {
-      config.metrics.retentionRuns.inc({ result: 'error' });
+      config.metrics.retentionRuns.inc({ service: 'gateway', result: 'error' });
       throw error;
     }
   };

@@ -1,9 +1,19 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /**
+ * The services that share a gateway process. Every series but Node's process metrics carries
+ * the one that emitted it in a `service` label, so a dashboard can tell them apart today and
+ * nothing changes when a service moves to its own process.
+ */
+export type ServiceName = 'gateway' | 'payments' | 'provider' | 'ledger' | 'notifications';
+
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/**
  * The metrics of CONTRACT §5, on a registry owned by whoever composes the process (no global
  * registry: two gateways in one test process must not share counters). The `operation` label
- * is the public mutation name; keys, tenants and payment ids are never labels.
+ * is the public mutation name; keys, tenants and payment ids are never labels. Counters are
+ * incremented where the decision is made (admission, the provider call, the dispatcher).
  */
 export function createMetrics(opts: { defaultMetrics: boolean }) {
   const registry = new Registry();
@@ -14,92 +24,81 @@ export function createMetrics(opts: { defaultMetrics: boolean }) {
     requests: new Counter({
       name: 'idempotency_requests_total',
       help: 'Idempotent requests by how admission decided them.',
-      labelNames: ['operation', 'outcome'] as const,
+      labelNames: ['service', 'operation', 'outcome'] as const,
       registers,
     }),
     replays: new Counter({
       name: 'idempotency_replays_total',
       help: 'Requests answered from a stored result.',
-      labelNames: ['operation'] as const,
+      labelNames: ['service', 'operation'] as const,
       registers,
     }),
     conflicts: new Counter({
       name: 'idempotency_conflicts_total',
       help: 'Requests refused because the key was reused for another command or is in flight.',
-      labelNames: ['operation', 'reason'] as const,
+      labelNames: ['service', 'operation', 'reason'] as const,
       registers,
     }),
     takeovers: new Counter({
       name: 'idempotency_lease_takeovers_total',
       help: 'Expired leases taken over, by a client retry or the recovery worker.',
-      labelNames: ['operation', 'by'] as const,
+      labelNames: ['service', 'operation', 'by'] as const,
       registers,
     }),
     expiredRetries: new Counter({
       name: 'idempotency_expired_retries_total',
       help: 'Retries that arrived after the replay window and were treated as new.',
-      labelNames: ['operation'] as const,
+      labelNames: ['service', 'operation'] as const,
       registers,
     }),
     providerCalls: new Counter({
       name: 'provider_calls_total',
       help: 'Calls to the payment provider by outcome.',
-      labelNames: ['operation', 'outcome'] as const,
+      labelNames: ['service', 'operation', 'outcome'] as const,
       registers,
     }),
     providerDuration: new Histogram({
       name: 'provider_call_duration_seconds',
       help: 'Duration of provider calls, including ones that timed out.',
-      labelNames: ['operation'] as const,
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      labelNames: ['service', 'operation'] as const,
+      buckets: LATENCY_BUCKETS,
       registers,
     }),
     graphqlDuration: new Histogram({
       name: 'graphql_request_duration_seconds',
       help: 'Duration of GraphQL requests by root operation.',
-      labelNames: ['operation'] as const,
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      labelNames: ['service', 'operation'] as const,
+      buckets: LATENCY_BUCKETS,
       registers,
     }),
     retentionRuns: new Counter({
       name: 'idempotency_retention_runs_total',
       help: 'Runs of partition maintenance: done, skipped (another process held the lock), error.',
-      labelNames: ['result'] as const,
+      labelNames: ['service', 'result'] as const,
       registers,
     }),
     recoverySweeps: new Counter({
       name: 'idempotency_recovery_sweeps_total',
       help: 'Sweeps of the recovery worker, by result.',
-      labelNames: ['result'] as const,
+      labelNames: ['service', 'result'] as const,
       registers,
     }),
     recoveryLastSweep: new Gauge({
       name: 'idempotency_recovery_last_sweep_timestamp_seconds',
       help: 'Unix time of the last completed sweep of this process; 0 until its first sweep.',
-      registers,
-    }),
-    outboxBacklog: new Gauge({
-      name: 'outbox_backlog_events',
-      help: 'Undelivered outbox deliveries, per consumer.',
-      labelNames: ['consumer'] as const,
-      registers,
-    }),
-    outboxOldestPendingAge: new Gauge({
-      name: 'outbox_oldest_pending_age_seconds',
-      help: 'Age of the oldest undelivered outbox delivery, per consumer.',
-      labelNames: ['consumer'] as const,
+      labelNames: ['service'] as const,
       registers,
     }),
     outboxDeliveries: new Counter({
       name: 'outbox_deliveries_total',
       help: 'Outbox delivery attempts, by consumer and outcome.',
-      labelNames: ['consumer', 'outcome'] as const,
+      labelNames: ['service', 'consumer', 'outcome'] as const,
       registers,
     }),
     ledgerPostings: new Counter({
       name: 'ledger_postings_total',
       help: 'Ledger postings written (duplicates excluded), by kind.',
-      labelNames: ['kind'] as const,
+      labelNames: ['service', 'kind'] as const,
       registers,
     }),
   };
@@ -107,52 +106,166 @@ export function createMetrics(opts: { defaultMetrics: boolean }) {
 
 export type Metrics = ReturnType<typeof createMetrics>;
 
-/** Gauges whose value is read from the database at scrape time, true for the whole fleet. */
+export interface UnfinishedReading {
+  service: ServiceName;
+  operation: string;
+  oldestAgeSeconds: number;
+  staleLeases: number;
+  unknownOutcomes: number;
+}
+
+export interface OutboxReading {
+  service: ServiceName;
+  consumer: string;
+  pending: number;
+  oldestAgeSeconds: number;
+}
+
+/**
+ * Gauges whose value is read from the database at scrape time, so they are true for the whole
+ * fleet rather than for the process that happens to be scraped (every process reports the same
+ * value: aggregate them with max, not sum).
+ */
 export function registerFleetGauges(
   metrics: Metrics,
-  read: () => Promise<
-    Array<{
-      operation: string;
-      oldestAgeSeconds: number;
-      staleLeases: number;
-      unknownOutcomes: number;
-    }>
-  >,
+  read: {
+    unfinished: () => Promise<UnfinishedReading[]>;
+    outbox: () => Promise<OutboxReading[]>;
+  },
 ): void {
   const registers = [metrics.registry];
-  // One query serves both gauges: prom-client calls collect() per metric, so the second one
-  // reuses the first one's reading of the same scrape.
-  let pending: Promise<Awaited<ReturnType<typeof read>>> | null = null;
-  const readOnce = () => {
-    pending ??= read().finally(() => setImmediate(() => (pending = null)));
-    return pending;
-  };
-  type Row = Awaited<ReturnType<typeof read>>[number];
-  const fleetGauge = (spec: { name: string; help: string; value: (row: Row) => number }) =>
+  const unfinished = oncePerScrape(read.unfinished);
+  const outbox = oncePerScrape(read.outbox);
+  const byOperation = (spec: {
+    name: string;
+    help: string;
+    value: (row: UnfinishedReading) => number;
+  }) =>
     new Gauge({
       name: spec.name,
       help: spec.help,
-      labelNames: ['operation'] as const,
+      labelNames: ['service', 'operation'] as const,
       registers,
       async collect() {
-        const rows = await readOnce();
+        const rows = await unfinished();
         this.reset();
-        for (const row of rows) this.set({ operation: row.operation }, spec.value(row));
+        for (const row of rows) {
+          this.set({ service: row.service, operation: row.operation }, spec.value(row));
+        }
       },
     });
-  fleetGauge({
+  byOperation({
     name: 'idempotency_in_progress_age_max_seconds',
-    help: 'Age of the oldest unfinished request, per operation.',
+    help: 'Age of the oldest unfinished request (started or unknown), per operation.',
     value: (row) => row.oldestAgeSeconds,
   });
-  fleetGauge({
+  byOperation({
     name: 'idempotency_stale_leases',
     help: 'Unfinished requests whose lease has expired (owner dead or released).',
     value: (row) => row.staleLeases,
   });
-  fleetGauge({
+  byOperation({
     name: 'idempotency_unknown_outcomes',
     help: 'Requests whose provider outcome is unknown and await reconciliation.',
     value: (row) => row.unknownOutcomes,
   });
+  const byConsumer = (spec: {
+    name: string;
+    help: string;
+    value: (row: OutboxReading) => number;
+  }) =>
+    new Gauge({
+      name: spec.name,
+      help: spec.help,
+      labelNames: ['service', 'consumer'] as const,
+      registers,
+      async collect() {
+        const rows = await outbox();
+        this.reset();
+        for (const row of rows) {
+          this.set({ service: row.service, consumer: row.consumer }, spec.value(row));
+        }
+      },
+    });
+  byConsumer({
+    name: 'outbox_backlog_events',
+    help: 'Undelivered outbox deliveries, per consumer.',
+    value: (row) => row.pending,
+  });
+  byConsumer({
+    name: 'outbox_oldest_pending_age_seconds',
+    help: 'Age of the oldest undelivered outbox delivery, per consumer.',
+    value: (row) => row.oldestAgeSeconds,
+  });
+}
+
+/**
+ * prom-client calls collect() once per metric: gauges fed by one query share its reading within
+ * a scrape instead of each running it.
+ */
+function oncePerScrape<T>(read: () => Promise<T>): () => Promise<T> {
+  let pending: Promise<T> | null = null;
+  return () => {
+    pending ??= read().finally(() => setImmediate(() => (pending = null)));
+    return pending;
+  };
+}
+
+/**
+ * Creates every expected series at zero. A labelled counter appears only at its first increment,
+ * and `rate()` cannot see an increment from nothing: without this, the first conflict of a
+ * process, or the first delivery failure, would never show on a dashboard or fire an alert.
+ */
+export function initialiseSeries(
+  metrics: Metrics,
+  known: {
+    operations: ReadonlyArray<{ service: ServiceName; publicName: string }>;
+    providerOperations: readonly string[];
+    consumers: ReadonlyArray<{ service: ServiceName; consumer: string }>;
+  },
+): void {
+  for (const { service, publicName: operation } of known.operations) {
+    for (const outcome of [
+      'executed',
+      'replayed',
+      'in_use',
+      'key_reused',
+      'invalid_key',
+      'expired_retry',
+    ]) {
+      metrics.requests.inc({ service, operation, outcome }, 0);
+    }
+    metrics.replays.inc({ service, operation }, 0);
+    metrics.expiredRetries.inc({ service, operation }, 0);
+    for (const reason of ['different_request', 'in_progress']) {
+      metrics.conflicts.inc({ service, operation, reason }, 0);
+    }
+    for (const by of ['retry', 'worker']) metrics.takeovers.inc({ service, operation, by }, 0);
+    metrics.graphqlDuration.zero({ service: 'gateway', operation });
+  }
+  for (const operation of known.providerOperations) {
+    for (const outcome of [
+      'approved',
+      'declined',
+      'timeout',
+      'error',
+      'probe_found',
+      'probe_missing',
+    ]) {
+      metrics.providerCalls.inc({ service: 'provider', operation, outcome }, 0);
+    }
+    metrics.providerDuration.zero({ service: 'provider', operation });
+  }
+  for (const { service, consumer } of known.consumers) {
+    for (const outcome of ['delivered', 'failed']) {
+      metrics.outboxDeliveries.inc({ service, consumer, outcome }, 0);
+    }
+  }
+  for (const result of ['claimed', 'empty', 'error']) {
+    metrics.recoverySweeps.inc({ service: 'gateway', result }, 0);
+  }
+  for (const result of ['done', 'skipped', 'error']) {
+    metrics.retentionRuns.inc({ service: 'gateway', result }, 0);
+  }
+  for (const kind of ['capture', 'refund']) metrics.ledgerPostings.inc({ service: 'ledger', kind }, 0);
 }

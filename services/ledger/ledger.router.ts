@@ -33,8 +33,8 @@ const postingInput = z.object({
  * the same movement — is a no-op by the inbox and by the posting id.
  */
 export const ledgerRouter = router({
-  post: procedure.input(postingInput).mutation(({ ctx, input }) =>
-    withTransaction(ctx.deps.pool, async (tx) => {
+  post: procedure.input(postingInput).mutation(async ({ ctx, input }) => {
+    const result = await withTransaction(ctx.deps.pool, async (tx) => {
       const fresh = await tx.query(CLAIM_INBOX_MESSAGE, [
         'ledger',
         input.tenantId,
@@ -72,8 +72,11 @@ export const ledgerRouter = router({
         input.currency,
       ]);
       return { posted: true };
-    }),
-  ),
+    });
+    // Counted once committed, and only when written: a redelivered movement posts nothing.
+    if (result.posted) ctx.deps.metrics.ledgerPostings.inc({ service: 'ledger', kind: input.kind });
+    return result;
+  }),
   balances: procedure.input(z.object({ tenantId: z.uuid() })).query(async ({ ctx, input }) => {
     const { rows } = await ctx.deps.pool.query<{ currency: string; available_minor: string }>(
       SELECT_BALANCES,

@@ -1,9 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import {
-  assertIdempotencyKey,
-  idempotencyInfo,
-  type IdempotencyInfo,
-} from '../kernel/idempotency/idempotency-key.ts';
+import { idempotencyInfo, type IdempotencyInfo } from '../kernel/idempotency/idempotency-key.ts';
 import { z } from 'zod';
 import type { ServiceDeps } from '../context.ts';
 import { AppError, InputInvalidError, publicError, type PublicError } from '../kernel/errors.ts';
@@ -17,6 +13,7 @@ import { generateWebhookSecret } from './webhook-signature.ts';
 export const REGISTER_WEBHOOK_ENDPOINT = defineOperation({
   id: 'webhooks.register.v1',
   publicName: 'registerWebhookEndpoint',
+  service: 'notifications',
   responseVersion: 1,
   canBecomeUnknown: false,
   outcomeOf: (body) =>
@@ -60,7 +57,7 @@ export async function registerEndpoint(
 ): Promise<RegisterEndpointResult> {
   let url: string;
   try {
-    assertIdempotencyKey(input.idempotencyKey);
+    deps.engine.checkKey(REGISTER_WEBHOOK_ENDPOINT, input.idempotencyKey);
     url = normaliseUrl(input.url);
   } catch (error) {
     if (error instanceof AppError) return { ok: false, error: error.toPublic(), replayed: false };

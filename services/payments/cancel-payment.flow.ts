@@ -13,6 +13,7 @@ import { applySettlement, settlementRefusal } from './settlement-rules.ts';
 export const CANCEL_PAYMENT = defineOperation({
   id: 'payments.cancel.v1',
   publicName: 'cancelPayment',
+  service: 'payments',
   responseVersion: PAYMENT_ANSWER_VERSION,
   canBecomeUnknown: false,
   outcomeOf: paymentOutcomeOf,

@@ -15,6 +15,7 @@ import { applySettlement, settlementRefusal } from './settlement-rules.ts';
 export const CAPTURE_PAYMENT = defineOperation({
   id: 'payments.capture.v1',
   publicName: 'capturePayment',
+  service: 'payments',
   responseVersion: PAYMENT_ANSWER_VERSION,
   canBecomeUnknown: false,
   outcomeOf: paymentOutcomeOf,

@@ -28,6 +28,7 @@ import {
 export const CREATE_PAYMENT = defineOperation({
   id: 'payments.create.v1',
   publicName: 'createPayment',
+  service: 'payments',
   responseVersion: PAYMENT_ANSWER_VERSION,
   canBecomeUnknown: true,
   outcomeOf: paymentOutcomeOf,
@@ -72,6 +73,7 @@ export async function createPayment(
 ): Promise<CreatePaymentResult> {
   let normalised: ReturnType<typeof normaliseCreatePayment>;
   try {
+    deps.engine.checkKey(CREATE_PAYMENT, input.idempotencyKey);
     normalised = normaliseCreatePayment(input);
   } catch (error) {
     if (error instanceof AppError) return { ok: false, error: error.toPublic() };

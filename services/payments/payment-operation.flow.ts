@@ -126,6 +126,7 @@ export async function runPaymentOperation(
   let known: { payment: PaymentRow; operation: OperationRow } | undefined;
   let admission;
   try {
+    deps.engine.checkKey(spec.operation, input.idempotencyKey);
     const command = normalise(input);
     admission = await deps.engine.admit({
       scope: { tenantId: input.tenantId, operation: spec.operation, key: input.idempotencyKey },

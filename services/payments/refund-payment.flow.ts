@@ -16,6 +16,7 @@ import type { PaymentRow } from './payment.view.ts';
 export const REFUND_PAYMENT = defineOperation({
   id: 'payments.refund.v1',
   publicName: 'refundPayment',
+  service: 'payments',
   responseVersion: PAYMENT_ANSWER_VERSION,
   canBecomeUnknown: false,
   outcomeOf: paymentOutcomeOf,

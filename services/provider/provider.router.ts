@@ -75,7 +75,7 @@ async function chargeResolved(deps: ServiceDeps, request: ChargeRequest): Promis
     idempotencyKey: providerChargeKey(request.paymentId),
     timeoutMs,
   });
-  const labels = { operation: 'createPayment' };
+  const labels = { service: 'provider' as const, operation: 'createPayment' };
   switch (probe.kind) {
     case 'found':
       deps.metrics.providerCalls.inc({ ...labels, outcome: 'probe_found' });
@@ -115,7 +115,7 @@ async function chargeOnce(
   call: { request: ChargeRequest; timeoutMs: number },
 ): Promise<ChargeOutcome> {
   const { request } = call;
-  const labels = { operation: 'createPayment' };
+  const labels = { service: 'provider' as const, operation: 'createPayment' };
   const stopTimer = deps.metrics.providerDuration.startTimer(labels);
   try {
     const outcome = await deps.providerAdapter.charge({
@@ -167,7 +167,7 @@ async function operateWithRetries(
   request: ChargeOperationRequest,
 ): Promise<ChargeOperationOutcome> {
   const attempts = Math.max(1, deps.config.providerMaxAttempts);
-  const labels = { operation: OPERATION_LABEL[request.kind] };
+  const labels = { service: 'provider' as const, operation: OPERATION_LABEL[request.kind] };
   let outcome: ChargeOperationOutcome = { kind: 'unavailable', retryAfterSeconds: 1 };
   for (let attempt = 1; attempt <= attempts; attempt++) {
     const stopTimer = deps.metrics.providerDuration.startTimer(labels);

@@ -44,7 +44,10 @@ function durationPlugin(metrics: Metrics): ApolloServerPlugin<GatewayContext> {
       return Promise.resolve({
         willSendResponse: ({ document }) => {
           const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-          metrics.graphqlDuration.observe({ operation: rootFieldLabel(document) }, seconds);
+          metrics.graphqlDuration.observe(
+            { service: 'gateway', operation: rootFieldLabel(document) },
+            seconds,
+          );
           return Promise.resolve();
         },
       });

@@ -337,7 +337,9 @@ describe('several dispatchers on one backlog', () => {
         new OutboxDispatcher({
           pool: deps.pool,
           faults: deps.faults,
+          metrics: deps.metrics,
           handlers: { ledger: ledgerHandler(client), ...notificationHandlers(deps) },
+          serviceOf: (kind) => (kind === 'ledger' ? 'ledger' : 'notifications'),
           intervalMs: 60_000,
           onError: () => undefined,
         }),

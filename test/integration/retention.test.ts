@@ -129,8 +129,8 @@ describe('the replay window', () => {
     expect(stack.sandbox.charges({ reference: 'win-1' })).toHaveLength(2);
 
     const after = await metricsText();
-    const expired = 'idempotency_expired_retries_total{operation="createPayment"}';
-    const outcome = 'idempotency_requests_total{operation="createPayment",outcome="expired_retry"}';
+    const expired = 'idempotency_expired_retries_total{service="payments",operation="createPayment"}';
+    const outcome = 'idempotency_requests_total{service="payments",operation="createPayment",outcome="expired_retry"}';
     expect(metricValue(after, expired) - metricValue(before, expired)).toBe(1);
     expect(metricValue(after, outcome) - metricValue(before, outcome)).toBe(1);
 
@@ -179,6 +179,7 @@ describe('dedupe across a partition boundary', () => {
   const STRADDLE = defineOperation({
     id: 'tests.straddle.v1',
     publicName: 'straddle',
+    service: 'payments',
     responseVersion: 1,
     canBecomeUnknown: false,
     outcomeOf: () => 'done',

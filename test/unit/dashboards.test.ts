@@ -62,7 +62,10 @@ const rulesTestSchema = z.object({
 /** Every series name the code can export: `createMetrics` plus the fleet gauges. */
 async function definedMetricNames(): Promise<Set<string>> {
   const metrics = createMetrics({ defaultMetrics: true });
-  registerFleetGauges(metrics, () => Promise.resolve([]));
+  registerFleetGauges(metrics, {
+    unfinished: () => Promise.resolve([]),
+    outbox: () => Promise.resolve([]),
+  });
   const names = new Set<string>();
   for (const metric of await metrics.registry.getMetricsAsJSON()) {
     names.add(metric.name);

@@ -10,6 +10,9 @@ import {
   TAKE_OVER_KEY,
   UNFINISHED_SUMMARY,
 } from './idempotency.sql.ts';
+import type { ServiceName } from '../metrics.ts';
+import { assertIdempotencyKey } from './idempotency-key.ts';
+import type { OperationDef } from './operation.ts';
 import { OwnedRequest } from './owned-request.ts';
 import { answerToStore } from './stored-response.ts';
 import type { EngineDeps, KeyRow, OwnedRow, Scope, StoredResponse } from './types.ts';
@@ -194,23 +197,23 @@ export class IdempotencyEngine {
     row: KeyRow,
   ): Promise<Admission | 'changed'> {
     const { metrics } = this.deps;
-    const operation = scope.operation.publicName;
+    const labels = metricLabels(scope);
     // Checked before the state: a key reused for another command is refused whether the first
     // request is finished, failed or still running — never replayed as if it were this one.
     if (!row.request_hash.equals(requestHash)) {
       this.count(scope, 'key_reused');
-      metrics.conflicts.inc({ operation, reason: 'different_request' });
+      metrics.conflicts.inc({ ...labels, reason: 'different_request' });
       return { kind: 'reused' };
     }
     if (row.state === 'finished') {
       this.count(scope, 'replayed');
-      metrics.replays.inc({ operation });
+      metrics.replays.inc(labels);
       return { kind: 'replay', response: storedResponse(row) };
     }
     if (row.state === 'unknown') {
       // Retries do not call the provider again: reconciliation settles it, then replays work.
       this.count(scope, 'in_use');
-      metrics.conflicts.inc({ operation, reason: 'in_progress' });
+      metrics.conflicts.inc({ ...labels, reason: 'in_progress' });
       return {
         kind: 'unknown',
         retryAfterSeconds: UNKNOWN_RETRY_AFTER_SECONDS,
@@ -227,17 +230,14 @@ export class IdempotencyEngine {
     ]);
     const taken = rows[0];
     if (taken === undefined) return 'changed'; // another retry or the worker got there first
-    metrics.takeovers.inc({ operation, by: 'retry' });
+    metrics.takeovers.inc({ ...labels, by: 'retry' });
     this.count(scope, 'executed');
     return { kind: 'owned', request: new OwnedRequest(this.deps, scope, taken), via: 'takeover' };
   }
 
   private inUse(scope: Scope, resourceId: string | null): Admission {
     this.count(scope, 'in_use');
-    this.deps.metrics.conflicts.inc({
-      operation: scope.operation.publicName,
-      reason: 'in_progress',
-    });
+    this.deps.metrics.conflicts.inc({ ...metricLabels(scope), reason: 'in_progress' });
     return { kind: 'in_use', retryAfterSeconds: IN_USE_RETRY_AFTER_SECONDS, resourceId };
   }
 
@@ -245,7 +245,7 @@ export class IdempotencyEngine {
   private countExecuted(scope: Scope, outcome: 'executed' | 'expired_retry'): void {
     this.count(scope, outcome);
     if (outcome === 'expired_retry') {
-      this.deps.metrics.expiredRetries.inc({ operation: scope.operation.publicName });
+      this.deps.metrics.expiredRetries.inc(metricLabels(scope));
     }
   }
 
@@ -253,8 +253,33 @@ export class IdempotencyEngine {
     scope: Scope,
     outcome: 'executed' | 'expired_retry' | 'replayed' | 'in_use' | 'key_reused',
   ): void {
-    this.deps.metrics.requests.inc({ operation: scope.operation.publicName, outcome });
+    this.deps.metrics.requests.inc({ ...metricLabels(scope), outcome });
   }
+
+  /**
+   * Checks a client's key before anything else (CONTRACT §2). An invalid key is refused with
+   * IDEMPOTENCY_KEY_INVALID, stores nothing, and is counted here, where it is decided.
+   */
+  checkKey(operation: OperationDef, key: string): void {
+    try {
+      assertIdempotencyKey(key);
+    } catch (error) {
+      this.deps.metrics.requests.inc({
+        service: operation.service,
+        operation: operation.publicName,
+        outcome: 'invalid_key',
+      });
+      throw error;
+    }
+  }
+}
+
+/** The labels of an operation's series: never the key, tenant or resource. */
+export function metricLabels(scope: { operation: OperationDef }): {
+  service: ServiceName;
+  operation: string;
+} {
+  return { service: scope.operation.service, operation: scope.operation.publicName };
 }
 
 /** The advisory lock id of a scope: 64 bits of its SHA-256, as a signed bigint. */

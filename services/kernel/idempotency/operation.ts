@@ -1,4 +1,5 @@
 import type { JsonValue } from '../canonical-json.ts';
+import type { ServiceName } from '../metrics.ts';
 
 /**
  * An operation identity: a stable, versioned name for one kind of idempotent command
@@ -13,6 +14,8 @@ export interface OperationDef {
   readonly id: string;
   /** The public mutation name: the `operation` label of every metric, and fault-point prefix. */
   readonly publicName: string;
+  /** The service that owns the operation: the `service` label of its metrics. */
+  readonly service: ServiceName;
   /** Shape version of the stored response. */
   readonly responseVersion: number;
   /**

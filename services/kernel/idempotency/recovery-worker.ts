@@ -1,5 +1,5 @@
 import { PeriodicJob } from '../periodic-job.ts';
-import type { IdempotencyEngine } from './engine.ts';
+import { metricLabels, type IdempotencyEngine } from './engine.ts';
 import { CLAIM_STALE_KEYS } from './idempotency.sql.ts';
 import type { OperationDef } from './operation.ts';
 import type { OwnedRequest } from './owned-request.ts';
@@ -37,7 +37,7 @@ export class RecoveryWorker {
     this.job = new PeriodicJob(
       () =>
         this.sweepOnce().catch((error: unknown) => {
-          this.engine.deps.metrics.recoverySweeps.inc({ result: 'error' });
+          this.engine.deps.metrics.recoverySweeps.inc({ service: 'gateway', result: 'error' });
           throw error;
         }),
       { intervalMs: opts.intervalMs, onError: opts.onError },
@@ -69,7 +69,7 @@ export class RecoveryWorker {
         const resumer = this.resumers.get(row.operation);
         if (resumer === undefined) return; // excluded by the claim's operation filter
         const scope = { tenantId: row.tenant_id, operation: resumer.operation, key: row.key };
-        metrics.takeovers.inc({ operation: resumer.operation.publicName, by: 'worker' });
+        metrics.takeovers.inc({ ...metricLabels(scope), by: 'worker' });
         try {
           await resumer.resume(this.engine.adopt(scope, row));
         } catch (error) {
@@ -77,7 +77,11 @@ export class RecoveryWorker {
         }
       }),
     );
-    metrics.recoverySweeps.inc({ result: rows.length > 0 ? 'claimed' : 'empty' });
+    metrics.recoverySweeps.inc({
+      service: 'gateway',
+      result: rows.length > 0 ? 'claimed' : 'empty',
+    });
+    metrics.recoveryLastSweep.set({ service: 'gateway' }, Date.now() / 1000);
     return rows.length;
   }
 }

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { JsonValue } from '../canonical-json.ts';
 import type { FaultPoints } from '../faults.ts';
 import { PeriodicJob } from '../periodic-job.ts';
+import type { Metrics, ServiceName } from '../metrics.ts';
 import { CLAIM_DUE_DELIVERIES, MARK_ABANDONED, MARK_DELIVERED, MARK_RETRY } from './outbox.sql.ts';
 
 /** How long a claimed delivery is left to its dispatcher before another may take it: longer
@@ -40,7 +41,10 @@ export class OutboxDispatcher {
     private readonly deps: {
       pool: pg.Pool;
       faults: FaultPoints;
+      metrics: Metrics;
       handlers: Record<string, DeliveryHandler>;
+      /** The service that owns each consumer kind: the `service` label of its deliveries. */
+      serviceOf: (consumerKind: string) => ServiceName;
       intervalMs: number;
       claimLeaseMs?: number;
       onError: (error: unknown) => void;
@@ -101,6 +105,11 @@ export class OutboxDispatcher {
     }
     // Between the effect and its mark: a crash here makes the delivery happen again.
     await this.deps.faults.hit(`outbox.${kind}.after-handle`);
+    this.deps.metrics.outboxDeliveries.inc({
+      service: this.deps.serviceOf(kind),
+      consumer: kind,
+      outcome: result.kind === 'delivered' ? 'delivered' : 'failed',
+    });
     switch (result.kind) {
       case 'delivered':
         await this.deps.pool.query(MARK_DELIVERED, ids);

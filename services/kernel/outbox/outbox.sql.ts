@@ -45,9 +45,15 @@ export const MARK_ABANDONED = `
 UPDATE outbox_deliveries SET status = 'abandoned', last_error = $4
  WHERE tenant_id = $1 AND event_id = $2 AND consumer = $3 AND status = 'pending'`;
 
-/** Backlog for the gauges: pending deliveries and the age of the oldest. */
+/**
+ * Backlog for the gauges, per consumer kind (`webhook:<endpoint>` counts as `webhook`, so the
+ * label stays bounded): pending deliveries and the age of the oldest. Reads only pending rows,
+ * through the partial index of due deliveries.
+ */
 export const BACKLOG = `
-SELECT count(*)::int AS pending,
+SELECT split_part(d.consumer, ':', 1) AS consumer,
+       count(*)::int AS pending,
        COALESCE(EXTRACT(EPOCH FROM now() - min(e.created_at)), 0)::float8 AS oldest_age_seconds
   FROM outbox_deliveries d JOIN outbox_events e ON e.tenant_id = d.tenant_id AND e.id = d.event_id
- WHERE d.status = 'pending'`;
+ WHERE d.status = 'pending'
+ GROUP BY 1`;

@@ -1,6 +1,6 @@
 import type { JsonValue } from '../canonical-json.ts';
-import type { TxClient } from '../db/pool.ts';
-import { INSERT_DELIVERIES, INSERT_EVENT } from './outbox.sql.ts';
+import type { Queryable, TxClient } from '../db/pool.ts';
+import { BACKLOG, INSERT_DELIVERIES, INSERT_EVENT } from './outbox.sql.ts';
 
 export interface OutboxEvent {
   tenantId: string;
@@ -20,4 +20,20 @@ export async function writeEvent(tx: TxClient, event: OutboxEvent): Promise<void
     JSON.stringify(event.payload),
   ]);
   await tx.query(INSERT_DELIVERIES, [event.tenantId, event.id, event.consumers]);
+}
+
+/** Pending deliveries per consumer kind, and the age of the oldest: the backlog gauges. */
+export async function readBacklog(
+  pool: Queryable,
+): Promise<Array<{ consumer: string; pending: number; oldestAgeSeconds: number }>> {
+  const { rows } = await pool.query<{
+    consumer: string;
+    pending: number;
+    oldest_age_seconds: number;
+  }>(BACKLOG);
+  return rows.map((r) => ({
+    consumer: r.consumer,
+    pending: r.pending,
+    oldestAgeSeconds: r.oldest_age_seconds,
+  }));
 }

@@ -1,0 +1,154 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useTestDatabase } from '../support/test-database.ts';
+import { errorCodeOf, paymentOf } from '../support/graphql-client.ts';
+import {
+  createPaymentOn,
+  paymentInput,
+  startTestStack,
+  type TestStack,
+} from '../support/test-stack.ts';
+
+const database = useTestDatabase('metrics');
+let stack: TestStack;
+
+beforeAll(async () => {
+  stack = await startTestStack({ databaseUrl: database.url });
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+/** Every sample of the scrape, by its exact series text (`name{labels}`). */
+async function scrape(): Promise<Map<string, number>> {
+  const text = await (await fetch(`${stack.app.url}/metrics`)).text();
+  const samples = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const space = line.lastIndexOf(' ');
+    samples.set(line.slice(0, space), Number(line.slice(space + 1)));
+  }
+  return samples;
+}
+
+function delta(before: Map<string, number>, after: Map<string, number>, series: string): number {
+  return (after.get(series) ?? 0) - (before.get(series) ?? 0);
+}
+
+const payments = (name: string, labels: string) =>
+  `${name}{service="payments",operation="createPayment"${labels}}`;
+
+describe('the idempotency counters count each decision once, where it is made', () => {
+  it('executed, replayed, key_reused, invalid_key, in_use; replays and conflicts by reason', async () => {
+    const before = await scrape();
+    await createPaymentOn(stack, paymentInput('m-1'));
+    await createPaymentOn(stack, paymentInput('m-1'));
+    await createPaymentOn(stack, paymentInput('m-1'));
+    expect(errorCodeOf(await createPaymentOn(stack, paymentInput('m-1', { amount: '2.00' })))).toBe(
+      'IDEMPOTENCY_KEY_REUSED',
+    );
+    expect(errorCodeOf(await createPaymentOn(stack, paymentInput('bad key!')))).toBe(
+      'IDEMPOTENCY_KEY_INVALID',
+    );
+    // In flight: a slow charge, and a duplicate while it runs.
+    const slow = createPaymentOn(stack, paymentInput('m-slow', { paymentMethod: 'pm_card_slow' }));
+    await new Promise((r) => setTimeout(r, 150));
+    expect(
+      errorCodeOf(
+        await createPaymentOn(stack, paymentInput('m-slow', { paymentMethod: 'pm_card_slow' })),
+      ),
+    ).toBe('IDEMPOTENCY_KEY_IN_USE');
+    await slow;
+    const after = await scrape();
+
+    const outcome = (o: string) => payments('idempotency_requests_total', `,outcome="${o}"`);
+    expect(delta(before, after, outcome('executed'))).toBe(2);
+    expect(delta(before, after, outcome('replayed'))).toBe(2);
+    expect(delta(before, after, outcome('key_reused'))).toBe(1);
+    expect(delta(before, after, outcome('invalid_key'))).toBe(1);
+    expect(delta(before, after, outcome('in_use'))).toBe(1);
+    expect(delta(before, after, payments('idempotency_replays_total', ''))).toBe(2);
+    const conflicts = (r: string) => payments('idempotency_conflicts_total', `,reason="${r}"`);
+    expect(delta(before, after, conflicts('different_request'))).toBe(1);
+    expect(delta(before, after, conflicts('in_progress'))).toBe(1);
+    const provider = (o: string) =>
+      `provider_calls_total{service="provider",operation="createPayment",outcome="${o}"}`;
+    expect(delta(before, after, provider('approved'))).toBe(2);
+    expect(
+      delta(
+        before,
+        after,
+        'provider_call_duration_seconds_count{service="provider",operation="createPayment"}',
+      ),
+    ).toBe(2);
+    expect(
+      delta(
+        before,
+        after,
+        'graphql_request_duration_seconds_count{service="gateway",operation="createPayment"}',
+      ),
+    ).toBe(7);
+  });
+
+  it('has every series from the start, at zero, so the first event shows in a rate', async () => {
+    const samples = await scrape();
+    expect(samples.get(payments('idempotency_expired_retries_total', ''))).toBe(0);
+    expect(
+      samples.get(
+        'idempotency_lease_takeovers_total{service="payments",operation="refundPayment",by="worker"}',
+      ),
+    ).toBe(0);
+    expect(
+      samples.get(
+        'outbox_deliveries_total{service="notifications",consumer="webhook",outcome="failed"}',
+      ),
+    ).toBe(0);
+  });
+
+  it('never puts a key, a tenant or a payment id in a label', async () => {
+    const payment = paymentOf(await createPaymentOn(stack, paymentInput('m-secret-key-1')));
+    const text = await (await fetch(`${stack.app.url}/metrics`)).text();
+    for (const value of ['m-secret-key-1', payment.id, stack.tenantIds.a, stack.tenantIds.b]) {
+      expect(text).not.toContain(value);
+    }
+  });
+});
+
+describe('the fleet gauges and the outbox', () => {
+  it('reads the backlog from the database, counts deliveries and ledger postings', async () => {
+    // The test stack runs no dispatcher: deliveries stay pending until dispatched by hand.
+    const before = await scrape();
+    await createPaymentOn(stack, paymentInput('m-outbox'));
+    const pending = await scrape();
+    expect(
+      pending.get('outbox_backlog_events{service="ledger",consumer="ledger"}'),
+    ).toBeGreaterThan(0);
+    expect(
+      pending.get('outbox_oldest_pending_age_seconds{service="ledger",consumer="ledger"}'),
+    ).toBeGreaterThanOrEqual(0);
+
+    while ((await stack.app.services.dispatcher.dispatchOnce()) > 0);
+    const after = await scrape();
+    expect(after.get('outbox_backlog_events{service="ledger",consumer="ledger"}')).toBeUndefined();
+    const ledgerDelivered =
+      'outbox_deliveries_total{service="ledger",consumer="ledger",outcome="delivered"}';
+    expect(delta(before, after, ledgerDelivered)).toBeGreaterThanOrEqual(1);
+    expect(
+      delta(before, after, 'ledger_postings_total{service="ledger",kind="capture"}'),
+    ).toBeGreaterThanOrEqual(1);
+
+    // A redelivered movement posts nothing: the counter counts postings, not deliveries.
+    const { rows } = await stack.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ledger_postings`,
+    );
+    expect(after.get('ledger_postings_total{service="ledger",kind="capture"}')).toBe(rows[0]!.n);
+  });
+
+  it('stamps the last sweep of the recovery worker', async () => {
+    const before = Date.now() / 1000;
+    await stack.app.services.worker.sweepOnce();
+    const samples = await scrape();
+    expect(
+      samples.get('idempotency_recovery_last_sweep_timestamp_seconds{service="gateway"}'),
+    ).toBeGreaterThanOrEqual(Math.floor(before));
+  });
+});
