@@ -135,14 +135,18 @@ async function readyUrl(gateway: ChildProcess): Promise<string> {
   let output = '';
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${output}`)), 30_000);
-    gateway.stdout?.on('data', (chunk: Buffer) => {
+    const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const match = /GraphQL:\s+(http:\/\/127\.0\.0\.1:\d+)\/graphql/.exec(output);
       if (match?.[1]) {
         clearTimeout(timer);
+        // Keep draining the gateway's log lines (a full pipe would stall it) without keeping them.
+        gateway.stdout?.off('data', onData);
+        gateway.stdout?.on('data', () => undefined);
         resolve(match[1]);
       }
-    });
+    };
+    gateway.stdout?.on('data', onData);
   });
 }
 

@@ -1,6 +1,8 @@
 import { createTRPCClient, localLink, type TRPCClient } from '@trpc/client';
 import type { ServiceContext, ServiceDeps } from './context.ts';
 import { createPool } from './kernel/db/pool.ts';
+import type { Logger } from './kernel/logging/logger.ts';
+import type { RequestContext } from './kernel/logging/request-context.ts';
 import type { FaultPoints } from './kernel/faults.ts';
 import { IdempotencyEngine } from './kernel/idempotency/engine.ts';
 import { RecoveryWorker } from './kernel/idempotency/recovery-worker.ts';
@@ -47,6 +49,8 @@ export interface ServicesConfig {
   latestMigration: string;
   faults: FaultPoints;
   metrics: Metrics;
+  log: Logger;
+  requestContext: RequestContext;
   onError: (error: unknown) => void;
 }
 
@@ -85,6 +89,8 @@ export function createServices(config: ServicesConfig): Services {
     pool,
     faults: config.faults,
     metrics: config.metrics,
+    log: config.log,
+    requestContext: config.requestContext,
     leaseMs: config.leaseMs,
     ttlSeconds: config.ttlSeconds,
     responseMaxBytes: config.responseMaxBytes,
@@ -97,7 +103,11 @@ export function createServices(config: ServicesConfig): Services {
     engine,
     faults: config.faults,
     metrics: config.metrics,
-    providerAdapter: createHttpProviderAdapter(config.pspUrl),
+    log: config.log,
+    providerAdapter: createHttpProviderAdapter(
+      config.pspUrl,
+      () => config.requestContext.current()?.requestId,
+    ),
     // payments → provider goes through tRPC like any service-to-service call, so the
     // provider service can move to its own process without the payments code changing.
     provider: {

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { FaultPoints } from './kernel/faults.ts';
 import type { IdempotencyEngine } from './kernel/idempotency/engine.ts';
+import type { Logger } from './kernel/logging/logger.ts';
 import type { Metrics } from './kernel/metrics.ts';
 import type { ProviderAdapter } from './provider/provider-adapter.ts';
 import type { ProviderPort } from './provider/provider-port.ts';
@@ -11,6 +12,8 @@ export interface ServiceDeps {
   engine: IdempotencyEngine;
   faults: FaultPoints;
   metrics: Metrics;
+  /** Structured logs; every line carries the current request's id, tenant and operation. */
+  log: Logger;
   /** The provider service's own adapter to the PSP. Only the provider service touches it. */
   providerAdapter: ProviderAdapter;
   /** How the payments service reaches the provider service (a tRPC client in production). */

@@ -1,5 +1,8 @@
 import type { AddressInfo } from 'node:net';
+import type { DestinationStream } from 'pino';
 import { FaultPoints } from '../services/kernel/faults.ts';
+import { createLogger } from '../services/kernel/logging/logger.ts';
+import { RequestContext } from '../services/kernel/logging/request-context.ts';
 import { createMetrics, type Metrics } from '../services/kernel/metrics.ts';
 import { createServices, type Services } from '../services/compose.ts';
 import { LATEST_MIGRATION } from '../migrations/migration-list.ts';
@@ -57,6 +60,10 @@ export interface AppOptions {
   providerMaxAttempts?: number;
   poolMax?: number;
   faults?: FaultPoints;
+  /** pino level (LOG_LEVEL): info by default; 'silent' turns logging off. */
+  logLevel?: string;
+  /** Where log lines go: stdout unless given (tests collect them). */
+  logDestination?: DestinationStream;
   /** Off in tests that drive recovery by hand. */
   startRecoveryWorker?: boolean;
   reportError?: (error: unknown) => void;
@@ -72,8 +79,14 @@ export interface App {
 
 /** Composes one gateway process: services, Apollo, the HTTP server and the recovery worker. */
 export async function startApp(options: AppOptions): Promise<App> {
+  const requestContext = new RequestContext();
+  const log = createLogger({
+    level: options.logLevel ?? 'info',
+    requestContext,
+    destination: options.logDestination,
+  });
   const reportError =
-    options.reportError ?? ((error: unknown) => console.error('[gateway]', error));
+    options.reportError ?? ((error: unknown) => log.error({ err: error }, 'unexpected error'));
   const faults = options.faults ?? new FaultPoints();
   const metrics = createMetrics({ defaultMetrics: true });
   const services = createServices({
@@ -103,6 +116,8 @@ export async function startApp(options: AppOptions): Promise<App> {
     latestMigration: LATEST_MIGRATION,
     faults,
     metrics,
+    log,
+    requestContext,
     onError: reportError,
   });
   // Partitions for today's keys must exist before the first request: a process that starts after
@@ -114,6 +129,8 @@ export async function startApp(options: AppOptions): Promise<App> {
     services: services.client,
     serviceContext: services.createContext,
     metrics,
+    log,
+    requestContext,
     internalToken: options.internalToken,
     reportError,
   });

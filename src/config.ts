@@ -26,6 +26,7 @@ export interface Config {
   outboxIntervalMs: number | undefined;
   /** Test-only: `name=crash,…` arms fault points in this process. */
   faultPoints: string | undefined;
+  logLevel: string;
 }
 
 /** Default replay window: 24 h, as long as the longest client retry window we promise. */
@@ -36,6 +37,16 @@ const DEFAULT_RECOVERY_INTERVAL_MS = 5_000;
 /** Default provider timeout: card networks answer in well under a second; 5 s is a stall. */
 const DEFAULT_PROVIDER_TIMEOUT_MS = 5_000;
 const DEFAULT_SANDBOX_BLACKHOLE_MS = 30_000;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function logLevel(raw: string | undefined): string {
+  if (raw === undefined || raw === '') return 'info';
+  if (!LOG_LEVELS.includes(raw)) {
+    throw new Error(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}; got ${raw}`);
+  }
+  return raw;
+}
 
 function optionalInteger(
   env: NodeJS.ProcessEnv,
@@ -126,5 +137,6 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     outboxClaimLeaseMs: optionalInteger(env, { name: 'OUTBOX_CLAIM_LEASE_MS', min: 100 }),
     outboxIntervalMs: optionalInteger(env, { name: 'OUTBOX_INTERVAL_MS', min: 10 }),
     faultPoints: env['FAULT_POINTS'] || undefined,
+    logLevel: logLevel(env['LOG_LEVEL']),
   };
 }

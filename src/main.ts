@@ -44,6 +44,7 @@ async function main(): Promise<void> {
     responseMaxBytes: config.idempotencyResponseMaxBytes,
     partitionSeconds: config.idempotencyPartitionSeconds,
     retentionIntervalMs: config.retentionIntervalMs,
+    logLevel: config.logLevel,
     recoveryIntervalMs: config.recoveryIntervalMs,
     reconciliationIntervalMs: config.reconciliationIntervalMs,
     unknownAfterAttempts: config.unknownAfterAttempts,

@@ -267,5 +267,6 @@ export function initialiseSeries(
   for (const result of ['done', 'skipped', 'error']) {
     metrics.retentionRuns.inc({ service: 'gateway', result }, 0);
   }
-  for (const kind of ['capture', 'refund']) metrics.ledgerPostings.inc({ service: 'ledger', kind }, 0);
+  for (const kind of ['capture', 'refund'])
+    metrics.ledgerPostings.inc({ service: 'ledger', kind }, 0);
 }

@@ -27,7 +27,18 @@ export class ProviderRequestRejectedError extends Error {
  * to an outcome, keeping "nothing happened" (503, 429, connection refused) apart from "we do
  * not know" (timeout, connection lost after sending): only the first may be reported as such.
  */
-export function createHttpProviderAdapter(baseUrl: string): ProviderAdapter {
+/**
+ * `requestId` names the request a call belongs to (sent as X-Request-Id, so the provider's logs
+ * and ours can be joined); it is read at each call, from the caller's async context.
+ */
+export function createHttpProviderAdapter(
+  baseUrl: string,
+  requestId: () => string | undefined = () => undefined,
+): ProviderAdapter {
+  const traced = (headers: Record<string, string> = {}): Record<string, string> => {
+    const id = requestId();
+    return id === undefined ? headers : { ...headers, 'x-request-id': id };
+  };
   return {
     async operate({
       kind,
@@ -50,7 +61,10 @@ export function createHttpProviderAdapter(baseUrl: string): ProviderAdapter {
           new URL(`/v1/charges/${encodeURIComponent(chargeId)}/${path}`, baseUrl),
           {
             method: 'POST',
-            headers: { 'content-type': 'application/json', 'idempotency-key': idempotencyKey },
+            headers: traced({
+              'content-type': 'application/json',
+              'idempotency-key': idempotencyKey,
+            }),
             body: JSON.stringify(payload),
             signal: AbortSignal.timeout(timeoutMs),
           },
@@ -89,9 +103,7 @@ export function createHttpProviderAdapter(baseUrl: string): ProviderAdapter {
       try {
         response = await fetch(
           new URL(`/v1/charges/by-idempotency-key/${encodeURIComponent(idempotencyKey)}`, baseUrl),
-          {
-            signal: AbortSignal.timeout(timeoutMs),
-          },
+          { headers: traced(), signal: AbortSignal.timeout(timeoutMs) },
         );
         if (response.status === 404) return { kind: 'missing' };
         if (response.status !== 200) return { kind: 'timeout' };
@@ -106,7 +118,10 @@ export function createHttpProviderAdapter(baseUrl: string): ProviderAdapter {
       const url = new URL('/v1/statement', baseUrl);
       url.searchParams.set('from', from);
       url.searchParams.set('to', to);
-      const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+      const response = await fetch(url, {
+        headers: traced(),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
       if (response.status !== 200) throw new Error(`provider statement: HTTP ${response.status}`);
       const body = (await response.json()) as { data?: unknown; completeUntil?: unknown };
       if (!Array.isArray(body.data) || typeof body.completeUntil !== 'string')
@@ -119,10 +134,10 @@ export function createHttpProviderAdapter(baseUrl: string): ProviderAdapter {
       try {
         response = await fetch(new URL('/v1/charges', baseUrl), {
           method: 'POST',
-          headers: {
+          headers: traced({
             'content-type': 'application/json',
             'idempotency-key': request.idempotencyKey,
-          },
+          }),
           body: JSON.stringify({
             amount: request.amount,
             currency: request.currency,

@@ -78,13 +78,13 @@ async function chargeResolved(deps: ServiceDeps, request: ChargeRequest): Promis
   const labels = { service: 'provider' as const, operation: 'createPayment' };
   switch (probe.kind) {
     case 'found':
-      deps.metrics.providerCalls.inc({ ...labels, outcome: 'probe_found' });
+      countCall(deps, labels, 'probe_found');
       return outcomeOfCharge(probe.charge);
     case 'timeout':
-      deps.metrics.providerCalls.inc({ ...labels, outcome: 'timeout' });
+      countCall(deps, labels, 'timeout');
       return { kind: 'timeout' };
     case 'missing': {
-      deps.metrics.providerCalls.inc({ ...labels, outcome: 'probe_missing' });
+      countCall(deps, labels, 'probe_missing');
       const left = deadline - Date.now();
       if (left < MIN_RECALL_BUDGET_MS) return { kind: 'timeout' };
       // Safe because the key is the same: if the first attempt is still in flight at the
@@ -127,10 +127,10 @@ async function chargeOnce(
       capture: request.capture,
       timeoutMs: call.timeoutMs,
     });
-    deps.metrics.providerCalls.inc({ ...labels, outcome: metricOutcome(outcome) });
+    countCall(deps, labels, metricOutcome(outcome));
     return outcome;
   } catch (error) {
-    deps.metrics.providerCalls.inc({ ...labels, outcome: 'error' });
+    countCall(deps, labels, 'error');
     throw error;
   } finally {
     stopTimer();
@@ -184,7 +184,7 @@ async function operateWithRetries(
         timeoutMs: deps.config.providerTimeoutMs,
       });
     } catch (error) {
-      deps.metrics.providerCalls.inc({ ...labels, outcome: 'error' });
+      countCall(deps, labels, 'error');
       throw error;
     } finally {
       stopTimer();
@@ -195,11 +195,21 @@ async function operateWithRetries(
       unavailable: 'error',
       timeout: 'timeout',
     } as const;
-    deps.metrics.providerCalls.inc({ ...labels, outcome: metric[outcome.kind] });
+    countCall(deps, labels, metric[outcome.kind]);
     if (outcome.kind !== 'unavailable' || attempt === attempts) return outcome;
     const backoffMs =
       UNAVAILABLE_RETRY_BACKOFF_MS[Math.min(attempt, UNAVAILABLE_RETRY_BACKOFF_MS.length) - 1] ?? 0;
     await new Promise((resolve) => setTimeout(resolve, backoffMs));
   }
   return outcome;
+}
+
+/** One provider call's outcome, counted and logged where it is known. */
+function countCall(
+  deps: ServiceDeps,
+  labels: { service: 'provider'; operation: string },
+  outcome: string,
+): void {
+  deps.metrics.providerCalls.inc({ ...labels, outcome });
+  deps.log.info({ call: labels.operation, outcome }, 'provider call');
 }

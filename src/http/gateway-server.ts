@@ -6,6 +6,8 @@ import type { ServiceContext } from '../../services/context.ts';
 import type { Metrics } from '../../services/kernel/metrics.ts';
 import { appRouter, type AppRouter } from '../../services/router.ts';
 import type { GatewayContext } from '../graphql/context.ts';
+import type { Logger } from '../../services/kernel/logging/logger.ts';
+import type { RequestContext } from '../../services/kernel/logging/request-context.ts';
 import { bearerToken, sameSecret } from './bearer.ts';
 import { BodyTooLargeError, readBody } from './read-body.ts';
 import { sendGraphQLError, sendJson } from './respond.ts';
@@ -19,6 +21,8 @@ export interface GatewayServerOptions {
   services: TRPCClient<AppRouter>;
   serviceContext: () => ServiceContext;
   metrics: Metrics;
+  log: Logger;
+  requestContext: RequestContext;
   internalToken: string;
   reportError: (error: unknown) => void;
 }
@@ -47,14 +51,31 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
   const server = createServer((req, res) => {
     inFlight += 1;
     if (draining) res.setHeader('connection', 'close');
-    res.on('close', () => {
-      inFlight -= 1;
-      if (inFlight === 0) idle?.();
-    });
-    route(opts, req, res).catch((error: unknown) => {
-      opts.reportError(error);
-      if (!res.headersSent) sendGraphQLError(res, 'INTERNAL_SERVER_ERROR');
-      else res.destroy();
+    const started = performance.now();
+    const header = req.headers['x-request-id'];
+    // Everything this request causes — resolvers, tRPC calls, provider calls — logs under its id.
+    opts.requestContext.run(typeof header === 'string' ? header : undefined, (scope) => {
+      res.setHeader('x-request-id', scope.requestId);
+      res.on('close', () => {
+        inFlight -= 1;
+        if (inFlight === 0) idle?.();
+        if (req.url !== '/metrics') {
+          opts.log.info(
+            {
+              method: req.method,
+              path: (req.url ?? '/').split('?')[0],
+              status: res.statusCode,
+              durationMs: Math.round(performance.now() - started),
+            },
+            'request',
+          );
+        }
+      });
+      route(opts, req, res).catch((error: unknown) => {
+        opts.reportError(error);
+        if (!res.headersSent) sendGraphQLError(res, 'INTERNAL_SERVER_ERROR');
+        else res.destroy();
+      });
     });
   });
 
@@ -149,6 +170,7 @@ async function serveGraphQL(opts: RouteOptions, { req, res, url }: Exchange): Pr
   const tenant = apiKey === null ? null : await opts.authenticate(apiKey);
   if (tenant === null)
     return sendGraphQLError(res, 'UNAUTHENTICATED', { 'www-authenticate': 'Bearer' });
+  opts.requestContext.annotate({ tenantId: tenant.id });
 
   let body: unknown;
   if (req.method === 'POST') {

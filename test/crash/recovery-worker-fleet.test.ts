@@ -28,7 +28,9 @@ afterAll(async () => {
 async function scrapeWorkerTakeovers(url: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
   const match =
-    /idempotency_lease_takeovers_total\{service="payments",operation="createPayment",by="worker"\} (\d+)/.exec(text);
+    /idempotency_lease_takeovers_total\{service="payments",operation="createPayment",by="worker"\} (\d+)/.exec(
+      text,
+    );
   return Number(match?.[1] ?? 0);
 }
 

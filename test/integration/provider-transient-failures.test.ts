@@ -102,6 +102,8 @@ describe('pm_card_unavailable (503 twice, then approved)', () => {
     expect(paymentOf(answer).status).toBe('SUCCEEDED');
     expect(threeAttempts.sandbox.charges({ reference: 'unavail-2' })).toHaveLength(1);
     const metrics = await (await fetch(`${threeAttempts.app.url}/metrics`)).text();
-    expect(metrics).toMatch(/provider_calls_total\{service="provider",operation="createPayment",outcome="error"\} 2/);
+    expect(metrics).toMatch(
+      /provider_calls_total\{service="provider",operation="createPayment",outcome="error"\} 2/,
+    );
   });
 });

@@ -17,6 +17,8 @@ import {
 } from '../support/test-stack.ts';
 
 const DAY_MS = 86_400_000;
+/** How far past the first request's would-be expiry the forced partition boundary lies. */
+const BOUNDARY_MARGIN_MS = 6_000;
 const TTL_SECONDS = 3;
 const METADATA_RETENTION_SECONDS = 7 * 86_400;
 const POLICY = {
@@ -29,7 +31,11 @@ const database = useTestDatabase('retention');
 let stack: TestStack;
 
 beforeAll(async () => {
-  stack = await startTestStack({ databaseUrl: database.url, app: { ttlSeconds: TTL_SECONDS } });
+  // A lease longer than any wait below: the straddle test holds an admission open for seconds.
+  stack = await startTestStack({
+    databaseUrl: database.url,
+    app: { ttlSeconds: TTL_SECONDS, leaseMs: 30_000 },
+  });
 });
 afterAll(async () => {
   await stack?.stop();
@@ -129,8 +135,10 @@ describe('the replay window', () => {
     expect(stack.sandbox.charges({ reference: 'win-1' })).toHaveLength(2);
 
     const after = await metricsText();
-    const expired = 'idempotency_expired_retries_total{service="payments",operation="createPayment"}';
-    const outcome = 'idempotency_requests_total{service="payments",operation="createPayment",outcome="expired_retry"}';
+    const expired =
+      'idempotency_expired_retries_total{service="payments",operation="createPayment"}';
+    const outcome =
+      'idempotency_requests_total{service="payments",operation="createPayment",outcome="expired_retry"}';
     expect(metricValue(after, expired) - metricValue(before, expired)).toBe(1);
     expect(metricValue(after, outcome) - metricValue(before, outcome)).toBe(1);
 
@@ -186,12 +194,13 @@ describe('dedupe across a partition boundary', () => {
   });
 
   it('admits one of two first requests whose rows would fall in different partitions', async () => {
-    // A boundary 1.5 s past the first request's expiry: the second request, admitted after the
+    // A boundary a few seconds past the first request's expiry (room for a loaded machine to
+    // start the first admission before it): the second request, admitted after the
     // boundary has passed, would put its row in the next partition, where no unique index can
     // see the first. Only the scope lock and the live-row check stop it.
     const now = await dbNow(stack.db);
     const day = Math.floor(now / DAY_MS) * DAY_MS;
-    const boundary = now + TTL_SECONDS * 1000 + 1_500;
+    const boundary = now + TTL_SECONDS * 1000 + BOUNDARY_MARGIN_MS;
     await layOutPartitions(stack.db, [day - DAY_MS, boundary, day + 3 * DAY_MS]);
     const engine = stack.app.services.deps.engine;
     const scope = { tenantId: stack.tenantIds.a, operation: STRADDLE, key: 'straddle-1' };
@@ -240,7 +249,9 @@ describe('dedupe across a partition boundary', () => {
     expect(executions).toBe(1);
     const generations = await generationsOf(stack.db, 'straddle-1');
     expect(generations).toHaveLength(1);
-    expect(generations[0]!.partition).toBe('idempotency_keys_t0');
+    expect(generations[0]!.partition, 'the first admission began after the boundary').toBe(
+      'idempotency_keys_t0',
+    );
 
     // A retry after the boundary, once the first has finished, replays it: still one row.
     if (a.kind === 'owned') await a.request.finish({ done: true }, () => Promise.resolve());

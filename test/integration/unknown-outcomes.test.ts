@@ -50,7 +50,9 @@ async function metric(pattern: RegExp): Promise<number> {
 }
 const providerCalls = (outcome: string) =>
   metric(
-    new RegExp(`provider_calls_total\\{service="provider",operation="createPayment",outcome="${outcome}"\\} (\\d+)`),
+    new RegExp(
+      `provider_calls_total\\{service="provider",operation="createPayment",outcome="${outcome}"\\} (\\d+)`,
+    ),
   );
 
 const keyRow = (key: string) => keyRowOf(stack.db, key);
@@ -143,7 +145,9 @@ describe('no answer past the attempt limit: UNKNOWN, then reconciliation', () =>
   it('an unknown request is not called again by retries, shows in the gauge, and a found charge completes it', async () => {
     const paymentId = await driveToUnknown('recon-found', 'pm_card_unknown');
     expect(
-      await metric(/idempotency_unknown_outcomes\{service="payments",operation="createPayment"\} (\d+)/),
+      await metric(
+        /idempotency_unknown_outcomes\{service="payments",operation="createPayment"\} (\d+)/,
+      ),
     ).toBeGreaterThanOrEqual(1);
     const attempts = stack.sandbox.attempts({ reference: 'recon-found' });
     const retry = await send(inputFor('recon-found', 'pm_card_unknown'));
@@ -162,7 +166,11 @@ describe('no answer past the attempt limit: UNKNOWN, then reconciliation', () =>
       `SELECT action, decided_by FROM idempotency_interventions WHERE key = 'recon-found'`,
     );
     expect(rows).toEqual([{ action: 'reconciled_charge_found', decided_by: 'reconciliation' }]);
-    expect(await metric(/idempotency_unknown_outcomes\{service="payments",operation="createPayment"\} (\d+)/)).toBe(0);
+    expect(
+      await metric(
+        /idempotency_unknown_outcomes\{service="payments",operation="createPayment"\} (\d+)/,
+      ),
+    ).toBe(0);
   });
 
   it('a charge provably absent after the provider’s window ends as FAILED with its own code', async () => {

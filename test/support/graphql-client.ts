@@ -16,9 +16,11 @@ export async function graphql(
     query: string;
     variables?: Record<string, unknown>;
     timeoutMs?: number;
+    requestId?: string;
   },
 ): Promise<GraphQLAnswer> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (request.requestId !== undefined) headers['x-request-id'] = request.requestId;
   if (request.apiKey !== null) headers['authorization'] = `Bearer ${request.apiKey}`;
   const response = await fetch(`${url}/graphql`, {
     method: 'POST',

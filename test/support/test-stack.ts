@@ -40,6 +40,7 @@ export async function startTestStack(opts: {
     providerTimeoutMs: 2_000,
     startRecoveryWorker: false,
     reportError: () => undefined,
+    logLevel: 'silent',
     ...opts.app,
   });
   return {

@@ -63,6 +63,7 @@ export class IdempotencyEngine {
 
   async admit(input: { scope: Scope; requestHash: Buffer; first: FirstPhase }): Promise<Admission> {
     const { scope, requestHash } = input;
+    this.deps.requestContext.annotate(scopeAnnotation(scope));
     for (let round = 0; round < ADMISSION_MAX_ROUNDS; round++) {
       // Read first: a replay or a conflict then costs one indexed read and no transaction.
       // This is not check-then-insert: ownership is still decided under the scope lock below.
@@ -127,7 +128,7 @@ export class IdempotencyEngine {
     const { leaseMs, ttlSeconds, faults } = this.deps;
     const executed = admission.afterExpiry ? 'expired_retry' : 'executed';
     const transaction = withTransaction(this.deps.pool, async (tx) => {
-      await tx.query(LOCK_SCOPE, [scopeLockKey(scope)]);
+      await tx.query(LOCK_SCOPE, [scopeDigest(scope).readBigInt64BE(0).toString()]);
       const { rows } = await tx.query<Omit<OwnedRow, 'recovery_point' | 'resource_id'>>(
         INSERT_KEY,
         [tenantId, operation.id, key, requestHash, first.to, first.resourceId, leaseMs, ttlSeconds],
@@ -169,6 +170,13 @@ export class IdempotencyEngine {
       owned = row;
     }
     if (owned === undefined) return 'changed';
+    this.deps.log.info(
+      {
+        recoveryPoint: owned.decided === undefined ? first.to : 'finished',
+        fencingToken: owned.fencing_token,
+      },
+      'phase committed',
+    );
     if (owned.decided !== undefined) {
       this.countExecuted(scope, executed);
       const response = {
@@ -254,6 +262,7 @@ export class IdempotencyEngine {
     outcome: 'executed' | 'expired_retry' | 'replayed' | 'in_use' | 'key_reused',
   ): void {
     this.deps.metrics.requests.inc({ ...metricLabels(scope), outcome });
+    this.deps.log.info({ outcome }, 'admission');
   }
 
   /**
@@ -264,6 +273,7 @@ export class IdempotencyEngine {
     try {
       assertIdempotencyKey(key);
     } catch (error) {
+      this.deps.log.info({ operation: operation.publicName, outcome: 'invalid_key' }, 'admission');
       this.deps.metrics.requests.inc({
         service: operation.service,
         operation: operation.publicName,
@@ -282,12 +292,27 @@ export function metricLabels(scope: { operation: OperationDef }): {
   return { service: scope.operation.service, operation: scope.operation.publicName };
 }
 
-/** The advisory lock id of a scope: 64 bits of its SHA-256, as a signed bigint. */
-function scopeLockKey(scope: Scope): string {
-  const digest = createHash('sha256')
+/**
+ * SHA-256 of a scope. Its first 64 bits are the scope's advisory lock id; the next 48 are its
+ * `keyRef` in logs, which correlates one key's lines without revealing the key.
+ */
+function scopeDigest(scope: Scope): Buffer {
+  return createHash('sha256')
     .update(`${scope.tenantId}/${scope.operation.id}/${scope.key}`)
     .digest();
-  return digest.readBigInt64BE(0).toString();
+}
+
+/** What the logs say about the scope a request works on. */
+export function scopeAnnotation(scope: Scope): {
+  tenantId: string;
+  operation: string;
+  keyRef: string;
+} {
+  return {
+    tenantId: scope.tenantId,
+    operation: scope.operation.publicName,
+    keyRef: scopeDigest(scope).subarray(8, 14).toString('hex'),
+  };
 }
 
 function storedResponse(row: KeyRow): StoredResponse {

@@ -119,7 +119,12 @@ export class OwnedRequest {
       backoffBaseMs,
       backoffCapMs,
     ]);
-    return rows[0]?.state ?? null;
+    const state = rows[0]?.state ?? null;
+    this.deps.log.warn(
+      { recoveryPoint: this.point, attemptOutcome: outcome, state },
+      'attempt released without a final answer',
+    );
+    return state;
   }
 
   private async commitPhase(phase: {
@@ -175,6 +180,10 @@ export class OwnedRequest {
     }
     this.point = phase.to;
     this.expiry = expiresAt;
+    this.deps.log.info(
+      { recoveryPoint: phase.to, fencingToken: this.row.fencing_token },
+      'phase committed',
+    );
     await this.deps.faults.hit(`${faultPrefix}.after-commit`);
   }
 

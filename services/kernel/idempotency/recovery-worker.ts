@@ -1,5 +1,6 @@
 import { PeriodicJob } from '../periodic-job.ts';
-import { metricLabels, type IdempotencyEngine } from './engine.ts';
+import { randomUUID } from 'node:crypto';
+import { metricLabels, scopeAnnotation, type IdempotencyEngine } from './engine.ts';
 import { CLAIM_STALE_KEYS } from './idempotency.sql.ts';
 import type { OperationDef } from './operation.ts';
 import type { OwnedRequest } from './owned-request.ts';
@@ -60,7 +61,7 @@ export class RecoveryWorker {
 
   /** Claims and resumes one batch; returns how many requests it claimed. */
   async sweepOnce(): Promise<number> {
-    const { pool, leaseMs, metrics } = this.engine.deps;
+    const { pool, leaseMs, metrics, log, requestContext } = this.engine.deps;
     const { rows } = await pool.query<
       OwnedRow & { tenant_id: string; operation: string; key: string }
     >(CLAIM_STALE_KEYS, [leaseMs, SWEEP_BATCH_SIZE, [...this.resumers.keys()]]);
@@ -70,11 +71,16 @@ export class RecoveryWorker {
         if (resumer === undefined) return; // excluded by the claim's operation filter
         const scope = { tenantId: row.tenant_id, operation: resumer.operation, key: row.key };
         metrics.takeovers.inc({ ...metricLabels(scope), by: 'worker' });
-        try {
-          await resumer.resume(this.engine.adopt(scope, row));
-        } catch (error) {
-          this.opts.onError(error);
-        }
+        // Each resumption is its own request in the logs, named as the worker's.
+        await requestContext.run(`worker-${randomUUID()}`, async () => {
+          requestContext.annotate(scopeAnnotation(scope));
+          log.info({ recoveryPoint: row.recovery_point }, 'resuming a stale request');
+          try {
+            await resumer.resume(this.engine.adopt(scope, row));
+          } catch (error) {
+            this.opts.onError(error);
+          }
+        });
       }),
     );
     metrics.recoverySweeps.inc({

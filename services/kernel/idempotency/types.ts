@@ -1,6 +1,8 @@
 import type pg from 'pg';
 import type { JsonValue } from '../canonical-json.ts';
 import type { FaultPoints } from '../faults.ts';
+import type { Logger } from '../logging/logger.ts';
+import type { RequestContext } from '../logging/request-context.ts';
 import type { Metrics } from '../metrics.ts';
 import type { OperationDef } from './operation.ts';
 
@@ -8,6 +10,9 @@ export interface EngineDeps {
   pool: pg.Pool;
   faults: FaultPoints;
   metrics: Metrics;
+  log: Logger;
+  /** The request each piece of work belongs to; admission adds the tenant, operation and key ref. */
+  requestContext: RequestContext;
   /** How long an owner may hold a request without advancing it before others may take over. */
   leaseMs: number;
   /** The replay window: how long a key is remembered (advertised as `expiresAt`). */

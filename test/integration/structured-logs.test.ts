@@ -1,0 +1,136 @@
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHttpProviderAdapter } from '../../services/provider/http-provider-adapter.ts';
+import { useTestDatabase } from '../support/test-database.ts';
+import { CREATE_PAYMENT, graphql, paymentOf } from '../support/graphql-client.ts';
+import { paymentInput, startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
+
+const database = useTestDatabase('structured-logs');
+let stack: TestStack;
+const lines: Array<Record<string, unknown>> = [];
+const raw: string[] = [];
+
+beforeAll(async () => {
+  stack = await startTestStack({
+    databaseUrl: database.url,
+    app: {
+      logLevel: 'info',
+      logDestination: {
+        write(line: string) {
+          raw.push(line);
+          lines.push(JSON.parse(line) as Record<string, unknown>);
+        },
+      },
+    },
+  });
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+function send(input: Record<string, unknown>, requestId?: string) {
+  return graphql(stack.app.url, {
+    apiKey: TENANT_A.apiKey,
+    query: CREATE_PAYMENT,
+    variables: { input },
+    requestId,
+  });
+}
+
+describe('structured logs', () => {
+  it('carry one request id from the gateway through admission and phases to the provider call', async () => {
+    const answer = await send(paymentInput('log-raw-key-123456'), 'req-log-1');
+    expect(answer.headers.get('x-request-id')).toBe('req-log-1');
+    paymentOf(answer);
+    const mine = lines.filter((line) => line['requestId'] === 'req-log-1');
+    const messages = mine.map((line) => line['msg']);
+    expect(messages).toEqual(
+      expect.arrayContaining(['admission', 'phase committed', 'provider call', 'request']),
+    );
+    const admission = mine.find((line) => line['msg'] === 'admission');
+    expect(admission).toMatchObject({
+      tenantId: stack.tenantIds.a,
+      operation: 'createPayment',
+      outcome: 'executed',
+    });
+    expect(admission?.['keyRef']).toMatch(/^[0-9a-f]{12}$/);
+    const phases = mine.filter((line) => line['msg'] === 'phase committed');
+    expect(phases.map((line) => line['recoveryPoint'])).toEqual([
+      'provider_charge_sent',
+      'finished',
+    ]);
+    expect(mine.find((line) => line['msg'] === 'provider call')).toMatchObject({
+      outcome: 'approved',
+      tenantId: stack.tenantIds.a,
+    });
+    expect(mine.find((line) => line['msg'] === 'request')).toMatchObject({
+      path: '/graphql',
+      status: 200,
+    });
+  });
+
+  it('never hold a raw idempotency key, API key or card token', async () => {
+    await send(paymentInput('log-raw-key-123456'), 'req-log-2'); // a replay
+    await send({ ...paymentInput('log-raw-key-123456'), amount: '1.00' }, 'req-log-3'); // reused
+    await send(paymentInput('bad key!'), 'req-log-4'); // invalid
+    const text = raw.join('');
+    for (const secret of ['log-raw-key-123456', TENANT_A.apiKey, 'pm_card_visa', 'bad key!']) {
+      expect(text).not.toContain(secret);
+    }
+    // The key is still traceable: all its lines share one keyRef.
+    const refs = new Set(
+      lines
+        .filter((l) => ['req-log-1', 'req-log-2', 'req-log-3'].includes(String(l['requestId'])))
+        .map((l) => l['keyRef'])
+        .filter((ref) => ref !== undefined),
+    );
+    expect(refs.size).toBe(1);
+  });
+
+  it('replace a malformed request id with one of their own', async () => {
+    const answer = await send(paymentInput('log-id-2'), 'not a valid id');
+    const id = answer.headers.get('x-request-id');
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(lines.some((line) => line['requestId'] === id && line['msg'] === 'admission')).toBe(
+      true,
+    );
+  });
+
+  it('name a recovery worker resumption as its own request, with the same key reference', async () => {
+    stack.app.faults.arm('createPayment.provider_charge.before-call', { kind: 'throw' });
+    await send(paymentInput('log-resumed'), 'req-log-5');
+    stack.app.faults.disarm('createPayment.provider_charge.before-call');
+    await stack.db.query(
+      `UPDATE idempotency_keys SET lease_expires_at = now() - interval '1 second',
+              next_attempt_at = NULL WHERE key = 'log-resumed'`,
+    );
+    await stack.app.services.worker.sweepOnce();
+    const first = lines.find((l) => l['requestId'] === 'req-log-5' && l['msg'] === 'admission');
+    const resumed = lines.filter(
+      (l) => String(l['requestId']).startsWith('worker-') && l['keyRef'] === first?.['keyRef'],
+    );
+    expect(resumed.map((l) => l['msg'])).toEqual(
+      expect.arrayContaining(['resuming a stale request', 'provider call', 'phase committed']),
+    );
+  });
+});
+
+describe('the provider adapter', () => {
+  it('sends the request id to the provider with every call', async () => {
+    const seen: IncomingHttpHeaders[] = [];
+    const psp = createServer((req, res) => {
+      seen.push(req.headers);
+      res.writeHead(404).end();
+    });
+    await new Promise<void>((resolve) => psp.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = psp.address() as AddressInfo;
+      const adapter = createHttpProviderAdapter(`http://127.0.0.1:${port}`, () => 'req-psp-1');
+      await adapter.probe({ idempotencyKey: 'pay_x', timeoutMs: 1_000 });
+      expect(seen[0]?.['x-request-id']).toBe('req-psp-1');
+    } finally {
+      await new Promise((resolve) => psp.close(resolve));
+    }
+  });
+});
