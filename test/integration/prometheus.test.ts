@@ -107,7 +107,7 @@ const ALERTS: Readonly<Record<string, AlertExpectation>> = {
       'needs 5 minutes without a sweep, and the worker sweeps here; it must stay quiet while ' +
       'the worker sweeps',
     signals: [
-      'sum(increase(idempotency_recovery_sweeps_total[5m])) > 0',
+      'sum(increase(idempotency_recovery_sweeps_total{result!="error"}[5m])) > 0',
       'time() - max by (service, instance) (idempotency_recovery_last_sweep_timestamp_seconds > 0)',
     ],
   },
