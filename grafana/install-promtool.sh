@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# Installs promtool from Debian's `prometheus` package when it is missing. The package's
-# maintainer scripts would start a Prometheus server on :9090 (init.d or systemd) — something
-# CI must not leave running — so services are held back with policy-rc.d during the install.
+# Installs promtool, and the Prometheus server that test/integration/prometheus.test.ts starts,
+# from Debian's `prometheus` package when either is missing. The package's maintainer scripts
+# would start a Prometheus server on :9090 (init.d or systemd) — something CI must not leave
+# running — so services are held back with policy-rc.d during the install.
 # (Without that hold, the package's init script starts the daemon without a pidfile, fails its
 # own check, and leaves dpkg half-configured with a server that nothing stops.)
 set -euo pipefail
 
-if command -v promtool >/dev/null 2>&1; then exit 0; fi
+# A promtool from elsewhere (a tarball, another package) is not enough: the test needs the server.
+if command -v promtool >/dev/null 2>&1 && { command -v prometheus >/dev/null 2>&1 || [ -x /usr/bin/prometheus ]; }; then
+  exit 0
+fi
 
 if [ "$(id -u)" -eq 0 ]; then
   as_root() { "$@"; }

@@ -71,6 +71,9 @@ export interface Services {
   close(): Promise<void>;
 }
 
+/** Consumer kinds of the outbox (`webhook` is every merchant endpoint's `webhook:<id>`). */
+const OUTBOX_CONSUMERS = ['ledger', 'receipts', 'webhooks', 'webhook'];
+
 /** The ledger consumes its own deliveries; receipts and webhooks belong to notifications. */
 function serviceOfConsumer(consumerKind: string): ServiceName {
   return consumerKind === 'ledger' ? 'ledger' : 'notifications';
@@ -134,7 +137,7 @@ export function createServices(config: ServicesConfig): Services {
   initialiseSeries(config.metrics, {
     operations: [...operations.values()],
     providerOperations: [...RESUMABLE_OPERATIONS.map((op) => op.publicName)],
-    consumers: ['ledger', 'receipts', 'webhooks', 'webhook'].map((consumer) => ({
+    consumers: OUTBOX_CONSUMERS.map((consumer) => ({
       consumer,
       service: serviceOfConsumer(consumer),
     })),
@@ -149,11 +152,17 @@ export function createServices(config: ServicesConfig): Services {
           operation: operation?.publicName ?? 'other',
         };
       }),
-    outbox: async () =>
-      (await readBacklog(pool)).map((row) => ({
-        ...row,
-        service: serviceOfConsumer(row.consumer),
-      })),
+    outbox: async () => {
+      // Every known consumer reports, at zero when nothing is pending: "No data" on a panel
+      // must mean "not scraped", never "all delivered".
+      const pending = new Map((await readBacklog(pool)).map((row) => [row.consumer, row]));
+      return [...new Set([...OUTBOX_CONSUMERS, ...pending.keys()])].map((consumer) => ({
+        consumer,
+        service: serviceOfConsumer(consumer),
+        pending: pending.get(consumer)?.pending ?? 0,
+        oldestAgeSeconds: pending.get(consumer)?.oldestAgeSeconds ?? 0,
+      }));
+    },
   });
   const worker = new RecoveryWorker(engine, {
     intervalMs: config.recoveryIntervalMs,

@@ -136,6 +136,11 @@ export function ledgerPostings(): PanelSpec {
   };
 }
 
+/**
+ * Node's process metrics (process_*, nodejs_*) carry no `service` label (createMetrics leaves
+ * them as prom-client makes them): a process is told apart by its scrape `instance` alone, and
+ * a `{{service}}` legend would render empty.
+ */
 export function processCpu(): PanelSpec {
   return {
     title: 'CPU per process',
@@ -146,8 +151,8 @@ export function processCpu(): PanelSpec {
     unit: 'percentunit',
     queries: [
       {
-        expr: `sum by (service, instance) (${rate('process_cpu_seconds_total')})`,
-        legend: '{{service}} {{instance}}',
+        expr: `sum by (instance) (${rate('process_cpu_seconds_total')})`,
+        legend: '{{instance}}',
       },
     ],
     thresholds: [
@@ -167,8 +172,8 @@ export function eventLoopLag(): PanelSpec {
     unit: 's',
     queries: [
       {
-        expr: 'max by (service, instance) (nodejs_eventloop_lag_p99_seconds)',
-        legend: '{{service}} {{instance}}',
+        expr: 'max by (instance) (nodejs_eventloop_lag_p99_seconds)',
+        legend: '{{instance}}',
       },
     ],
     thresholds: [

@@ -133,10 +133,9 @@ export function inProgressAge(scope: Scope): PanelSpec {
   return {
     title: 'Oldest in-progress request',
     description:
-      'Age of the oldest unfinished request, started or unknown. Yellow past one lease ' +
-      `(${LEASE_SECONDS} s), red past three (${3 * LEASE_SECONDS} s): nothing is finishing it. ` +
-      'If the operation has unknown outcomes the age is theirs (see Unknown outcomes); ' +
-      'otherwise check the recovery worker panels and `npm run ops -- list --state started`.',
+      'Age of the oldest started request (unknown outcomes have their own panel). Yellow past ' +
+      `one lease (${LEASE_SECONDS} s), red past three (${3 * LEASE_SECONDS} s): nothing is ` +
+      'finishing it. Check the recovery worker panels and `npm run ops -- list --state started`.',
     runbook: RUNBOOK.requestStuck,
     unit: 's',
     queries: [

@@ -128,7 +128,7 @@ describe('the fleet gauges and the outbox', () => {
 
     while ((await stack.app.services.dispatcher.dispatchOnce()) > 0);
     const after = await scrape();
-    expect(after.get('outbox_backlog_events{service="ledger",consumer="ledger"}')).toBeUndefined();
+    expect(after.get('outbox_backlog_events{service="ledger",consumer="ledger"}')).toBe(0);
     const ledgerDelivered =
       'outbox_deliveries_total{service="ledger",consumer="ledger",outcome="delivered"}';
     expect(delta(before, after, ledgerDelivered)).toBeGreaterThanOrEqual(1);

@@ -231,10 +231,15 @@ UPDATE idempotency_keys AS k
 RETURNING k.tenant_id, k.operation, k.key, k.fencing_token, k.recovery_point, k.resource_id,
           k.created_at, k.expires_at`;
 
-/** Fleet-wide gauges, per operation, from the partial index of unfinished rows. */
+/**
+ * Fleet-wide gauges, per operation, from the partial index of unfinished rows. The age is of
+ * started requests only (someone, or the worker, should be finishing them); an unknown outcome
+ * waits for reconciliation and is counted by its own gauge.
+ */
 export const UNFINISHED_SUMMARY = `
 SELECT operation,
-       EXTRACT(EPOCH FROM now() - min(created_at))::float8 AS oldest_age_seconds,
+       COALESCE(EXTRACT(EPOCH FROM now() - min(created_at) FILTER (WHERE state = 'started')), 0)::float8
+         AS oldest_age_seconds,
        count(*) FILTER (WHERE state = 'started' AND lease_expires_at <= now())::int AS stale_leases,
        count(*) FILTER (WHERE state = 'unknown')::int AS unknown_outcomes
   FROM idempotency_keys
