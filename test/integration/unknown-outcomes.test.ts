@@ -149,6 +149,13 @@ describe('no answer past the attempt limit: UNKNOWN, then reconciliation', () =>
         /idempotency_unknown_outcomes\{service="payments",operation="createPayment"\} (\d+)/,
       ),
     ).toBeGreaterThanOrEqual(1);
+    // An unknown outcome has no owner and no lease: it is not "in progress", and the age gauge
+    // (what the stuck-request alert reads) leaves it to its own gauge. Nothing else is started.
+    expect(
+      await metric(
+        /idempotency_in_progress_age_max_seconds\{service="payments",operation="createPayment"\} ([\d.]+)/,
+      ),
+    ).toBe(0);
     const attempts = stack.sandbox.attempts({ reference: 'recon-found' });
     const retry = await send(inputFor('recon-found', 'pm_card_unknown'));
     expect(retry.status).toBe(202);
