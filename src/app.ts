@@ -77,6 +77,30 @@ export interface App {
   stop(): Promise<void>;
 }
 
+/** Attempts at the start-up maintenance run before the process serves anyway. */
+const START_MAINTENANCE_ATTEMPTS = 5;
+const START_MAINTENANCE_BACKOFF_MS = 500;
+
+/**
+ * A transient database error (a restart, a terminated backend) must not stop a gateway from
+ * starting: retry a few times, then serve and leave it to the periodic job. Partitions are made
+ * days ahead, so only a database that never had maintenance lacks one for today.
+ */
+async function maintainPartitionsAtStart(
+  services: Services,
+  reportError: (error: unknown) => void,
+): Promise<void> {
+  for (let attempt = 1; attempt <= START_MAINTENANCE_ATTEMPTS; attempt++) {
+    try {
+      await services.maintainPartitions();
+      return;
+    } catch (error) {
+      reportError(error);
+      await new Promise((resolve) => setTimeout(resolve, START_MAINTENANCE_BACKOFF_MS * attempt));
+    }
+  }
+}
+
 /** Composes one gateway process: services, Apollo, the HTTP server and the recovery worker. */
 export async function startApp(options: AppOptions): Promise<App> {
   const requestContext = new RequestContext();
@@ -122,7 +146,7 @@ export async function startApp(options: AppOptions): Promise<App> {
   });
   // Partitions for today's keys must exist before the first request: a process that starts after
   // a long pause (or on a fresh database) creates them now rather than on its first schedule.
-  await services.maintainPartitions();
+  await maintainPartitionsAtStart(services, reportError);
   const apollo = await createApollo(metrics);
   const gateway = createGatewayServer({
     apollo,

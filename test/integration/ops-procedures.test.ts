@@ -50,8 +50,15 @@ describe('ops procedures', () => {
       actor: 'alice',
       reason: 'owner crashed',
     };
+    // The owner's lease, held by the database clock rather than by how fast this machine is:
+    // live (an hour left), the re-drive is refused; run out, it resumes the request.
+    await stack.db.query(
+      `UPDATE idempotency_keys SET lease_expires_at = now() + interval '1 hour' WHERE key = 'ops-stuck'`,
+    );
     await expect(ops.redrive.mutate(target)).rejects.toMatchObject({ data: { code: 'CONFLICT' } });
-    await new Promise((resolve) => setTimeout(resolve, LEASE_MS + 100));
+    await stack.db.query(
+      `UPDATE idempotency_keys SET lease_expires_at = now() - interval '1 second' WHERE key = 'ops-stuck'`,
+    );
     expect(await ops.redrive.mutate(target)).toEqual({ state: 'finished' });
     await expect(ops.redrive.mutate(target)).rejects.toMatchObject({ data: { code: 'CONFLICT' } });
 

@@ -48,7 +48,10 @@ function send(on: TestStack, query: string, input: Record<string, unknown>) {
 
 function payload(answer: GraphQLAnswer, field: string): Record<string, unknown> {
   const data = answer.body.data?.[field] as Record<string, unknown> | undefined;
-  if (data === undefined) throw new Error(`no ${field}: ${JSON.stringify(answer.body)}`);
+  if (data === undefined) {
+    const causes = [...stack.errors, ...capped.errors].map(String).join('\n');
+    throw new Error(`no ${field}: ${JSON.stringify(answer.body)}\n${causes}`);
+  }
   return data;
 }
 

@@ -18,6 +18,8 @@ export interface TestStack {
   sandbox: SandboxPsp;
   db: pg.Pool;
   tenantIds: { a: string; b: string };
+  /** What the app reported as unexpected (an INTERNAL_SERVER_ERROR's cause), for failure messages. */
+  errors: unknown[];
   stop(): Promise<void>;
 }
 
@@ -30,6 +32,7 @@ export async function startTestStack(opts: {
   const sandbox = await startSandboxPsp({ slowMs: 500, blackholeMs: 1_000, ...opts.sandbox });
   const db = new pg.Pool({ connectionString: opts.databaseUrl, max: 4 });
   const tenantIds = { a: await upsertTenant(db, TENANT_A), b: await upsertTenant(db, TENANT_B) };
+  const errors: unknown[] = [];
   const app = await startApp({
     databaseUrl: opts.databaseUrl,
     pspUrl: sandbox.url,
@@ -39,7 +42,7 @@ export async function startTestStack(opts: {
     recoveryIntervalMs: 60_000,
     providerTimeoutMs: 2_000,
     startRecoveryWorker: false,
-    reportError: () => undefined,
+    reportError: (error) => errors.push(error),
     logLevel: 'silent',
     ...opts.app,
   });
@@ -48,6 +51,7 @@ export async function startTestStack(opts: {
     sandbox,
     db,
     tenantIds,
+    errors,
     async stop() {
       await app.stop();
       await sandbox.close();
