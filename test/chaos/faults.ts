@@ -85,6 +85,19 @@ export class FaultInjector implements LaunchGate {
     return earliest;
   }
 
+  private restart(slot: GatewaySlot): void {
+    this.restarts.push(
+      slot.boot().then(
+        (started) => {
+          if (started) this.counts.restarts += 1;
+        },
+        (error: unknown) => {
+          this.restartFailure ??= error instanceof Error ? error : new Error(String(error));
+        },
+      ),
+    );
+  }
+
   private async lane(kind: FaultKind): Promise<void> {
     const events = this.deps.schedule[kind];
     for (const event of events) {
@@ -109,16 +122,13 @@ export class FaultInjector implements LaunchGate {
         await slot.kill();
         this.counts.sigkill += 1;
         // Restarted at once; the next kill of this slot waits until it runs again.
-        this.restarts.push(
-          slot.boot().then(
-            () => {
-              this.counts.restarts += 1;
-            },
-            (error: unknown) => {
-              this.restartFailure ??= error instanceof Error ? error : new Error(String(error));
-            },
-          ),
-        );
+        this.restart(slot);
+        if (event.againDuringStartMs === null) return;
+        await sleep(event.againDuringStartMs);
+        // The replacement dies too, mid-start (or just after, on a fast machine).
+        if (!(await slot.killWhileStarting())) await slot.kill();
+        this.counts.sigkill += 1;
+        this.restart(slot);
         return;
       }
       case 'sigstop': {

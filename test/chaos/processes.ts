@@ -42,6 +42,8 @@ export class ProcessRegistry {
     entry: string;
     env: Record<string, string>;
     ready: RegExp;
+    /** Called at spawn, before the child is ready: for a kill during its start. */
+    onSpawn?: (child: ChildProcess) => void;
   }): Promise<Child> {
     const logFile = join(
       this.logDir,
@@ -55,6 +57,7 @@ export class ProcessRegistry {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.children.add(child);
+    input.onSpawn?.(child);
     const exited = once(child, 'exit').then(() => {
       this.children.delete(child);
     });

@@ -20,6 +20,11 @@ export interface FaultEvent {
   delayMs: number;
   /** SIGSTOP only: how long the process stays stopped. */
   pauseMs: number;
+  /**
+   * SIGKILL only: the replacement is SIGKILLed too, this long into its start (migrations,
+   * tenant bootstrap, partition maintenance), then replaced again. Null: a single kill.
+   */
+  againDuringStartMs: number | null;
 }
 
 /** Faults start once the first operations are under way and end before the last ones. */
@@ -34,18 +39,18 @@ const MAX_DELAY_MS = 1_500;
  */
 const PAUSE_MS = { min: 3_000, max: 6_000 } as const;
 
+/** Share of SIGKILL events whose replacement is killed again while it starts. */
+const KILL_DURING_START_SHARE = 0.35;
+/** A start takes seconds (tsx, migrations check, bootstrap); this lands inside it. */
+const DURING_START_MS = { min: 300, max: 2_500 } as const;
+
 /** One lane per fault kind; each lane's events are in firing order. */
 export type FaultSchedule = Record<FaultKind, FaultEvent[]>;
 
 export function planFaults(input: { seed: number; tier: Tier }): FaultSchedule {
   const { seed, tier } = input;
   return {
-    sigkill: spread({
-      rng: Prng.derive(seed, 'sigkill'),
-      tier,
-      kind: 'sigkill',
-      count: tier.sigkills,
-    }),
+    sigkill: sigkills({ rng: Prng.derive(seed, 'sigkill'), tier }),
     sigstop: spread({
       rng: Prng.derive(seed, 'sigstop'),
       tier,
@@ -72,5 +77,27 @@ function spread(input: { rng: Prng; tier: Tier; kind: FaultKind; count: number }
     afterOps: Math.floor(from + width * (i + rng.next())),
     delayMs: rng.int(0, MAX_DELAY_MS),
     pauseMs: kind === 'sigstop' ? rng.int(PAUSE_MS.min, PAUSE_MS.max) : 0,
+    againDuringStartMs: null,
+  }));
+}
+
+/**
+ * SIGKILL events adding up to exactly the tier's SIGKILLs. Some kill the replacement again
+ * while it starts: a moment as random as any other, and cheaper than a whole restart, which
+ * keeps the CI tier's 30-odd kills within minutes on a busy machine.
+ */
+function sigkills(input: { rng: Prng; tier: Tier }): FaultEvent[] {
+  const { rng, tier } = input;
+  const doubles: boolean[] = [];
+  for (let kills = 0; kills < tier.sigkills;) {
+    const double = kills + 2 <= tier.sigkills && rng.chance(KILL_DURING_START_SHARE);
+    doubles.push(double);
+    kills += double ? 2 : 1;
+  }
+  const events = spread({ rng, tier, kind: 'sigkill', count: doubles.length });
+  return events.map((event, i) => ({
+    ...event,
+    againDuringStartMs:
+      doubles[i] === true ? rng.int(DURING_START_MS.min, DURING_START_MS.max) : null,
   }));
 }

@@ -4,6 +4,7 @@
  * process and a new one starts in the same slot at once, on a new port — clients ask the slot
  * for its current URL before each request, the way they would follow a service registry.
  */
+import type { ChildProcess } from 'node:child_process';
 import type { Child, ProcessRegistry } from './processes.ts';
 import { GATEWAY_ENV, SANDBOX_ENV } from './tiers.ts';
 
@@ -21,7 +22,7 @@ export type SlotState = 'up' | 'starting' | 'paused' | 'down';
 
 export class GatewaySlot {
   private child: Child | undefined;
-  private starting: Promise<void> | undefined;
+  private starting: Promise<boolean> | undefined;
   private paused = false;
   generation = 0;
   /** Time spent starting gateways in this slot, for the report. */
@@ -29,10 +30,13 @@ export class GatewaySlot {
   /** Gateways that died without the harness killing them (a crash is a finding). */
   readonly crashes: Array<{ exit: string; logFile: string }> = [];
   private killing: Child | undefined;
+  /** The process of a start in progress, and whether the harness killed it on purpose. */
+  private spawning: ChildProcess | undefined;
+  private abortedStart = false;
 
   constructor(
     readonly index: number,
-    private readonly start: () => Promise<Child>,
+    private readonly start: (onSpawn: (child: ChildProcess) => void) => Promise<Child>,
   ) {}
 
   get state(): SlotState {
@@ -46,22 +50,44 @@ export class GatewaySlot {
     return this.child?.alive() === true ? this.child.url : undefined;
   }
 
-  /** Starts a gateway in this slot (the first time, or after a kill). */
-  boot(): Promise<void> {
+  /**
+   * Starts a gateway in this slot (the first time, or after a kill). Resolves true once it
+   * serves, false if the harness killed it while it started; rejects if it failed on its own.
+   */
+  boot(): Promise<boolean> {
     this.starting ??= (async () => {
       const began = Date.now();
       try {
-        const child = await this.start();
+        const child = await this.start((spawned) => {
+          this.spawning = spawned;
+        });
         this.child = child;
         this.startingMs += Date.now() - began;
         void child.exited.then(() => this.noteExit(child));
         this.paused = false;
         this.generation += 1;
+        return true;
+      } catch (error) {
+        if (!this.abortedStart) throw error;
+        return false;
       } finally {
         this.starting = undefined;
+        this.spawning = undefined;
+        this.abortedStart = false;
       }
     })();
     return this.starting;
+  }
+
+  /** kill -9 of a gateway that is still starting; false if none is starting right now. */
+  async killWhileStarting(): Promise<boolean> {
+    const spawned = this.spawning;
+    const starting = this.starting;
+    if (spawned === undefined || starting === undefined) return false;
+    this.abortedStart = true;
+    spawned.kill('SIGKILL');
+    await starting;
+    return true;
   }
 
   /** Resolves once a gateway runs here (started or restarting), for a fault that needs one. */
@@ -143,12 +169,13 @@ export async function startStack(input: {
   const slots = Array.from(
     { length: input.gateways },
     (_, index) =>
-      new GatewaySlot(index, () =>
+      new GatewaySlot(index, (onSpawn) =>
         registry.start({
           name: `gateway-${index}`,
           entry: 'src/main.ts',
           env,
           ready: GATEWAY_READY,
+          onSpawn,
         }),
       ),
   );
