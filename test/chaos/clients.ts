@@ -123,15 +123,23 @@ export function createClients(input: {
       }
       const answer = classify({ field: FIELD[op.kind], sent });
       switch (answer.kind) {
-        case 'final':
+        case 'final': {
           if (answer.replayed) stats.replays += 1;
           record.finals.push({ ...answer, phase });
+          const payment = answer.data?.['payment'] as { id?: unknown } | undefined;
+          if (op.kind === 'create' && typeof payment?.id === 'string') {
+            journal.notePayment(op.index, payment.id);
+          }
           return true;
+        }
         case 'unexpected':
           record.unexpected.push(answer);
           return false;
         case 'retry':
           count(answer.reason);
+          if (op.kind === 'create' && answer.paymentId !== undefined) {
+            journal.notePayment(op.index, answer.paymentId);
+          }
           break;
       }
       if (Date.now() > run.deadline) return false;
@@ -215,10 +223,11 @@ export function createClients(input: {
   /** The request's variables; a follow-up first waits for its payment to exist. */
   async function variablesOf(op: PlannedOp): Promise<Record<string, unknown> | null> {
     if (op.kind === 'create') return { input: createInput(op) };
-    const target = await journal.whenResolved(op.target);
-    const paymentId = paymentIdOf(target);
+    const paymentId = op.early
+      ? await journal.whenPaymentKnown(op.target)
+      : paymentIdOf(await journal.whenResolved(op.target));
     if (paymentId === null) return null;
-    const targetOp = target.op as CreateOp;
+    const targetOp = journal.record(op.target).op as CreateOp;
     const amount =
       op.amountMinor === null ? undefined : formatMinor(op.amountMinor, targetOp.currency);
     switch (op.kind) {

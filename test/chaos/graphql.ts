@@ -54,8 +54,11 @@ export type Answer =
       canonical: string;
       data: Record<string, unknown> | null;
     }
-  /** Send the same request again; `reason` is the code, NETWORK, TIMEOUT or HTTP_<status>. */
-  | { kind: 'retry'; reason: string; retryAfterMs: number | null }
+  /**
+   * Send the same request again; `reason` is the code, NETWORK, TIMEOUT or HTTP_<status>.
+   * `paymentId`: the payment a pending request already made (extensions.paymentId).
+   */
+  | { kind: 'retry'; reason: string; retryAfterMs: number | null; paymentId?: string }
   /** An answer the contract does not allow for this request (e.g. IDEMPOTENCY_KEY_REUSED). */
   | { kind: 'unexpected'; status: number; code: string; body: string };
 
@@ -113,7 +116,12 @@ export function classify(input: { field: string; sent: Awaited<ReturnType<typeof
     return { kind: 'final', status, code: null, replayed: replayed === true, canonical, data };
   }
   const code = typeof error.extensions?.['code'] === 'string' ? error.extensions['code'] : 'NONE';
-  if (TRANSIENT_ERRORS.has(code)) return { kind: 'retry', reason: code, retryAfterMs };
+  if (TRANSIENT_ERRORS.has(code)) {
+    const paymentId = error.extensions?.['paymentId'];
+    return typeof paymentId === 'string'
+      ? { kind: 'retry', reason: code, retryAfterMs, paymentId }
+      : { kind: 'retry', reason: code, retryAfterMs };
+  }
   if (STORED_ERRORS.has(code)) {
     const canonical = JSON.stringify({ status, code, message: error.message });
     const replayed = body.extensions?.idempotency?.replayed === true;

@@ -52,6 +52,9 @@ export class Journal {
   readonly records: OperationRecord[];
   readonly stats = new Stats();
   private readonly waiters = new Map<number, Array<() => void>>();
+  /** createPayment → its payment id, as soon as any answer (even OUTCOME_PENDING) named it. */
+  private readonly paymentIds = new Map<number, string>();
+  private readonly paymentWaiters = new Map<number, Array<(id: string | null) => void>>();
 
   constructor(plan: PlannedOp[]) {
     this.records = plan.map((op) => ({
@@ -104,8 +107,34 @@ export class Journal {
     });
   }
 
+  /** A createPayment's payment is known (from a pending answer or the final one). */
+  notePayment(index: number, paymentId: string): void {
+    if (this.paymentIds.has(index)) return;
+    this.paymentIds.set(index, paymentId);
+    for (const wake of this.paymentWaiters.get(index) ?? []) wake(paymentId);
+    this.paymentWaiters.delete(index);
+  }
+
+  /** The payment of createPayment `index` once known; null if it ends without one. */
+  whenPaymentKnown(index: number): Promise<string | null> {
+    const known = this.paymentIds.get(index);
+    if (known !== undefined) return Promise.resolve(known);
+    const record = this.record(index);
+    if (record.settled || record.abandoned !== null || record.skipped) return Promise.resolve(null);
+    return new Promise((resolve) => {
+      const list = this.paymentWaiters.get(index) ?? [];
+      list.push(resolve);
+      this.paymentWaiters.set(index, list);
+    });
+  }
+
   private wake(index: number): void {
     for (const wake of this.waiters.get(index) ?? []) wake();
     this.waiters.delete(index);
+    // An operation that ends without naming a payment releases those waiting for one.
+    if (!this.paymentIds.has(index)) {
+      for (const wake of this.paymentWaiters.get(index) ?? []) wake(null);
+      this.paymentWaiters.delete(index);
+    }
   }
 }

@@ -65,6 +65,11 @@ export interface FollowUpOp {
   amountMinor: number | null;
   /** Sent by the tenant that does not own the payment: must be PAYMENT_NOT_FOUND. */
   foreign: boolean;
+  /**
+   * Sent as soon as the payment's id is known (an OUTCOME_PENDING names it), not once the
+   * create is final: it meets the payment still PROCESSING, or races its final phase.
+   */
+  early: boolean;
 }
 
 export type PlannedOp = (CreateOp | FollowUpOp) & {
@@ -77,6 +82,8 @@ export type PlannedOp = (CreateOp | FollowUpOp) & {
 const OP_WEIGHTS = { create: 66, capture: 10, refund: 11, cancel: 6, foreign: 4, shared: 3 };
 /** Follow-ups pick their payment among this many latest creates: recent, so rarely waited on. */
 const TARGET_WINDOW = 60;
+/** Share of follow-ups sent as soon as their payment's id is known. */
+const EARLY_SHARE = 0.2;
 /** Share of follow-ups that get a racing second operation on the same payment. */
 const RACE_SHARE = 0.25;
 const RACES: Record<FollowUpOp['kind'], ReadonlyArray<FollowUpOp['kind']>> = {
@@ -152,6 +159,7 @@ export function planOperations(input: { seed: number; count: number }): PlannedO
         target: target.index,
         amountMinor: followUpAmount({ rng, kind: raceKind, target }),
         foreign,
+        early: rng.chance(EARLY_SHARE),
         ...extras(),
       });
     }

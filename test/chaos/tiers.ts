@@ -90,9 +90,13 @@ export const GATEWAY_ENV: Readonly<Record<string, string>> = {
   RETENTION_INTERVAL_MS: '10000',
 };
 
-/** pm_card_unknown hides its charge this long: several of the gateway's attempts, then it heals. */
+/**
+ * pm_card_unknown hides its charge this long: longer than the gateway's three attempts
+ * (PROVIDER_UNKNOWN_AFTER_ATTEMPTS) usually take, so most such payments become unknown and
+ * reconciliation finds their charge; a few are answered by an attempt after the blackhole.
+ */
 export const SANDBOX_ENV: Readonly<Record<string, string>> = {
-  SANDBOX_BLACKHOLE_MS: '4000',
+  SANDBOX_BLACKHOLE_MS: '8000',
   SANDBOX_STATEMENT_LAG_MS: '1000',
 };
 
