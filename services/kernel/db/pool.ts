@@ -27,6 +27,14 @@ export function createPool(opts: {
   // An idle connection whose backend was terminated emits 'error' on the pool. Unhandled, it
   // would crash the process; handled, pg drops that client and the next checkout opens anew.
   pool.on('error', () => undefined);
+  // Every client keeps a listener of its own for its whole life. The pool listens only while a
+  // client is idle and stops at checkout; withTransaction starts listening only when
+  // `await pool.connect()` resumes, a microtask later. A FATAL "terminating connection" parsed
+  // in between (say in the same read as a fresh connection's ReadyForQuery) was an unhandled
+  // 'error' event that killed the process (found by the chaos suite, seed 21). With this
+  // listener nothing is lost: pg marks the client unqueryable before it emits, so its next
+  // query fails, the transaction is abandoned, and release() drops it from the pool.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }
 

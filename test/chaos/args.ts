@@ -1,0 +1,59 @@
+import { randomInt } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { CI_TIER, scaledTier, SOAK_TIER, type Tier } from './tiers.ts';
+
+export interface RunArgs {
+  tier: Tier;
+  seed: number;
+  /** A progress bar (always on for --soak; on a terminal for the CI tier too). */
+  progress: boolean;
+}
+
+const USAGE = `npm run test:chaos -- [--soak] [--seed N] [--ops N] [--progress]
+  --soak      24,000 operations, 370 SIGKILLs, 64 PostgreSQL backend kills (long)
+  --seed N    replay the fault and operation schedule of seed N (printed by every run)
+  --ops N     number of logical operations (fault counts scale with it)
+  --progress  show the progress bar in the CI tier too`;
+
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+export function parseRunArgs(argv: string[]): RunArgs {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        soak: { type: 'boolean', default: false },
+        seed: { type: 'string' },
+        ops: { type: 'string' },
+        progress: { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+      strict: true,
+    }));
+  } catch (error) {
+    throw new UsageError(`${error instanceof Error ? error.message : String(error)}\n${USAGE}`);
+  }
+  if (values.help) throw new UsageError(USAGE);
+  const base = values.soak ? SOAK_TIER : CI_TIER;
+  const ops = values.ops === undefined ? base.operations : positiveInt('--ops', values.ops);
+  // A seed is 32 bits (the PRNG's state); a fresh one is printed so the run can be replayed.
+  const seed =
+    values.seed === undefined ? randomInt(1, 2 ** 31) : positiveInt('--seed', values.seed);
+  return {
+    tier: scaledTier(base, ops),
+    seed: seed >>> 0,
+    progress: values.soak || values.progress,
+  };
+}
+
+function positiveInt(flag: string, raw: string): number {
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < 1)
+    throw new UsageError(`${flag} must be a positive integer`);
+  return value;
+}
+
+export { USAGE };

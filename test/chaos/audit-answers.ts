@@ -1,0 +1,259 @@
+/**
+ * What the clients were told, against each other and against the database: every operation
+ * final, every answer for a key the same, answers that fit their command and their tenant,
+ * and a payment's outcome that fits what its card token makes the provider do.
+ */
+import { paymentIdOf } from './clients.ts';
+import type { Journal, OperationRecord } from './journal.ts';
+import { APPROVING_TOKENS, formatMinor, type CreateOp, type PlannedOp } from './plan.ts';
+import type { KeyRow, Snapshot } from './snapshot.ts';
+import { CHARGE_ABSENT } from './audit-provider.ts';
+import type { Findings } from './verdict.ts';
+
+const OPERATION_IDS: Record<PlannedOp['kind'], string> = {
+  create: 'payments.create.v1',
+  capture: 'payments.capture.v1',
+  refund: 'payments.refund.v1',
+  cancel: 'payments.cancel.v1',
+};
+
+interface PaymentAnswer {
+  id: string;
+  status: string;
+  amount: string;
+  currency: string;
+  paymentMethod: string;
+  captureMethod: string;
+  reference: string | null;
+  failureCode: string | null;
+}
+
+export function auditAnswers(input: {
+  journal: Journal;
+  snapshot: Snapshot;
+  findings: Findings;
+}): void {
+  const { journal, snapshot, findings } = input;
+  const keys = new Map<string, KeyRow[]>();
+  for (const row of snapshot.keys) {
+    const scope = `${row.tenant_id}/${row.operation}/${row.key}`;
+    keys.set(scope, [...(keys.get(scope) ?? []), row]);
+  }
+  const ownerOf = new Map<string, string>(snapshot.payments.map((p) => [p.id, p.tenant_id]));
+  for (const record of journal.records) {
+    const { op } = record;
+    const label = `op ${op.index} ${op.kind} ${op.key} (tenant ${op.tenant}${'foreign' in op && op.foreign ? ', foreign' : ''})`;
+    if (!checkFinal({ record, label, findings })) continue;
+    checkReplays({ record, label, findings });
+    const tenantId = snapshot.tenantIds[op.tenant];
+    const rows = keys.get(`${tenantId}/${OPERATION_IDS[op.kind]}/${op.key}`) ?? [];
+    // Unfinished rows are reported once, by the auditor's sweep of the whole table.
+    findings.check(
+      'commands',
+      rows.length === 1,
+      () => `${label}: ${rows.length} idempotency rows for its scope, expected exactly one`,
+    );
+    for (const final of record.finals) {
+      const payment = final.data?.['payment'] as PaymentAnswer | undefined;
+      if (payment === undefined) continue;
+      findings.check(
+        'tenants',
+        ownerOf.get(payment.id) === tenantId,
+        () =>
+          `${label}: answered with payment ${payment.id}, owned by ${ownerOf.get(payment.id) ?? 'nobody'}`,
+      );
+    }
+    if (op.kind === 'create')
+      checkCreate({ record, op, label, snapshot, findings, keyRow: rows[0] });
+    else checkFollowUp({ record, label, journal, findings, keyRow: rows[0], snapshot });
+  }
+  checkSharedKeys(journal, findings);
+}
+
+function checkFinal(input: {
+  record: OperationRecord;
+  label: string;
+  findings: Findings;
+}): boolean {
+  const { record, label, findings } = input;
+  for (const answer of record.unexpected) {
+    findings.add('final', `${label}: HTTP ${answer.status} ${answer.code}: ${answer.body}`);
+  }
+  if (record.skipped) return false; // its create has no payment: reported on the create
+  return findings.check(
+    'final',
+    record.settled && record.finals.length > 0,
+    () => `${label}: no final answer (${record.abandoned ?? 'unknown reason'})`,
+  );
+}
+
+function checkReplays(input: { record: OperationRecord; label: string; findings: Findings }): void {
+  const [first, ...rest] = input.record.finals;
+  if (first === undefined) return;
+  for (const answer of rest) {
+    input.findings.check(
+      'replays',
+      answer.canonical === first.canonical,
+      () =>
+        `${input.label}: ${answer.phase} answer differs from the first final answer:\n      first: ${first.canonical}\n      later: ${answer.canonical}`,
+    );
+  }
+}
+
+function checkCreate(input: {
+  record: OperationRecord;
+  op: CreateOp;
+  label: string;
+  snapshot: Snapshot;
+  findings: Findings;
+  keyRow: KeyRow | undefined;
+}): void {
+  const { op, label, findings, snapshot } = input;
+  const payment = input.record.finals[0]?.data?.['payment'] as PaymentAnswer | undefined;
+  if (payment === undefined) return;
+  const sent = {
+    amount: formatMinor(op.amountMinor, op.currency),
+    currency: op.currency,
+    paymentMethod: op.token,
+    captureMethod: op.captureMethod,
+    reference: op.reference,
+  };
+  const got = {
+    amount: payment.amount,
+    currency: payment.currency,
+    paymentMethod: payment.paymentMethod,
+    captureMethod: payment.captureMethod,
+    reference: payment.reference,
+  };
+  findings.check(
+    'commands',
+    JSON.stringify(sent) === JSON.stringify(got),
+    () => `${label}: sent ${JSON.stringify(sent)}, answered ${JSON.stringify(got)}`,
+  );
+  const tenantId = snapshot.tenantIds[op.tenant];
+  const rows = snapshot.payments.filter(
+    (p) => p.tenant_id === tenantId && p.reference === op.reference,
+  );
+  findings.check(
+    'commands',
+    rows.length === 1 && rows[0]?.id === payment.id,
+    () =>
+      `${label}: ${rows.length} payments with its reference (${rows.map((r) => r.id).join(', ')}), answered ${payment.id}`,
+  );
+  findings.check(
+    'commands',
+    input.keyRow?.resource_id === payment.id,
+    () => `${label}: its key names payment ${input.keyRow?.resource_id}, the answer ${payment.id}`,
+  );
+  const row = rows[0];
+  if (row !== undefined) {
+    findings.check(
+      'commands',
+      (row.status === 'FAILED') === (payment.status === 'FAILED'),
+      () => `${label}: answered ${payment.status}, the payment is ${row.status}`,
+    );
+  }
+  checkTokenOutcome({ op, payment, label, findings });
+}
+
+/** What the provider does with a token decides how the payment must end. */
+function checkTokenOutcome(input: {
+  op: CreateOp;
+  payment: PaymentAnswer;
+  label: string;
+  findings: Findings;
+}): void {
+  const { op, payment, label, findings } = input;
+  const outcome = `${payment.status}${payment.failureCode === null ? '' : `/${payment.failureCode}`}`;
+  let expected: string;
+  if (APPROVING_TOKENS.has(op.token))
+    expected = op.captureMethod === 'AUTOMATIC' ? 'SUCCEEDED' : 'REQUIRES_CAPTURE';
+  else if (op.token === 'pm_card_declined') expected = 'FAILED/CARD_DECLINED';
+  else if (op.token === 'pm_card_unreachable') expected = `FAILED/${CHARGE_ABSENT}`;
+  else expected = 'FAILED/INVALID_PAYMENT_METHOD';
+  // An approving token reported as failed is an unknown outcome reported as failed.
+  const invariant =
+    APPROVING_TOKENS.has(op.token) || op.token === 'pm_card_unreachable' ? 'unknown' : 'commands';
+  findings.check(
+    invariant,
+    outcome === expected,
+    () => `${label}: ${op.token} (${op.captureMethod}) ended ${outcome}, expected ${expected}`,
+  );
+}
+
+function checkFollowUp(input: {
+  record: OperationRecord;
+  label: string;
+  journal: Journal;
+  findings: Findings;
+  keyRow: KeyRow | undefined;
+  snapshot: Snapshot;
+}): void {
+  const { record, label, findings, snapshot } = input;
+  const op = record.op;
+  if (op.kind === 'create') return;
+  const first = record.finals[0];
+  if (first === undefined) return;
+  const targetPayment = paymentIdOf(input.journal.record(op.target));
+  if (op.foreign) {
+    findings.check(
+      'tenants',
+      first.code === 'PAYMENT_NOT_FOUND',
+      () =>
+        `${label}: another tenant's payment ${targetPayment} answered ${first.code ?? 'with a result'}, expected PAYMENT_NOT_FOUND`,
+    );
+    findings.check(
+      'tenants',
+      record.foreignLookup === null,
+      () =>
+        `${label}: payment(id: ${targetPayment}) answered ${JSON.stringify(record.foreignLookup)} to the other tenant`,
+    );
+    return;
+  }
+  const opRow = snapshot.operations.find((row) => row.id === input.keyRow?.resource_id);
+  if (first.code === null) {
+    const payment = first.data?.['payment'] as PaymentAnswer | undefined;
+    findings.check(
+      'commands',
+      payment?.id === targetPayment,
+      () => `${label}: acted on payment ${targetPayment}, answered payment ${payment?.id}`,
+    );
+    findings.check(
+      'commands',
+      opRow?.status === 'SUCCEEDED' && opRow.kind === op.kind,
+      () =>
+        `${label}: succeeded, its operation row is ${opRow ? `${opRow.kind} ${opRow.status}` : 'missing'}`,
+    );
+    if (op.kind === 'refund') {
+      const refund = first.data?.['refund'] as { id?: string } | undefined;
+      findings.check(
+        'commands',
+        refund?.id === opRow?.id,
+        () => `${label}: answered refund ${refund?.id}, its key names ${opRow?.id}`,
+      );
+    }
+  } else {
+    findings.check(
+      'commands',
+      opRow === undefined || opRow.status === 'FAILED',
+      () => `${label}: refused with ${first.code}, yet its operation row is ${opRow?.status}`,
+    );
+  }
+}
+
+/** One key on both tenants: two payments, each with its own tenant's command. */
+function checkSharedKeys(journal: Journal, findings: Findings): void {
+  for (const record of journal.records) {
+    const { op } = record;
+    if (op.kind !== 'create' || op.sharedKeyWith === null || op.tenant !== 'a') continue;
+    const other = journal.record(op.sharedKeyWith);
+    const mine = paymentIdOf(record);
+    const theirs = paymentIdOf(other);
+    if (mine === null || theirs === null) continue;
+    findings.check(
+      'tenants',
+      mine !== theirs,
+      () => `key ${op.key} on both tenants answered the same payment ${mine}`,
+    );
+  }
+}

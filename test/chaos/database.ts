@@ -1,0 +1,109 @@
+/**
+ * The run's scratch database: created fresh on the test server, migrated once before any
+ * gateway starts, dropped at the end of a passing run and kept (its name printed) when the
+ * audit fails, so the evidence can be read with psql.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { migrateDatabase } from '../../migrations/migrate.ts';
+import { addPartition } from '../../services/kernel/idempotency/retention.ts';
+import {
+  dropPartition,
+  PARTITIONED_TABLES,
+} from '../../services/kernel/idempotency/retention.sql.ts';
+import { RETENTION } from './tiers.ts';
+import {
+  externalServer,
+  findFreePort,
+  isServerAnswering,
+  startEmbeddedServer,
+  withClient,
+  type DatabaseServer,
+} from '../../services/kernel/db/database-server.ts';
+
+/** A local server answers a loopback connect in milliseconds; a second means none is there. */
+const LOCAL_PROBE_TIMEOUT_MS = 1_000;
+
+export interface ScratchDatabase {
+  name: string;
+  url: string;
+  server: DatabaseServer;
+  /** A small pool of the harness's own (application_name chaos-harness, never killed). */
+  pool: pg.Pool;
+  drop(): Promise<void>;
+  /** Closes our pool and, for an embedded server, stops it (the database goes with it). */
+  close(): Promise<void>;
+}
+
+export async function createScratchDatabase(seed: number): Promise<ScratchDatabase> {
+  const server = await openServer();
+  const name = `pgw_chaos_${seed}_${randomBytes(3).toString('hex')}`;
+  await withClient(server.adminUrl, (admin) => admin.query(`CREATE DATABASE ${name}`));
+  const url = server.urlFor(name);
+  await migrateDatabase(url);
+  const pool = new pg.Pool({ connectionString: url, max: 4, application_name: 'chaos-harness' });
+  pool.on('error', () => undefined);
+  await layOutMinutePartitions(pool);
+  let closed = false;
+  const closePool = async () => {
+    if (closed) return;
+    closed = true;
+    await pool.end();
+  };
+  return {
+    name,
+    url,
+    server,
+    pool,
+    async drop() {
+      await closePool();
+      await withClient(server.adminUrl, (admin) =>
+        admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+      );
+    },
+    async close() {
+      await closePool();
+      await server.stop();
+    },
+  };
+}
+
+/** CHAOS_DATABASE_URL or TEST_DATABASE_URL, else 127.0.0.1:5432, else an embedded server. */
+async function openServer(): Promise<DatabaseServer> {
+  const configured = process.env['CHAOS_DATABASE_URL'] ?? process.env['TEST_DATABASE_URL'];
+  if (configured) return externalServer(configured);
+  const local = `postgres://${process.env['PGUSER'] ?? 'root'}@127.0.0.1:5432/postgres`;
+  if (await isServerAnswering(local, LOCAL_PROBE_TIMEOUT_MS)) return externalServer(local);
+  const dataDir = await mkdtemp(join(tmpdir(), 'pgw-chaos-pg-'));
+  return startEmbeddedServer({ dataDir, port: await findFreePort(), persistent: false });
+}
+
+/** Minute partitions laid out before the run starts, for the first this-many minutes. */
+const LAID_OUT_MINUTES = 5;
+
+/**
+ * Replaces the migration's initial partitions (one per table, up to next midnight: every row of
+ * a run would land in it) with one-minute partitions around where this run's rows land
+ * (now + the replay window), as a gateway with IDEMPOTENCY_PARTITION_SECONDS=60 would have them
+ * after running for a while. The gateways' maintenance extends them from there, every minute.
+ * The tables are empty: the database was created a moment ago.
+ */
+async function layOutMinutePartitions(pool: pg.Pool): Promise<void> {
+  const { rows } = await pool.query<{ name: string; now: Date }>(
+    'SELECT name, now() AS now FROM idempotency_partitions',
+  );
+  for (const { name } of rows) await pool.query(dropPartition(name));
+  await pool.query('DELETE FROM idempotency_partitions');
+  const widthMs = RETENTION.partitionSeconds * 1000;
+  const landing = (rows[0]?.now.getTime() ?? Date.now()) + RETENTION.ttlSeconds * 1000;
+  const first = Math.floor(landing / widthMs) * widthMs - widthMs;
+  for (const parent of PARTITIONED_TABLES) {
+    for (let i = 0; i <= LAID_OUT_MINUTES; i++) {
+      const lower = new Date(first + i * widthMs);
+      await addPartition(pool, { parent, lower, upper: new Date(lower.getTime() + widthMs) });
+    }
+  }
+}

@@ -1,0 +1,197 @@
+/**
+ * `npm run test:chaos [-- --soak] [--seed N] [--ops N]`: the seeded chaos suite.
+ *
+ * The whole stack runs as processes (a sandbox provider and two gateways) on a scratch
+ * database. A population of retrying clients sends createPayment, capturePayment,
+ * refundPayment and cancelPayment for two tenants, over provider tokens that fail in every
+ * documented way, while gateways are SIGKILLed and restarted, SIGSTOPped past their leases,
+ * and the gateways' PostgreSQL sessions are terminated. Then the faults heal, every operation
+ * gets its final answer, reconciliation and the outbox settle, and the auditor checks the
+ * invariants. Exit code 0 only when every invariant holds.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseRunArgs, UsageError, type RunArgs } from './args.ts';
+import { audit } from './auditor.ts';
+import { createClients } from './clients.ts';
+import { createScratchDatabase, type ScratchDatabase } from './database.ts';
+import { FaultInjector } from './faults.ts';
+import { Journal } from './journal.ts';
+import { planOperations } from './plan.ts';
+import { ProcessRegistry } from './processes.ts';
+import { startProgress } from './progress.ts';
+import { figuresTable, outcomesTable, verdictTable, violationList } from './report.ts';
+import { planFaults } from './schedule.ts';
+import { settle } from './settle.ts';
+import { takeSnapshot } from './snapshot.ts';
+import { startStack } from './stack.ts';
+import { registerEndpoints } from './endpoints.ts';
+import { startWebhookSink, type WebhookSink } from './webhook-sink.ts';
+import { GATEWAY_COUNT } from './tiers.ts';
+
+const EXIT_VIOLATIONS = 1;
+const EXIT_USAGE = 2;
+const EXIT_HARNESS = 3;
+const EXIT_INTERRUPTED = 130;
+
+function replayCommand(args: RunArgs): string {
+  const tierFlag = args.tier.name === 'soak' ? ' --soak' : '';
+  return `npm run test:chaos --${tierFlag} --seed ${args.seed} --ops ${args.tier.operations}`;
+}
+
+async function main(): Promise<number> {
+  let args: RunArgs;
+  try {
+    args = parseRunArgs(process.argv.slice(2));
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    console.error(error.message);
+    return EXIT_USAGE;
+  }
+  const { seed, tier } = args;
+  const startedAt = Date.now();
+  console.log(
+    `chaos ${tier.name}: seed ${seed}, ${tier.operations} operations, ${tier.sigkills} SIGKILLs, ${tier.sigstops} SIGSTOPs, ${tier.backendKills} PostgreSQL backend kills`,
+  );
+  console.log(`  replay: ${replayCommand(args)}`);
+
+  const plan = planOperations({ seed, count: tier.operations });
+  const schedule = planFaults({ seed, tier });
+  const logDir = await mkdtemp(join(tmpdir(), `pgw-chaos-${seed}-`));
+  const registry = new ProcessRegistry(logDir);
+  let db: ScratchDatabase | undefined;
+  let keepEvidence = false;
+  let faults: FaultInjector | undefined;
+  let sink: WebhookSink | undefined;
+  /** Marks the gateways' coming exits as ours, so they are not reported as crashes. */
+  let retire = () => undefined as void;
+
+  // Ctrl-C (or a CI timeout's SIGTERM): stop every process we started, drop the database.
+  let interrupted = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (interrupted) return;
+    interrupted = true;
+    console.error(`\n${signal}: stopping the run`);
+    faults?.stop();
+    void registry
+      .killAll()
+      .then(() => db?.drop())
+      .then(() => db?.close())
+      .finally(() => process.exit(EXIT_INTERRUPTED));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  process.on('exit', () => registry.killAllNow());
+
+  try {
+    db = await createScratchDatabase(seed);
+    console.log(`  database ${db.name}, process logs in ${logDir}`);
+    const stack = await startStack({ registry, databaseUrl: db.url, gateways: GATEWAY_COUNT });
+    retire = () => stack.slots.forEach((slot) => slot.retire());
+    sink = await startWebhookSink(seed);
+    await registerEndpoints({ seed, slots: stack.slots, sink });
+    const journal = new Journal(plan);
+    faults = new FaultInjector({
+      schedule,
+      slots: stack.slots,
+      pool: db.pool,
+      databaseName: db.name,
+      stats: journal.stats,
+    });
+    const clients = createClients({ seed, tier, journal, slots: stack.slots, gate: faults });
+
+    const loadStart = Date.now();
+    const progress = startProgress({
+      bar: args.progress && process.stdout.isTTY === true,
+      total: tier.operations,
+      stats: journal.stats,
+      faults: faults.counts,
+    });
+    let faultFailure: Error | undefined;
+    const faultRun = faults.run().catch((error: unknown) => {
+      faultFailure = error instanceof Error ? error : new Error(String(error));
+      faults?.stop();
+    });
+    await clients.run();
+    faults.stop(); // everything due has fired; this only wakes a paused gateway, if any
+    await faultRun;
+    progress.stop();
+    if (faultFailure !== undefined) throw faultFailure;
+    const loadMs = Date.now() - loadStart;
+
+    const settleStart = Date.now();
+    const settled = await settle({ db, slots: stack.slots });
+    const settleMs = Date.now() - settleStart;
+    const auditStart = Date.now();
+    const snapshot = await takeSnapshot({
+      pool: db.pool,
+      sandboxUrl: stack.sandboxUrl,
+      runStartedAt: startedAt,
+    });
+    const findings = audit({
+      journal,
+      snapshot,
+      webhooks: sink.deliveries,
+      crashes: stack.slots.flatMap((slot) => slot.crashes),
+    });
+    const auditMs = Date.now() - auditStart;
+
+    console.log(`\n${outcomesTable(journal)}`);
+    console.log(
+      figuresTable({
+        seed,
+        tier,
+        journal,
+        faults: faults.counts,
+        settle: settled,
+        snapshot,
+        timings: { loadMs, settleMs, auditMs, totalMs: Date.now() - startedAt },
+        starts: {
+          count: stack.slots.reduce((n, slot) => n + slot.generation, 0),
+          ms: stack.slots.reduce((n, slot) => n + slot.startingMs, 0),
+        },
+      }),
+    );
+    console.log(verdictTable(findings));
+    if (findings.violations.length === 0) {
+      console.log(`\nall invariants hold (seed ${seed})`);
+      return 0;
+    }
+    keepEvidence = true;
+    console.log(violationList(findings));
+    console.log(`\nFAILED: ${findings.violations.length} violations, seed ${seed}`);
+    console.log(`  replay:   ${replayCommand(args)}`);
+    console.log(`  database: ${db.name} (kept)`);
+    console.log(`  logs:     ${logDir}`);
+    return EXIT_VIOLATIONS;
+  } catch (error) {
+    if (interrupted) return EXIT_INTERRUPTED;
+    keepEvidence = true;
+    console.error(`\nthe chaos run itself failed (seed ${seed}):`, error);
+    console.error(`  replay: ${replayCommand(args)}`);
+    if (db !== undefined) console.error(`  database: ${db.name} (kept)`);
+    console.error(`  logs: ${logDir}`);
+    return EXIT_HARNESS;
+  } finally {
+    if (!interrupted) {
+      faults?.stop();
+      retire();
+      await registry.killAll();
+      await sink?.close();
+      if (db !== undefined) {
+        if (!keepEvidence) await db.drop();
+        await db.close();
+      }
+      if (!keepEvidence) await rm(logDir, { recursive: true, force: true });
+    }
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(EXIT_HARNESS);
+  },
+);

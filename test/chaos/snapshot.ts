@@ -1,0 +1,171 @@
+/**
+ * Everything the auditor compares, read once after the run has settled: the gateway's tables
+ * (payments, operations, idempotency keys, ledger, outbox, receipts) and the provider's books
+ * (its statement and the refunds of every charge). Read-only, from the harness's own session.
+ */
+import type pg from 'pg';
+import { TENANTS } from './stack.ts';
+
+export interface PaymentRow {
+  tenant_id: string;
+  id: string;
+  status: string;
+  amount_minor: string;
+  currency: string;
+  amount_captured_minor: string;
+  amount_refunded_minor: string;
+  payment_method: string;
+  capture_method: string;
+  reference: string | null;
+  provider_key: string;
+  provider_reference: string | null;
+  failure_code: string | null;
+}
+
+export interface OperationRow {
+  tenant_id: string;
+  id: string;
+  payment_id: string;
+  kind: 'capture' | 'cancel' | 'refund';
+  amount_minor: string | null;
+  status: string;
+  provider_key: string;
+}
+
+export interface KeyRow {
+  tenant_id: string;
+  operation: string;
+  key: string;
+  state: string;
+  resource_id: string | null;
+}
+
+export interface PostingRow {
+  tenant_id: string;
+  id: string;
+  payment_id: string;
+  kind: string;
+  currency: string;
+  lines: number;
+  debits: string;
+  credits: string;
+  merchant_credit: string;
+  merchant_debit: string;
+}
+
+export interface ProviderCharge {
+  id: string;
+  amount: string;
+  currency: string;
+  status: string;
+  amountCaptured: string;
+  amountRefunded: string;
+  reference: string;
+  idempotencyKey: string;
+}
+
+export interface ProviderRefund {
+  id: string;
+  chargeId: string;
+  amount: string;
+  idempotencyKey: string;
+}
+
+export interface Snapshot {
+  tenantIds: Record<'a' | 'b', string>;
+  payments: PaymentRow[];
+  operations: OperationRow[];
+  keys: KeyRow[];
+  postings: PostingRow[];
+  receipts: Array<{ tenant_id: string; payment_id: string }>;
+  events: Array<{ tenant_id: string; id: string; type: string }>;
+  deliveries: Array<{ status: string; consumer: string; n: number }>;
+  interventions: Array<{ action: string; n: number }>;
+  charges: ProviderCharge[];
+  refunds: ProviderRefund[];
+}
+
+/** Refund listings fetched at once from the sandbox. */
+const REFUND_FETCH_CONCURRENCY = 8;
+
+export async function takeSnapshot(input: {
+  pool: pg.Pool;
+  sandboxUrl: string;
+  runStartedAt: number;
+}): Promise<Snapshot> {
+  const { pool } = input;
+  const q = async <T extends pg.QueryResultRow>(sql: string, params: unknown[] = []) =>
+    (await pool.query<T>(sql, params)).rows;
+  const tenantRows = await q<{ id: string; name: string }>(
+    'SELECT id, name FROM tenants WHERE name = ANY($1)',
+    [[TENANTS.a.name, TENANTS.b.name]],
+  );
+  const idOf = (name: string) => tenantRows.find((t) => t.name === name)?.id ?? 'missing';
+  const charges = await statement(input);
+  return {
+    tenantIds: { a: idOf(TENANTS.a.name), b: idOf(TENANTS.b.name) },
+    payments: await q<PaymentRow>(`
+      SELECT tenant_id, id, status, amount_minor, currency, amount_captured_minor,
+             amount_refunded_minor, payment_method, capture_method, reference, provider_key,
+             provider_reference, failure_code
+        FROM payments`),
+    operations: await q<OperationRow>(`
+      SELECT tenant_id, id, payment_id, kind, amount_minor, status, provider_key
+        FROM payment_operations`),
+    keys: await q<KeyRow>(
+      `SELECT tenant_id, operation, key, state, resource_id FROM idempotency_keys`,
+    ),
+    postings: await q<PostingRow>(`
+      SELECT p.tenant_id, p.id, p.payment_id, p.kind, p.currency,
+             count(l.line)::int AS lines,
+             COALESCE(sum(l.debit_minor), 0)::text AS debits,
+             COALESCE(sum(l.credit_minor), 0)::text AS credits,
+             COALESCE(sum(l.credit_minor) FILTER (WHERE l.account = 'merchant_balance'), 0)::text AS merchant_credit,
+             COALESCE(sum(l.debit_minor) FILTER (WHERE l.account = 'merchant_balance'), 0)::text AS merchant_debit
+        FROM ledger_postings p
+        LEFT JOIN ledger_lines l ON l.tenant_id = p.tenant_id AND l.posting_id = p.id
+       GROUP BY p.tenant_id, p.id, p.payment_id, p.kind, p.currency`),
+    receipts: await q(`SELECT tenant_id, payment_id FROM receipts`),
+    events: await q(`SELECT tenant_id, id, type FROM outbox_events`),
+    deliveries: await q(`
+      SELECT status, split_part(consumer, ':', 1) AS consumer, count(*)::int AS n
+        FROM outbox_deliveries GROUP BY 1, 2`),
+    interventions: await q(`
+      SELECT action, count(*)::int AS n FROM idempotency_interventions GROUP BY action`),
+    charges,
+    refunds: await refundsOf({ sandboxUrl: input.sandboxUrl, charges }),
+  };
+}
+
+/** The provider's books for the whole run (from well before it, to be safe about clocks). */
+async function statement(input: {
+  sandboxUrl: string;
+  runStartedAt: number;
+}): Promise<ProviderCharge[]> {
+  const from = new Date(input.runStartedAt - 10 * 60_000).toISOString();
+  const to = new Date(Date.now() + 60_000).toISOString();
+  const response = await fetch(`${input.sandboxUrl}/v1/statement?from=${from}&to=${to}`);
+  if (!response.ok) throw new Error(`statement: HTTP ${response.status}`);
+  const body = (await response.json()) as { data: ProviderCharge[] };
+  return body.data;
+}
+
+async function refundsOf(input: {
+  sandboxUrl: string;
+  charges: ProviderCharge[];
+}): Promise<ProviderRefund[]> {
+  const captured = input.charges.filter((charge) => charge.status === 'captured');
+  const refunds: ProviderRefund[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < captured.length) {
+      const charge = captured[next++];
+      if (charge === undefined) return;
+      const response = await fetch(`${input.sandboxUrl}/v1/charges/${charge.id}/refunds`);
+      if (!response.ok) throw new Error(`refunds of ${charge.id}: HTTP ${response.status}`);
+      refunds.push(...((await response.json()) as { data: ProviderRefund[] }).data);
+    }
+  };
+  await Promise.all(Array.from({ length: REFUND_FETCH_CONCURRENCY }, worker));
+  return refunds;
+}

@@ -1,0 +1,184 @@
+/**
+ * The stack under test, as separate processes: one sandbox provider and GATEWAY_COUNT gateway
+ * slots against the scratch database. A slot is a place a gateway runs in: SIGKILL ends its
+ * process and a new one starts in the same slot at once, on a new port — clients ask the slot
+ * for its current URL before each request, the way they would follow a service registry.
+ */
+import type { ChildProcess } from 'node:child_process';
+import type { Child, ProcessRegistry } from './processes.ts';
+import { GATEWAY_ENV, SANDBOX_ENV } from './tiers.ts';
+
+const GATEWAY_READY = /GraphQL:\s+(http:\/\/127\.0\.0\.1:\d+)\/graphql/;
+const SANDBOX_READY = /sandbox-psp listening on (http:\/\/127\.0\.0\.1:\d+)/;
+
+export const INTERNAL_TOKEN = 'itok_chaos_0000000000000000000000';
+/** Synthetic keys, long enough for BOOTSTRAP_TENANTS, obviously not real. */
+export const TENANTS = {
+  a: { name: 'chaos-a', apiKey: 'sk_test_chaos_tenant_a_000000000000' },
+  b: { name: 'chaos-b', apiKey: 'sk_test_chaos_tenant_b_000000000000' },
+} as const;
+
+export type SlotState = 'up' | 'starting' | 'paused' | 'down';
+
+export class GatewaySlot {
+  private child: Child | undefined;
+  private starting: Promise<boolean> | undefined;
+  private paused = false;
+  generation = 0;
+  /** Time spent starting gateways in this slot, for the report. */
+  startingMs = 0;
+  /** Gateways that died without the harness killing them (a crash is a finding). */
+  readonly crashes: Array<{ exit: string; logFile: string }> = [];
+  private killing: Child | undefined;
+  /** The process of a start in progress, and whether the harness killed it on purpose. */
+  private spawning: ChildProcess | undefined;
+  private abortedStart = false;
+
+  constructor(
+    readonly index: number,
+    private readonly start: (onSpawn: (child: ChildProcess) => void) => Promise<Child>,
+  ) {}
+
+  get state(): SlotState {
+    if (this.starting !== undefined) return 'starting';
+    if (this.child === undefined || !this.child.alive()) return 'down';
+    return this.paused ? 'paused' : 'up';
+  }
+
+  /** The URL of the running gateway, or undefined while none is (clients pick another slot). */
+  get url(): string | undefined {
+    return this.child?.alive() === true ? this.child.url : undefined;
+  }
+
+  /**
+   * Starts a gateway in this slot (the first time, or after a kill). Resolves true once it
+   * serves, false if the harness killed it while it started; rejects if it failed on its own.
+   */
+  boot(): Promise<boolean> {
+    this.starting ??= (async () => {
+      const began = Date.now();
+      try {
+        const child = await this.start((spawned) => {
+          this.spawning = spawned;
+        });
+        this.child = child;
+        this.startingMs += Date.now() - began;
+        void child.exited.then(() => this.noteExit(child));
+        this.paused = false;
+        this.generation += 1;
+        return true;
+      } catch (error) {
+        if (!this.abortedStart) throw error;
+        return false;
+      } finally {
+        this.starting = undefined;
+        this.spawning = undefined;
+        this.abortedStart = false;
+      }
+    })();
+    return this.starting;
+  }
+
+  /** kill -9 of a gateway that is still starting; false if none is starting right now. */
+  async killWhileStarting(): Promise<boolean> {
+    const spawned = this.spawning;
+    const starting = this.starting;
+    if (spawned === undefined || starting === undefined) return false;
+    this.abortedStart = true;
+    spawned.kill('SIGKILL');
+    await starting;
+    return true;
+  }
+
+  /** Resolves once a gateway runs here (started or restarting), for a fault that needs one. */
+  async running(): Promise<void> {
+    if (this.starting !== undefined) await this.starting;
+    if (this.child === undefined || !this.child.alive()) await this.boot();
+  }
+
+  /** kill -9 of the slot's gateway (paused or not); resolves once the process is gone. */
+  async kill(): Promise<void> {
+    await this.running();
+    const child = this.child;
+    if (child === undefined) return;
+    this.killing = child;
+    child.process.kill('SIGKILL');
+    await child.exited;
+    this.paused = false;
+  }
+
+  private noteExit(child: Child): void {
+    if (child === this.killing) return;
+    const exit = child.exit();
+    this.crashes.push({
+      exit: exit?.signal ?? `exit code ${String(exit?.code)}`,
+      logFile: child.logFile,
+    });
+  }
+
+  /** The harness is stopping its gateways: their exits are not crashes. */
+  retire(): void {
+    this.killing = this.child;
+  }
+
+  /** SIGSTOP for `ms`, then SIGCONT — unless the process was killed meanwhile. */
+  async pause(ms: number): Promise<boolean> {
+    await this.running();
+    const child = this.child;
+    if (child === undefined || this.paused) return false;
+    this.paused = true;
+    child.process.kill('SIGSTOP');
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    if (this.child === child && child.alive()) child.process.kill('SIGCONT');
+    if (this.child === child) this.paused = false;
+    return true;
+  }
+
+  /** Wakes a paused gateway (at the end of the run, or on the way out). */
+  resume(): void {
+    if (this.paused && this.child?.alive() === true) this.child.process.kill('SIGCONT');
+    this.paused = false;
+  }
+}
+
+export interface Stack {
+  sandboxUrl: string;
+  slots: GatewaySlot[];
+}
+
+export async function startStack(input: {
+  registry: ProcessRegistry;
+  databaseUrl: string;
+  gateways: number;
+}): Promise<Stack> {
+  const { registry, databaseUrl } = input;
+  const sandbox = await registry.start({
+    name: 'sandbox-psp',
+    entry: 'sandbox-psp/main.ts',
+    env: { ...SANDBOX_ENV, SANDBOX_PSP_PORT: '0' },
+    ready: SANDBOX_READY,
+  });
+  const env = {
+    ...GATEWAY_ENV,
+    DATABASE_URL: databaseUrl,
+    PSP_URL: sandbox.url,
+    PORT: '0',
+    INTERNAL_TOKEN,
+    BOOTSTRAP_TENANTS: `${TENANTS.a.name}:${TENANTS.a.apiKey},${TENANTS.b.name}:${TENANTS.b.apiKey}`,
+  };
+  const slots = Array.from(
+    { length: input.gateways },
+    (_, index) =>
+      new GatewaySlot(index, (onSpawn) =>
+        registry.start({
+          name: `gateway-${index}`,
+          entry: 'src/main.ts',
+          env,
+          ready: GATEWAY_READY,
+          onSpawn,
+        }),
+      ),
+  );
+  await Promise.all(slots.map((slot) => slot.boot()));
+  return { sandboxUrl: sandbox.url, slots };
+}
