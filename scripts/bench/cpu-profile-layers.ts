@@ -1,0 +1,119 @@
+/**
+ * Reads a V8 CPU profile (`node --cpu-prof`) and attributes each sample to a layer of the
+ * request path: the first frame, from the sampled one up its stack, that belongs to a known
+ * layer. Node internals and V8 builtins (streams, timers, JSON.parse) are charged to the layer
+ * that called them; what no layer called (the event loop reading sockets, the HTTP parser's
+ * callbacks) is named by its own Node module. Stacks are synchronous: work after an `await`
+ * is charged to whoever resumes, which is the right owner for continuation code.
+ */
+import { readFileSync } from 'node:fs';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string };
+  children?: number[];
+}
+
+export interface CpuProfile {
+  nodes: ProfileNode[];
+  startTime: number;
+  endTime: number;
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** Ordered: the first that matches a frame's URL names it. */
+const LAYERS: Array<[string, RegExp]> = [
+  ['graphql-js (parse, validate, execute)', /\/node_modules\/graphql\//],
+  ['Apollo Server', /\/node_modules\/@apollo\//],
+  ['tRPC', /\/node_modules\/@trpc\//],
+  ['zod', /\/node_modules\/zod\//],
+  ['pg driver', /\/node_modules\/(pg|pg-protocol|pg-pool|pg-types|postgres-\w+|pg-cloudflare)\//],
+  ['prom-client (metrics)', /\/node_modules\/prom-client\//],
+  [
+    'logging (pino)',
+    /\/node_modules\/(pino|pino-std-serializers|sonic-boom|thread-stream)\/|\/services\/kernel\/logging\//,
+  ],
+  ['fetch/undici (provider call)', /undici/],
+  ['node:http server (parse, write)', /^node:_http_|^node:http$/],
+  ['gateway src/http (routing, auth)', /\/src\/http\//],
+  ['gateway src/graphql (resolvers, plugins)', /\/src\/graphql\//],
+  ['engine (kernel/idempotency)', /\/services\/kernel\/idempotency\//],
+  ['kernel other (db, outbox, money)', /\/services\/kernel\//],
+  ['payments service', /\/services\/payments\//],
+  ['provider service', /\/services\/provider\//],
+  ['other services', /\/services\//],
+  ['tsx loader', /\/node_modules\/(tsx|esbuild)\//],
+  ['other node_modules', /\/node_modules\//],
+];
+
+const SPECIAL: Record<string, string> = {
+  '(garbage collector)': 'GC',
+  '(idle)': 'idle',
+  '(program)': 'V8 (program)',
+};
+
+function layerOfFrame(url: string): string | undefined {
+  return LAYERS.find(([, pattern]) => pattern.test(url))?.[0];
+}
+
+/** Per node id, its layer: its own or the nearest caller's. */
+function layersByNode(profile: CpuProfile): Map<number, string> {
+  const parent = new Map<number, number>();
+  const byId = new Map<number, ProfileNode>();
+  for (const node of profile.nodes) {
+    byId.set(node.id, node);
+    for (const child of node.children ?? []) parent.set(child, node.id);
+  }
+  const layers = new Map<number, string>();
+  for (const node of profile.nodes) {
+    let layer = SPECIAL[node.callFrame.functionName];
+    let fallback: string | undefined;
+    for (
+      let at: number | undefined = node.id;
+      layer === undefined && at !== undefined;
+      at = parent.get(at)
+    ) {
+      const url = byId.get(at)?.callFrame.url ?? '';
+      layer = layerOfFrame(url);
+      if (fallback === undefined && url.startsWith('node:'))
+        fallback = `node internals (${url.replace(/^node:(internal\/)?/, '')})`;
+    }
+    layers.set(node.id, layer ?? fallback ?? 'node internals (other)');
+  }
+  return layers;
+}
+
+export interface LayerTimes {
+  /** µs of samples per layer within the window. */
+  byLayer: Map<string, number>;
+  /** All samples in the window, idle excluded. */
+  busyUs: number;
+  windowUs: number;
+}
+
+export function readProfile(path: string): CpuProfile {
+  return JSON.parse(readFileSync(path, 'utf8')) as CpuProfile;
+}
+
+/** Sample time per layer in the windows [from, to) (µs on the monotonic clock of the profile). */
+export function layerTimes(
+  profile: CpuProfile,
+  windows: Array<{ from: number; to: number }>,
+): LayerTimes {
+  const layers = layersByNode(profile);
+  const byLayer = new Map<string, number>();
+  let t = profile.startTime;
+  let busyUs = 0;
+  for (let i = 0; i < profile.samples.length; i++) {
+    t += profile.timeDeltas[i] ?? 0;
+    if (!windows.some((w) => t >= w.from && t < w.to)) continue;
+    // A sample stands for the time until the next one.
+    const weight = Math.max(0, profile.timeDeltas[i + 1] ?? 0);
+    const layer = layers.get(profile.samples[i] ?? -1) ?? 'unknown';
+    byLayer.set(layer, (byLayer.get(layer) ?? 0) + weight);
+    if (layer !== 'idle') busyUs += weight;
+  }
+  const windowUs = windows.reduce((sum, w) => sum + (w.to - w.from), 0);
+  return { byLayer, busyUs, windowUs };
+}

@@ -1,0 +1,250 @@
+/**
+ * The bench's printed report: per concurrency, every phase of every system, the storm checks,
+ * and the ratios the target is stated in. Ratios only; no absolute time is asserted.
+ *
+ * Rows keep the shape `bench:admission` parses: the product's rows start with `new keys ` and
+ * `replays `, carry `N /s` and `p50 … p95 …`, and end with `(requests)`; and a line
+ * `new payment: N PostgreSQL commits`.
+ */
+import type { BenchOptions } from './args.ts';
+import type { PhaseKind, PhaseResult } from './measured-phase.ts';
+import type { RateResult } from './postgres-baseline.ts';
+import { fixed, percentile, rate } from './stats.ts';
+import type { StormCount } from './storm-check.ts';
+import type { SystemName } from './targets.ts';
+import type { TransactionCount } from './transaction-counts.ts';
+
+/** The issue's target: the product at this fraction of the hand-written reference, or more. */
+export const TARGET_RATIO = 0.8;
+
+export interface StormOutcome {
+  system: SystemName;
+  concurrency: number;
+  count: StormCount;
+}
+
+export interface PostgresRates {
+  concurrency: number;
+  commit: RateResult;
+  read: RateResult;
+}
+
+export interface BenchReport {
+  options: BenchOptions;
+  environment: string[];
+  phases: PhaseResult[];
+  storms: StormOutcome[];
+  postgres: PostgresRates[];
+  transactions: TransactionCount[];
+}
+
+const PHASE_TITLE: Record<PhaseKind, string> = {
+  new: 'new keys',
+  replay: 'replays',
+  storm: 'storm',
+};
+
+function latency(latenciesMs: number[]): string {
+  const sorted = [...latenciesMs].sort((a, b) => a - b);
+  const at = (p: number) => fixed(percentile(sorted, p), 1).padStart(7);
+  return `p50 ${at(50)} ms  p95 ${at(95)} ms  p99 ${at(99)} ms`;
+}
+
+const SYSTEM_ORDER: SystemName[] = ['product', 'reference', 'bare'];
+
+/** Statements per request, BEGIN and COMMIT included (pg_stat_statements). */
+function statementsPerRequest(phase: PhaseResult): number {
+  const calls = phase.counts.statements?.reduce((sum, s) => sum + s.calls, 0);
+  return calls === undefined ? NaN : calls / Math.max(1, phase.load.done);
+}
+
+function phaseRow(phase: PhaseResult): string {
+  const { load, counts, cpu } = phase;
+  const label = phase.system === 'product' ? PHASE_TITLE[phase.kind] : `  ${phase.system}`;
+  const n = Math.max(1, load.done);
+  const perRequest = (ms: number) => fixed(ms / n, 2).padStart(6);
+  const flags = [
+    load.errors > 0 ? `${load.errors} errors` : '',
+    load.cutShort ? 'cut short by the time limit' : '',
+    counts.otherTransactions > 0 ? '*' : '',
+  ].filter(Boolean);
+  return [
+    label.padEnd(12),
+    `${fixed(rate(load), 0).padStart(7)} /s`,
+    latency(load.latenciesMs),
+    `${fixed(counts.writes / n, 2).padStart(6)} ${fixed(statementsPerRequest(phase), 1).padStart(5)}`,
+    `${perRequest(cpu.systemMs)} ${perRequest(cpu.pspMs)} ${perRequest(cpu.postgresMs)} ${perRequest(cpu.loadMs)}`,
+    `${flags.join(', ')} (${load.done})`,
+  ].join('  ');
+}
+
+const HEADER = [
+  ''.padEnd(12),
+  'throughput'.padStart(10),
+  '  latency'.padEnd(45),
+  'writes stmts',
+  '  CPU ms per request: system psp postgres load',
+].join('  ');
+
+const perRequest = (phase: PhaseResult | undefined, value: (p: PhaseResult) => number) =>
+  phase === undefined ? NaN : value(phase) / Math.max(1, phase.load.done);
+
+function find(report: BenchReport, spec: { system: SystemName; kind: PhaseKind; c: number }) {
+  return report.phases.find(
+    (p) => p.system === spec.system && p.kind === spec.kind && p.concurrency === spec.c,
+  );
+}
+
+function ratio(
+  a: PhaseResult | undefined,
+  b: PhaseResult | { done: number; seconds: number } | undefined,
+) {
+  if (a === undefined || b === undefined) return NaN;
+  return rate(a.load) / rate('load' in b ? b.load : b);
+}
+
+function verdict(value: number): string {
+  if (!Number.isFinite(value)) return '';
+  return value >= TARGET_RATIO
+    ? `(target ≥ ${TARGET_RATIO}: met)`
+    : `(target ≥ ${TARGET_RATIO}: short)`;
+}
+
+function stormLines(report: BenchReport, c: number): string[] {
+  const { stormCopies } = report.options;
+  return report.storms
+    .filter((s) => s.concurrency === c)
+    .map(({ system, count }) => {
+      const phase = find(report, { system, kind: 'storm', c });
+      const charges = `${count.charges.min}–${count.charges.max}`;
+      const payments = `${count.payments.min}–${count.payments.max}`;
+      const once = count.charges.min === 1 && count.charges.max === 1 && count.payments.max === 1;
+      const judged =
+        system === 'bare'
+          ? `no keys: ${stormCopies} charges per key expected, ${once ? 'but got one' : 'and got them'}`
+          : once
+            ? 'one charge per key: OK'
+            : 'DUPLICATE OR MISSING CHARGES';
+      const answers = phase
+        ? `${phase.load.done - phase.load.inUse - phase.load.errors} payments (${phase.load.replayed} replayed), ${phase.load.inUse} in use`
+        : '';
+      return `  ${system.padEnd(10)} ${count.keys} keys × ${stormCopies}: ${answers}; charges/key ${charges}, payment rows/key ${payments}: ${judged}`;
+    });
+}
+
+function ratioLines(report: BenchReport, c: number): string[] {
+  const pick = (system: SystemName, kind: PhaseKind) => find(report, { system, kind, c });
+  const pg = report.postgres.find((p) => p.concurrency === c);
+  const newRef = ratio(pick('product', 'new'), pick('reference', 'new'));
+  const replayRef = ratio(pick('product', 'replay'), pick('reference', 'replay'));
+  const lines = [
+    `  new keys: product ÷ reference ${fixed(newRef, 2)} ${verdict(newRef)}; product ÷ bare ${fixed(ratio(pick('product', 'new'), pick('bare', 'new')), 2)}; reference ÷ bare ${fixed(ratio(pick('reference', 'new'), pick('bare', 'new')), 2)}`,
+    `  replays:  product ÷ reference ${fixed(replayRef, 2)} ${verdict(replayRef)}; writing transactions per replay: product ${fixed(
+      perRequest(pick('product', 'replay'), (p) => p.counts.writes),
+      2,
+    )}, reference ${fixed(
+      perRequest(pick('reference', 'replay'), (p) => p.counts.writes),
+      2,
+    )}`,
+  ];
+  if (pg !== undefined) {
+    lines.push(
+      `  new keys ÷ PostgreSQL commit rate: product ${fixed(ratio(pick('product', 'new'), pg.commit), 3)}, reference ${fixed(ratio(pick('reference', 'new'), pg.commit), 3)}, bare ${fixed(ratio(pick('bare', 'new'), pg.commit), 3)} (ceiling at 2 writing transactions: 0.5)`,
+      `  replays ÷ PostgreSQL indexed-read rate: product ${fixed(ratio(pick('product', 'replay'), pg.read), 3)}, reference ${fixed(ratio(pick('reference', 'replay'), pg.read), 3)}`,
+      `  PostgreSQL, ${pg.commit.connections} connections: single-row INSERT commits ${fixed(rate(pg.commit), 0)} /s (${latency(pg.commit.latenciesMs)}); indexed reads ${fixed(rate(pg.read), 0)} /s (${latency(pg.read.latenciesMs)})`,
+    );
+  }
+  return lines;
+}
+
+export function printReport(report: BenchReport): void {
+  const out: string[] = ['', ...report.environment, ''];
+  for (const c of report.options.concurrencies) {
+    out.push(`── concurrency ${c} ${'─'.repeat(80)}`, HEADER);
+    for (const kind of ['new', 'replay', 'storm'] as const) {
+      for (const system of SYSTEM_ORDER) {
+        const phase = find(report, { system, kind, c });
+        if (phase !== undefined) out.push(phaseRow(phase));
+      }
+    }
+    out.push('', 'storm check (charges counted on the PSP statement, by reference):');
+    out.push(...stormLines(report, c), '', 'ratios (throughput):', ...ratioLines(report, c), '');
+  }
+  out.push(...transactionLines(report), ...statementDetail(report));
+  const polluted = report.phases.filter((p) => p.counts.otherTransactions > 0);
+  if (polluted.length > 0) {
+    const worst = Math.max(
+      ...polluted.map((p) => p.counts.otherTransactions / Math.max(1, p.load.done)),
+    );
+    out.push(
+      `* other databases on the server ran transactions during this phase; transaction ids are server-wide, so "writes" may be high by up to ${fixed(worst, 2)} per request (the worst phase).`,
+    );
+  }
+  for (const phase of report.phases.filter((p) => p.load.errorSamples.length > 0)) {
+    out.push(
+      `errors in ${phase.system} ${phase.kind} c${phase.concurrency}: ${phase.load.errorSamples.join(' | ')}`,
+    );
+  }
+  console.log(out.join('\n'));
+}
+
+/** The counted (untimed) transactions per request; the first line is what bench:admission reads. */
+function transactionLines(report: BenchReport): string[] {
+  const product = report.transactions.find((t) => t.system === 'product' && t.kind === 'new');
+  const out: string[] = [];
+  if (product !== undefined) {
+    out.push(
+      `new payment: ${fixed(product.commitsPerRequest, 2)} PostgreSQL commits (xact_commit), ${fixed(product.writesPerRequest, 2)} writing transactions (xids assigned)`,
+    );
+  }
+  out.push('transactions per request (counted with every connection closed around the count):');
+  for (const t of report.transactions) {
+    const other =
+      t.otherTransactions > 0 ? `; other databases ran ${t.otherTransactions} meanwhile` : '';
+    out.push(
+      `  ${t.system.padEnd(10)} ${PHASE_TITLE[t.kind].padEnd(9)} ${fixed(t.commitsPerRequest, 2)} commits, ${fixed(t.writesPerRequest, 2)} writing transactions (${t.requests} requests${other})`,
+    );
+  }
+  return [...out, ''];
+}
+
+/** Statements per request of each system's new keys and replays, at the middle concurrency. */
+function statementDetail(report: BenchReport): string[] {
+  const { concurrencies } = report.options;
+  const c = concurrencies[Math.floor(concurrencies.length / 2)] ?? 1;
+  const out: string[] = [];
+  for (const kind of ['new', 'replay'] as const) {
+    for (const system of SYSTEM_ORDER) {
+      const phase = find(report, { system, kind, c });
+      if (phase?.counts.statements === undefined) continue;
+      const n = Math.max(1, phase.load.done);
+      const rows = [...phase.counts.statements].sort((a, b) => b.calls - a.calls);
+      out.push(
+        `statements per request, ${system} ${PHASE_TITLE[kind]} c${c} (pg_stat_statements: calls × mean execution + planning time):`,
+        ...rows
+          .filter((s) => s.calls / n >= 0.01)
+          .map(
+            (s) =>
+              `  ${fixed(s.calls / n, 2).padStart(5)} × ${fixed(s.totalMs / s.calls, 3).padStart(7)} + ${fixed(s.planMs / s.calls, 3).padStart(6)} ms  ${s.query.replace(/\s+/g, ' ').trim().slice(0, 100)}`,
+          ),
+      );
+    }
+  }
+  return out.length === 0 ? [] : [...out, ''];
+}
+
+/** Whether the run showed a correctness failure: errors, or duplicate charges behind a key. */
+export function failures(report: BenchReport): string[] {
+  const problems = report.phases
+    .filter((p) => p.load.errors > 0)
+    .map((p) => `${p.system} ${p.kind} c${p.concurrency}: ${p.load.errors} errors`);
+  for (const storm of report.storms) {
+    const { charges, payments } = storm.count;
+    if (storm.system !== 'bare' && (charges.min !== 1 || charges.max !== 1 || payments.max !== 1)) {
+      problems.push(
+        `${storm.system} storm c${storm.concurrency}: charges per key ${charges.min}–${charges.max}`,
+      );
+    }
+  }
+  return problems;
+}
