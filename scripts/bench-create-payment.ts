@@ -63,7 +63,7 @@ async function startSystems(
       entry: 'src/main.ts',
       env: {
         ...common,
-        ...profiling?.env,
+        ...profiling?.spawnFor('product').env,
         PORT: '0',
         BOOTSTRAP_TENANTS: `bench:${API_KEY}`,
         LOG_LEVEL: run.options.logLevel,
@@ -73,20 +73,24 @@ async function startSystems(
         // Events wait in the outbox while the load runs: delivery is asynchronous work after it.
         OUTBOX_INTERVAL_MS: HELD_BACK_MS,
       },
-      nodeArgs: profiling?.nodeArgs,
-      preload: profiling?.preload,
+      nodeArgs: profiling?.spawnFor('product').nodeArgs,
+      preload: profiling?.spawnFor('product').preload,
       ready: /GraphQL:\s+(http:\/\/127\.0\.0\.1:\d+)\/graphql/,
     }),
     run.children.start({
       name: 'reference',
       entry: 'scripts/bench/reference-server.ts',
-      env: common,
+      env: { ...common, ...profiling?.spawnFor('reference').env },
+      nodeArgs: profiling?.spawnFor('reference').nodeArgs,
+      preload: profiling?.spawnFor('reference').preload,
       ready: /listening on (http:\/\/127\.0\.0\.1:\d+)/,
     }),
     run.children.start({
       name: 'bare',
       entry: 'scripts/bench/bare-server.ts',
-      env: common,
+      env: { ...common, ...profiling?.spawnFor('bare').env },
+      nodeArgs: profiling?.spawnFor('bare').nodeArgs,
+      preload: profiling?.spawnFor('bare').preload,
       ready: /listening on (http:\/\/127\.0\.0\.1:\d+)/,
     }),
   ]);
@@ -178,7 +182,7 @@ async function main(): Promise<void> {
       pspPid: systems.psp.process.pid ?? 0,
       pidOf: (system) => systems.children[system].process.pid ?? 0,
       limitMs: options.phaseLimitMs,
-      onBoundary: profiling ? () => profiling.census(systems.children.product) : undefined,
+      onBoundary: profiling ? () => profiling.census(systems.children) : undefined,
     };
     const measured = await runPlan({
       ctx,
@@ -211,8 +215,8 @@ async function main(): Promise<void> {
       transactions,
     };
     if (profiling) {
-      await children.stop(systems.children.product);
-      profile = await profiling.summarise(report.phases.filter((p) => p.system === 'product'));
+      await children.stopAll();
+      profile = await profiling.summarise(report.phases);
     }
   } finally {
     await pool.end();

@@ -1,7 +1,8 @@
 /**
- * `--profile`: the gateway runs under `node --cpu-prof` with the statement census preloaded.
- * After the run, each of the product's phases is cut out of the profile by its time window and
- * reported per request: CPU per layer, and statements sent with their round-trip times.
+ * `--profile`: every system's process (the gateway and both baselines) runs under
+ * `node --cpu-prof` with the statement census preloaded. After the run, each phase is cut out of
+ * its process's profile by its time windows and reported per request: CPU per layer, side by
+ * side for the three systems, and the statements sent with their round-trip times.
  */
 import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -9,6 +10,7 @@ import { join } from 'node:path';
 import type { Child } from './children.ts';
 import { layerTimes, readProfile, type CpuProfile } from './cpu-profile-layers.ts';
 import type { PhaseResult } from './measured-phase.ts';
+import type { SystemName } from './targets.ts';
 import type { Tally } from './query-census.ts';
 import { fixed, rate } from './stats.ts';
 
@@ -23,13 +25,18 @@ interface Snapshot {
   tallies: Record<string, Tally>;
 }
 
-export interface Profiling {
+export interface SpawnSettings {
   env: Record<string, string>;
   nodeArgs: string[];
   preload: string[];
-  /** A census snapshot of the gateway's statements so far. */
-  census(gateway: Child): Promise<void>;
-  /** After the gateway has exited (its profile written): the per-phase breakdown, as text. */
+}
+
+export interface Profiling {
+  /** How to start a system's process under the profiler and the census. */
+  spawnFor(system: SystemName): SpawnSettings;
+  /** A census snapshot of every profiled process's statements so far. */
+  census(children: Record<SystemName, Child>): Promise<void>;
+  /** After the processes have exited (their profiles written): the breakdown, as text. */
   summarise(phases: PhaseResult[]): Promise<string>;
 }
 
@@ -99,7 +106,7 @@ function layerLines(spec: { profile: CpuProfile; phase: PhaseResult }): string[]
   const n = Math.max(1, phase.load.done);
   const busy = times.busyUs;
   const lines = [
-    `    gateway CPU per request: ${fixed(busy / n / 1000, 2)} ms (busy ${fixed((100 * busy) / times.windowUs, 0)}% of the phase's wall time; ${fixed(rate(phase.load), 0)} /s)`,
+    `    CPU per request: ${fixed(busy / n / 1000, 2)} ms (busy ${fixed((100 * busy) / times.windowUs, 0)}% of the phase's wall time; ${fixed(rate(phase.load), 0)} /s)`,
   ];
   const sorted = [...times.byLayer]
     .filter(([layer]) => layer !== 'idle')
@@ -120,35 +127,88 @@ function layerLines(spec: { profile: CpuProfile; phase: PhaseResult }): string[]
   return lines;
 }
 
+/** The main thread's profile: `CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile`, thread 0. */
+async function mainThreadProfile(dir: string): Promise<CpuProfile | undefined> {
+  const file = (await readdir(dir)).find((name) => /\.\d+\.0\.\d+\.cpuprofile$/.test(name));
+  return file === undefined ? undefined : readProfile(join(dir, file));
+}
+
+const SYSTEMS: SystemName[] = ['product', 'reference', 'bare'];
+
+/** Per layer, µs per request of each system in one phase: the comparison the README quotes. */
+function comparison(phases: PhaseResult[], profiles: Map<SystemName, CpuProfile>): string[] {
+  const columns = SYSTEMS.map((system) => phases.find((p) => p.system === system));
+  const perLayer = new Map<string, Array<number | undefined>>();
+  const busy: Array<number | undefined> = [];
+  columns.forEach((phase, i) => {
+    const profile = phase === undefined ? undefined : profiles.get(phase.system);
+    if (phase === undefined || profile === undefined) return;
+    const times = layerTimes(profile, phase.windowsUs);
+    const n = Math.max(1, phase.load.done);
+    busy[i] = times.busyUs / n;
+    for (const [layer, us] of times.byLayer) {
+      if (layer === 'idle') continue;
+      const row = perLayer.get(layer) ?? [];
+      row[i] = us / n;
+      perLayer.set(layer, row);
+    }
+  });
+  const cell = (v: number | undefined) => (v === undefined ? '-' : fixed(v, 0)).padStart(10);
+  const rows = [...perLayer].sort((a, b) => (b[1][0] ?? 0) - (a[1][0] ?? 0));
+  return [
+    `    ${'µs of CPU per request'.padEnd(42)}${SYSTEMS.map((s) => s.padStart(10)).join('')}`,
+    ...rows
+      .filter(([, values]) => values.some((v) => (v ?? 0) >= 20))
+      .map(([layer, values]) => `    ${layer.padEnd(42)}${values.map(cell).join('')}`),
+    `    ${'total (busy)'.padEnd(42)}${[0, 1, 2].map((i) => cell(busy[i])).join('')}`,
+  ];
+}
+
 export async function startProfiling(): Promise<Profiling> {
-  const dir = await mkdtemp(join(tmpdir(), 'pgw-bench-profile-'));
-  const censusFile = join(dir, 'statements.json');
-  const snapshots: Snapshot[] = [];
+  const root = await mkdtemp(join(tmpdir(), 'pgw-bench-profile-'));
+  const censusFile = (system: SystemName) => join(root, `${system}.statements.json`);
+  const snapshots = new Map<SystemName, Snapshot[]>(SYSTEMS.map((s) => [s, []]));
   let seq = 0;
   return {
-    env: { BENCH_QUERY_CENSUS_FILE: censusFile },
-    nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`],
-    preload: ['./scripts/bench/query-census.ts'],
-    async census(gateway) {
+    spawnFor: (system) => ({
+      env: { BENCH_QUERY_CENSUS_FILE: censusFile(system) },
+      nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${join(root, system)}`],
+      preload: ['./scripts/bench/query-census.ts'],
+    }),
+    async census(children) {
       seq += 1;
       const atUs = nowUs();
-      gateway.process.kill('SIGUSR2');
-      snapshots.push({ atUs, tallies: await readCensus(censusFile, seq) });
+      for (const system of SYSTEMS) children[system].process.kill('SIGUSR2');
+      for (const system of SYSTEMS) {
+        const tallies = await readCensus(censusFile(system), seq);
+        snapshots.get(system)?.push({ atUs, tallies });
+      }
     },
     async summarise(phases) {
-      const file = (await readdir(dir)).find((name) => name.endsWith('.cpuprofile'));
-      const profile = file === undefined ? undefined : readProfile(join(dir, file));
-      const out = [`\nprofile of the gateway (${dir}):`];
-      for (const phase of phases) {
-        out.push(`  ${phase.kind} c${phase.concurrency} (${phase.load.done} requests)`);
-        if (profile !== undefined) out.push(...layerLines({ profile, phase }));
-        const delta = censusDelta(snapshots, phase.windowsUs);
-        out.push(...censusLines({ delta, requests: Math.max(1, phase.load.done) }));
+      const profiles = new Map<SystemName, CpuProfile>();
+      for (const system of SYSTEMS) {
+        const profile = await mainThreadProfile(join(root, system)).catch(() => undefined);
+        if (profile !== undefined) profiles.set(system, profile);
       }
-      if (profile === undefined)
-        out.push('  (no .cpuprofile was written: did the gateway exit cleanly?)');
+      const out = [`\nprofiles (${root}):`];
+      const keys = [...new Set(phases.map((p) => `${p.kind}/${p.concurrency}`))];
+      for (const key of keys) {
+        const same = phases.filter((p) => `${p.kind}/${p.concurrency}` === key);
+        const first = same[0];
+        if (first === undefined) continue;
+        out.push(`  ${first.kind} c${first.concurrency}: per layer`, ...comparison(same, profiles));
+        for (const phase of same) {
+          const profile = profiles.get(phase.system);
+          out.push(
+            `  ${phase.system} ${phase.kind} c${phase.concurrency} (${phase.load.done} requests)`,
+          );
+          if (profile !== undefined) out.push(...layerLines({ profile, phase }));
+          const delta = censusDelta(snapshots.get(phase.system) ?? [], phase.windowsUs);
+          out.push(...censusLines({ delta, requests: Math.max(1, phase.load.done) }));
+        }
+      }
       const text = out.join('\n');
-      await writeFile(join(dir, 'summary.txt'), text);
+      await writeFile(join(root, 'summary.txt'), text);
       return text;
     },
   };

@@ -5,7 +5,7 @@
  * running totals to BENCH_QUERY_CENSUS_FILE as `{ seq, tallies }`; the bench takes a snapshot at
  * both ends of each phase and subtracts.
  */
-import { writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
 import pg from 'pg';
 
 export interface Tally {
@@ -56,6 +56,8 @@ if (file !== undefined) {
   (pg.Client.prototype as unknown as { query: Query }).query = censusQuery;
   process.on('SIGUSR2', () => {
     seq += 1;
-    writeFileSync(file, JSON.stringify({ seq, tallies }));
+    // Written aside, then renamed: the bench never reads half a file.
+    writeFileSync(`${file}.tmp`, JSON.stringify({ seq, tallies }));
+    renameSync(`${file}.tmp`, file);
   });
 }
