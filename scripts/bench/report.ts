@@ -103,6 +103,27 @@ function ratio(
   return rate(a.load) / rate('load' in b ? b.load : b);
 }
 
+/** CPU per request of the serving side: the system, the PSP and PostgreSQL (not the load). */
+function serverCpu(phase: PhaseResult | undefined): number {
+  if (phase === undefined) return NaN;
+  const { systemMs, pspMs, postgresMs } = phase.cpu;
+  return (systemMs + pspMs + postgresMs) / Math.max(1, phase.load.done);
+}
+
+/**
+ * On two cores shared with other work, throughput swings with whatever else runs; the CPU a
+ * request costs each process swings much less. reference CPU ÷ product CPU is the throughput
+ * ratio the two would show on cores of their own, if both were CPU-bound.
+ */
+function cpuLine(report: BenchReport, spec: { c: number; kind: PhaseKind }): string {
+  const at = (system: SystemName) => find(report, { system, kind: spec.kind, c: spec.c });
+  const [product, reference, bare] = SYSTEM_ORDER.map((system) => serverCpu(at(system)));
+  const label = spec.kind === 'new' ? 'new keys' : 'replays ';
+  const ratio = (reference ?? NaN) / (product ?? NaN);
+  const bareText = Number.isFinite(bare) ? `, bare ${fixed(bare ?? NaN, 2)}` : '';
+  return `  ${label} CPU per request (system + PSP + PostgreSQL): product ${fixed(product ?? NaN, 2)} ms, reference ${fixed(reference ?? NaN, 2)} ms${bareText} → reference ÷ product ${fixed(ratio, 2)}`;
+}
+
 function verdict(value: number): string {
   if (!Number.isFinite(value)) return '';
   return value >= TARGET_RATIO
@@ -147,6 +168,7 @@ function ratioLines(report: BenchReport, c: number): string[] {
       2,
     )}`,
   ];
+  lines.push(cpuLine(report, { c, kind: 'new' }), cpuLine(report, { c, kind: 'replay' }));
   if (pg !== undefined) {
     lines.push(
       `  new keys ÷ PostgreSQL commit rate: product ${fixed(ratio(pick('product', 'new'), pg.commit), 3)}, reference ${fixed(ratio(pick('reference', 'new'), pg.commit), 3)}, bare ${fixed(ratio(pick('bare', 'new'), pg.commit), 3)} (ceiling at 2 writing transactions: 0.5)`,
