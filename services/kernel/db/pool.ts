@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { preparingClientClass } from './prepared-client.ts';
 
 /** Anything that runs a query: the pool itself (autocommit) or a client inside a transaction. */
 export type Queryable = Pick<pg.Pool, 'query'>;
@@ -23,6 +24,8 @@ export function createPool(opts: {
     connectionTimeoutMillis: POOL_CONNECTION_TIMEOUT_MS,
     idleTimeoutMillis: POOL_IDLE_TIMEOUT_MS,
     application_name: opts.applicationName,
+    // Parameterised statements are prepared once per connection (see prepared-client.ts).
+    Client: preparingClientClass(),
   });
   // An idle connection whose backend was terminated emits 'error' on the pool. Unhandled, it
   // would crash the process; handled, pg drops that client and the next checkout opens anew.
