@@ -26,7 +26,7 @@ import {
 import { readBacklog } from './kernel/outbox/outbox.ts';
 import { REGISTER_WEBHOOK_ENDPOINT } from './notifications/register-endpoint.flow.ts';
 import { createHttpProviderAdapter } from './provider/http-provider-adapter.ts';
-import { appRouter, type AppRouter } from './router.ts';
+import { appRouter, createServiceCaller, type AppRouter, type ServiceCaller } from './router.ts';
 
 export interface ServicesConfig {
   databaseUrl: string;
@@ -58,6 +58,8 @@ export interface Services {
   deps: ServiceDeps;
   /** A typed tRPC client that calls the routers in this process (tRPC's local link). */
   client: TRPCClient<AppRouter>;
+  /** The same routers through tRPC's server-side caller: what the request path uses. */
+  caller: ServiceCaller;
   createContext: () => ServiceContext;
   worker: RecoveryWorker;
   /** Settles unknown outcomes against the provider's statement on a schedule. */
@@ -114,9 +116,9 @@ export function createServices(config: ServicesConfig): Services {
     // payments → provider goes through tRPC like any service-to-service call, so the
     // provider service can move to its own process without the payments code changing.
     provider: {
-      charge: (request) => client.provider.charge.mutate(request),
-      statement: (range) => client.provider.statement.query(range),
-      operate: (request) => client.provider.operate.mutate(request),
+      charge: (request) => caller.provider.charge(request),
+      statement: (range) => caller.provider.statement(range),
+      operate: (request) => caller.provider.operate(request),
     },
     config: {
       providerTimeoutMs: config.providerTimeoutMs,
@@ -126,6 +128,7 @@ export function createServices(config: ServicesConfig): Services {
     },
   };
   const createContext = (): ServiceContext => ({ deps });
+  const caller = createServiceCaller(createContext);
   const client = createTRPCClient<AppRouter>({
     links: [
       localLink({ router: appRouter, createContext: () => Promise.resolve(createContext()) }),
@@ -176,7 +179,7 @@ export function createServices(config: ServicesConfig): Services {
   const dispatcher = new OutboxDispatcher({
     pool,
     faults: config.faults,
-    handlers: { ledger: ledgerHandler(client), ...notificationHandlers(deps) },
+    handlers: { ledger: ledgerHandler(caller), ...notificationHandlers(deps) },
     metrics: config.metrics,
     serviceOf: serviceOfConsumer,
     intervalMs: config.outboxIntervalMs,
@@ -200,6 +203,7 @@ export function createServices(config: ServicesConfig): Services {
   return {
     deps,
     client,
+    caller,
     createContext,
     worker,
     reconciler,

@@ -5,7 +5,7 @@ import { paymentsRouter } from './payments/payments.router.ts';
 import { providerRouter } from './provider/provider.router.ts';
 import { systemRouter } from './system/system.router.ts';
 import { tenantsRouter } from './tenants/tenants.router.ts';
-import { router } from './trpc.ts';
+import { createCallerFactory, router } from './trpc.ts';
 
 /** Every internal service, as one router: in-process for `npm start`, or at /trpc over HTTP. */
 export const appRouter = router({
@@ -19,3 +19,12 @@ export const appRouter = router({
 });
 
 export type AppRouter = typeof appRouter;
+
+/**
+ * In-process calls go through tRPC's server-side caller: the same procedures, input validation
+ * and middleware as over HTTP, without the client's link and observable machinery, which cost
+ * about 50 µs per call (measured against localLink). A service that moves to its own process
+ * swaps its caller for a TRPCClient at the composition root; callers of `deps` do not change.
+ */
+export const createServiceCaller = createCallerFactory(appRouter);
+export type ServiceCaller = ReturnType<typeof createServiceCaller>;

@@ -150,7 +150,7 @@ export async function startApp(options: AppOptions): Promise<App> {
   const apollo = await createApollo(metrics);
   const gateway = createGatewayServer({
     apollo,
-    services: services.client,
+    services: services.caller,
     serviceContext: services.createContext,
     metrics,
     log,

@@ -1,6 +1,5 @@
-import type { TRPCClient } from '@trpc/client';
 import type { DeliveryHandler } from '../kernel/outbox/dispatcher.ts';
-import type { AppRouter } from '../router.ts';
+import type { ServiceCaller } from '../router.ts';
 
 interface MovementPayload {
   payment?: { id?: string };
@@ -16,12 +15,12 @@ interface MovementPayload {
  * The outbox consumer that posts money movements to the ledger service. Delivered at least once;
  * the ledger's inbox and posting ids make each movement post once.
  */
-export function ledgerHandler(client: TRPCClient<AppRouter>): DeliveryHandler {
+export function ledgerHandler(services: ServiceCaller): DeliveryHandler {
   return async (delivery) => {
     const { payment, movement } = delivery.event.payload as MovementPayload;
     if (movement === null || movement === undefined || payment?.id === undefined)
       return { kind: 'delivered' };
-    await client.ledger.post.mutate({
+    await services.ledger.post({
       tenantId: delivery.tenantId,
       messageId: delivery.eventId,
       postingId: movement.postingId,

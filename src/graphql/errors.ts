@@ -1,7 +1,12 @@
 import { GraphQLError, type GraphQLFormattedError, type GraphQLResolveInfo } from 'graphql';
 import { HeaderMap } from '@apollo/server';
-import { isTRPCClientError } from '@trpc/client';
-import { ERROR_CATALOG, isErrorCode, type PublicError } from '../../services/kernel/errors.ts';
+import { TRPCError } from '@trpc/server';
+import {
+  AppError,
+  ERROR_CATALOG,
+  isErrorCode,
+  type PublicError,
+} from '../../services/kernel/errors.ts';
 
 /**
  * A service's public error as a GraphQL error. When the failing field is the operation's only
@@ -22,20 +27,16 @@ export function toGraphQLError(error: PublicError, info: GraphQLResolveInfo): Gr
   return new GraphQLError(error.message, { extensions });
 }
 
-/** A typed error from a service call (tRPC), or null if it carries none. */
+/**
+ * A typed error from a service call (tRPC's server-side caller), or null if it carries none:
+ * a deliberate AppError keeps its catalog code, input the procedure's validator refused is
+ * BAD_USER_INPUT, and anything else is for the caller to mask.
+ */
 export function publicErrorOf(error: unknown): PublicError | null {
-  if (!isTRPCClientError(error)) return null;
-  const data: unknown = error.data;
-  if (typeof data !== 'object' || data === null) return null;
-  const carried = (data as { publicError?: unknown }).publicError;
-  if (
-    typeof carried === 'object' &&
-    carried !== null &&
-    isErrorCode((carried as { code?: unknown }).code)
-  ) {
-    return carried as PublicError;
-  }
-  if ((data as { code?: unknown }).code === 'BAD_REQUEST') {
+  if (error instanceof AppError) return error.toPublic();
+  if (!(error instanceof TRPCError)) return null;
+  if (error.cause instanceof AppError) return error.cause.toPublic();
+  if (error.code === 'BAD_REQUEST') {
     return { code: 'BAD_USER_INPUT', message: ERROR_CATALOG.BAD_USER_INPUT.message };
   }
   return null;

@@ -35,26 +35,23 @@ export const resolvers = {
   JSON: JsonScalar,
   Query: {
     payment: (_: unknown, args: { id: string }, ctx: GatewayContext, info: GraphQLResolveInfo) =>
-      call(ctx, info, () =>
-        ctx.services.payments.get.query({ tenantId: ctx.tenantId, id: args.id }),
-      ),
+      call(ctx, info, () => ctx.services.payments.get({ tenantId: ctx.tenantId, id: args.id })),
     balances: (_: unknown, _args: unknown, ctx: GatewayContext, info: GraphQLResolveInfo) =>
-      call(ctx, info, () => ctx.services.ledger.balances.query({ tenantId: ctx.tenantId })),
+      call(ctx, info, () => ctx.services.ledger.balances({ tenantId: ctx.tenantId })),
     payments: (
       _: unknown,
       args: { first: number; after?: string | null; reference?: string | null },
       ctx: GatewayContext,
       info: GraphQLResolveInfo,
-    ) =>
-      call(ctx, info, () => ctx.services.payments.list.query({ tenantId: ctx.tenantId, ...args })),
+    ) => call(ctx, info, () => ctx.services.payments.list({ tenantId: ctx.tenantId, ...args })),
   },
   Mutation: {
     createPayment: command((ctx, input: CreatePaymentArgs['input']) =>
-      ctx.services.payments.create.mutate({ tenantId: ctx.tenantId, ...input }),
+      ctx.services.payments.create({ tenantId: ctx.tenantId, ...input }),
     ),
     capturePayment: command(
       (ctx, input: { idempotencyKey: string; paymentId: string; amount?: string | null }) =>
-        ctx.services.payments.capture.mutate({ tenantId: ctx.tenantId, ...input }),
+        ctx.services.payments.capture({ tenantId: ctx.tenantId, ...input }),
     ),
     refundPayment: command(
       (
@@ -65,13 +62,13 @@ export const resolvers = {
           amount: string;
           reason?: string | null;
         },
-      ) => ctx.services.payments.refund.mutate({ tenantId: ctx.tenantId, ...input }),
+      ) => ctx.services.payments.refund({ tenantId: ctx.tenantId, ...input }),
     ),
     cancelPayment: command((ctx, input: { idempotencyKey: string; paymentId: string }) =>
-      ctx.services.payments.cancel.mutate({ tenantId: ctx.tenantId, ...input }),
+      ctx.services.payments.cancel({ tenantId: ctx.tenantId, ...input }),
     ),
     registerWebhookEndpoint: command((ctx, input: { idempotencyKey: string; url: string }) =>
-      ctx.services.notifications.registerEndpoint.mutate({ tenantId: ctx.tenantId, ...input }),
+      ctx.services.notifications.registerEndpoint({ tenantId: ctx.tenantId, ...input }),
     ),
   },
 };

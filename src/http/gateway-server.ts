@@ -1,10 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { HeaderMap, type ApolloServer } from '@apollo/server';
-import type { TRPCClient } from '@trpc/client';
 import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
 import type { ServiceContext } from '../../services/context.ts';
 import type { Metrics } from '../../services/kernel/metrics.ts';
-import { appRouter, type AppRouter } from '../../services/router.ts';
+import { appRouter, type ServiceCaller } from '../../services/router.ts';
 import type { GatewayContext } from '../graphql/context.ts';
 import type { Logger } from '../../services/kernel/logging/logger.ts';
 import type { RequestContext } from '../../services/kernel/logging/request-context.ts';
@@ -18,7 +17,7 @@ export const MAX_BODY_BYTES = 100 * 1024;
 
 export interface GatewayServerOptions {
   apollo: ApolloServer<GatewayContext>;
-  services: TRPCClient<AppRouter>;
+  services: ServiceCaller;
   serviceContext: () => ServiceContext;
   metrics: Metrics;
   log: Logger;
@@ -41,7 +40,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
   const opts: RouteOptions = {
     ...options,
     authenticate: createTenantAuthenticator((apiKey) =>
-      options.services.tenants.authenticate.query({ apiKey }),
+      options.services.tenants.authenticate({ apiKey }),
     ),
   };
   let inFlight = 0;
@@ -124,7 +123,7 @@ async function route(opts: RouteOptions, req: IncomingMessage, res: ServerRespon
     case '/healthz':
       return sendJson(res, { status: 200, body: { status: 'ok' } });
     case '/readyz': {
-      const { ready } = await opts.services.system.ready.query();
+      const { ready } = await opts.services.system.ready();
       return sendJson(res, {
         status: ready ? 200 : 503,
         body: { status: ready ? 'ready' : 'not ready' },

@@ -330,7 +330,7 @@ describe('the books', () => {
 describe('several dispatchers on one backlog', () => {
   it('deliver every event; the ledger still posts each movement once', async () => {
     for (let i = 0; i < 12; i++) await createPaymentOn(stack, paymentInput(`many-dispatch-${i}`));
-    const { deps, client } = stack.app.services;
+    const { deps, caller } = stack.app.services;
     const dispatchers = Array.from(
       { length: 3 },
       () =>
@@ -338,7 +338,7 @@ describe('several dispatchers on one backlog', () => {
           pool: deps.pool,
           faults: deps.faults,
           metrics: deps.metrics,
-          handlers: { ledger: ledgerHandler(client), ...notificationHandlers(deps) },
+          handlers: { ledger: ledgerHandler(caller), ...notificationHandlers(deps) },
           serviceOf: (kind) => (kind === 'ledger' ? 'ledger' : 'notifications'),
           intervalMs: 60_000,
           onError: () => undefined,
