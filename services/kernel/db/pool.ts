@@ -41,6 +41,14 @@ export function createPool(opts: {
   return pool;
 }
 
+export interface TransactionOptions {
+  /**
+   * The opening message: BEGIN, followed by statements that must run first, sent in the same
+   * round trip (see beginLockingScope). Built by code from typed values, never from input.
+   */
+  begin?: string;
+}
+
 /**
  * Runs `work` in one READ COMMITTED transaction (the level at which a losing
  * `INSERT … ON CONFLICT DO NOTHING` waits for the winner and returns no row, instead of
@@ -49,8 +57,11 @@ export function createPool(opts: {
  */
 export async function withTransaction<T>(
   pool: pg.Pool,
-  work: (tx: TxClient) => Promise<T>,
+  ...args:
+    | [work: (tx: TxClient) => Promise<T>]
+    | [opts: TransactionOptions, work: (tx: TxClient) => Promise<T>]
 ): Promise<T> {
+  const [opts, work] = args.length === 1 ? [{}, args[0]] : args;
   const client = await pool.connect();
   // A checked-out client has no listener of the pool's: if its backend is terminated between
   // statements (idle in transaction), the 'error' event would be unhandled and take the whole
@@ -61,7 +72,7 @@ export async function withTransaction<T>(
   };
   client.on('error', onError);
   try {
-    await client.query('BEGIN');
+    await client.query(opts.begin ?? 'BEGIN');
     const result = await work(client);
     await client.query('COMMIT');
     return result;

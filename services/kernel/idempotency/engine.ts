@@ -3,9 +3,9 @@ import { FaultInjectedError } from '../faults.ts';
 import type { JsonValue } from '../canonical-json.ts';
 import { createHash } from 'node:crypto';
 import {
+  beginLockingScope,
   FINISH_AT_ADMISSION,
   INSERT_KEY,
-  LOCK_SCOPE,
   SELECT_KEY,
   TAKE_OVER_KEY,
   UNFINISHED_SUMMARY,
@@ -127,8 +127,8 @@ export class IdempotencyEngine {
     const { tenantId, operation, key } = scope;
     const { leaseMs, ttlSeconds, faults } = this.deps;
     const executed = admission.afterExpiry ? 'expired_retry' : 'executed';
-    const transaction = withTransaction(this.deps.pool, async (tx) => {
-      await tx.query(LOCK_SCOPE, [scopeDigest(scope).readBigInt64BE(0).toString()]);
+    const begin = beginLockingScope(scopeDigest(scope).readBigInt64BE(0));
+    const transaction = withTransaction(this.deps.pool, { begin }, async (tx) => {
       const { rows } = await tx.query<Omit<OwnedRow, 'recovery_point' | 'resource_id'>>(
         INSERT_KEY,
         [tenantId, operation.id, key, requestHash, first.to, first.resourceId, leaseMs, ttlSeconds],

@@ -1,12 +1,16 @@
-/** $1 tenant, $2 event id, $3 type, $4 payload. Idempotent: an event is written once. */
-export const INSERT_EVENT = `
-INSERT INTO outbox_events (tenant_id, id, type, payload) VALUES ($1, $2, $3, $4)
-ON CONFLICT ON CONSTRAINT outbox_events_pk DO NOTHING`;
-
-/** $1 tenant, $2 event id, $3 consumers (text[]). */
-export const INSERT_DELIVERIES = `
+/**
+ * An event and one delivery per consumer, in one statement (one round trip inside the phase
+ * that makes the event true). Idempotent: an event is written once, and so is each delivery.
+ * The deliveries' foreign key is checked at the end of the statement, when the event row the
+ * CTE inserted is visible. $1 tenant, $2 event id, $3 type, $4 payload, $5 consumers (text[]).
+ */
+export const INSERT_EVENT_WITH_DELIVERIES = `
+WITH event AS (
+  INSERT INTO outbox_events (tenant_id, id, type, payload) VALUES ($1, $2, $3, $4)
+  ON CONFLICT ON CONSTRAINT outbox_events_pk DO NOTHING
+)
 INSERT INTO outbox_deliveries (tenant_id, event_id, consumer)
-SELECT $1, $2, consumer FROM unnest($3::text[]) AS consumer
+SELECT $1, $2, consumer FROM unnest($5::text[]) AS consumer
 ON CONFLICT ON CONSTRAINT outbox_deliveries_pk DO NOTHING`;
 
 /**

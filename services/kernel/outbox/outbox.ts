@@ -1,6 +1,6 @@
 import type { JsonValue } from '../canonical-json.ts';
 import type { Queryable, TxClient } from '../db/pool.ts';
-import { BACKLOG, INSERT_DELIVERIES, INSERT_EVENT } from './outbox.sql.ts';
+import { BACKLOG, INSERT_EVENT_WITH_DELIVERIES } from './outbox.sql.ts';
 
 export interface OutboxEvent {
   tenantId: string;
@@ -13,13 +13,13 @@ export interface OutboxEvent {
 
 /** Writes an event and its deliveries inside the caller's transaction — the phase that makes it true. */
 export async function writeEvent(tx: TxClient, event: OutboxEvent): Promise<void> {
-  await tx.query(INSERT_EVENT, [
+  await tx.query(INSERT_EVENT_WITH_DELIVERIES, [
     event.tenantId,
     event.id,
     event.type,
     JSON.stringify(event.payload),
+    event.consumers,
   ]);
-  await tx.query(INSERT_DELIVERIES, [event.tenantId, event.id, event.consumers]);
 }
 
 /** Pending deliveries per consumer kind, and the age of the oldest: the backlog gauges. */
