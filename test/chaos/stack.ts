@@ -61,6 +61,13 @@ export class GatewaySlot {
         const child = await this.start((spawned) => {
           this.spawning = spawned;
         });
+        if (this.abortedStart) {
+          // killWhileStarting's SIGKILL landed after the ready line but before this line ran:
+          // the process is ours to bury, never this slot's gateway, and its death no crash.
+          // (Adopting it here once made a soak run report four harness kills as crashes.)
+          await child.exited;
+          return false;
+        }
         this.child = child;
         this.startingMs += Date.now() - began;
         void child.exited.then(() => this.noteExit(child));
