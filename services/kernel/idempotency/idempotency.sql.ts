@@ -41,10 +41,10 @@ export function beginLockingScope(lockKey: bigint): string {
 
 /**
  * Admission, fused with the first phase's recovery point and its phase-log entry. Runs after
- * beginLockingScope, in its own statement so its snapshot sees every admission committed before the
- * lock was granted. $1 tenant, $2 operation, $3 key, $4 request hash, $5 first recovery point,
- * $6 resource id, $7 lease ms, $8 ttl seconds. No row back: a live row exists (someone else
- * admitted the key first).
+ * beginLockingScope, in its own statement so its snapshot sees every admission committed
+ * before the lock was granted. $1 tenant, $2 operation, $3 key, $4 request hash, $5 first
+ * recovery point, $6 resource id, $7 lease ms, $8 ttl seconds. No row back: a live row exists
+ * (someone else admitted the key first).
  */
 export const INSERT_KEY = `
 WITH admitted AS (
