@@ -16,14 +16,8 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import type pg from 'pg';
 import { migrateDatabase } from '../migrations/migrate.ts';
-import {
-  externalServer,
-  findFreePort,
-  isServerAnswering,
-  startEmbeddedServer,
-  withClient,
-  type DatabaseServer,
-} from '../services/kernel/db/database-server.ts';
+import { withClient, type DatabaseServer } from '../services/kernel/db/database-server.ts';
+import { openScratchServer } from '../services/kernel/db/scratch-server.ts';
 import { createPool, withTransaction } from '../services/kernel/db/pool.ts';
 import {
   addPartition,
@@ -104,7 +98,8 @@ interface Check {
 
 async function main(): Promise<void> {
   const keys = parseKeyCount();
-  const server = await openServer();
+  // BENCH_DATABASE_URL, else 127.0.0.1:5432, else an embedded server: as `npm run bench`.
+  const server = await openScratchServer(process.env['BENCH_DATABASE_URL'], 'bench-retention');
   const dbName = `pgw_bench_retention_${randomBytes(4).toString('hex')}`;
   let pool: pg.Pool | undefined;
   try {
@@ -179,16 +174,6 @@ function parseKeyCount(): number {
     throw new Error(`--keys must be an integer in [1, ${MAX_KEYS}], got ${values.keys}`);
   }
   return keys;
-}
-
-/** The same choice of server as scripts/bench-create-payment.ts. */
-async function openServer(): Promise<DatabaseServer> {
-  const configured = process.env['BENCH_DATABASE_URL'];
-  if (configured) return externalServer(configured);
-  const local = `postgres://${process.env['PGUSER'] ?? 'root'}@127.0.0.1:5432/postgres`;
-  if (await isServerAnswering(local, 1_000)) return externalServer(local);
-  const dir = `/tmp/pgw-bench-${randomBytes(4).toString('hex')}`;
-  return startEmbeddedServer({ dataDir: dir, port: await findFreePort(), persistent: false });
 }
 
 /**

@@ -15,11 +15,11 @@ import { migrateDatabase } from '../../migrations/migrate.ts';
 import {
   externalServer,
   findFreePort,
-  isServerAnswering,
   startEmbeddedServer,
   withClient,
   type DatabaseServer,
 } from '../../services/kernel/db/database-server.ts';
+import { sharedServerUrl } from '../../services/kernel/db/scratch-server.ts';
 import { BASELINE_SCHEMA } from './baseline-schema.ts';
 
 export interface ScratchDatabase {
@@ -65,11 +65,9 @@ async function privateCluster(): Promise<{ server: DatabaseServer; remove: () =>
 async function openServer(
   embedded: boolean,
 ): Promise<{ server: DatabaseServer; remove: () => Promise<void>; cluster: 'shared' | 'private' }> {
-  const configured = process.env['BENCH_DATABASE_URL'] ?? process.env['TEST_DATABASE_URL'];
-  const local = `postgres://${process.env['PGUSER'] ?? 'root'}@127.0.0.1:5432/postgres`;
   const shared = embedded
     ? undefined
-    : configured || ((await isServerAnswering(local, 1_000)) ? local : undefined);
+    : await sharedServerUrl(process.env['BENCH_DATABASE_URL'] ?? process.env['TEST_DATABASE_URL']);
   if (shared !== undefined) {
     return { server: externalServer(shared), remove: () => Promise.resolve(), cluster: 'shared' };
   }

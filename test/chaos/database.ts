@@ -4,9 +4,6 @@
  * audit fails, so the evidence can be read with psql.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pg from 'pg';
 import { migrateDatabase } from '../../migrations/migrate.ts';
 import { addPartition } from '../../services/kernel/idempotency/retention.ts';
@@ -15,17 +12,8 @@ import {
   PARTITIONED_TABLES,
 } from '../../services/kernel/idempotency/retention.sql.ts';
 import { RETENTION } from './tiers.ts';
-import {
-  externalServer,
-  findFreePort,
-  isServerAnswering,
-  startEmbeddedServer,
-  withClient,
-  type DatabaseServer,
-} from '../../services/kernel/db/database-server.ts';
-
-/** A local server answers a loopback connect in milliseconds; a second means none is there. */
-const LOCAL_PROBE_TIMEOUT_MS = 1_000;
+import { withClient, type DatabaseServer } from '../../services/kernel/db/database-server.ts';
+import { openScratchServer } from '../../services/kernel/db/scratch-server.ts';
 
 export interface ScratchDatabase {
   name: string;
@@ -39,7 +27,11 @@ export interface ScratchDatabase {
 }
 
 export async function createScratchDatabase(seed: number): Promise<ScratchDatabase> {
-  const server = await openServer();
+  // CHAOS_DATABASE_URL or TEST_DATABASE_URL, else 127.0.0.1:5432, else an embedded server.
+  const server = await openScratchServer(
+    process.env['CHAOS_DATABASE_URL'] ?? process.env['TEST_DATABASE_URL'],
+    'chaos',
+  );
   const name = `pgw_chaos_${seed}_${randomBytes(3).toString('hex')}`;
   await withClient(server.adminUrl, (admin) => admin.query(`CREATE DATABASE ${name}`));
   const url = server.urlFor(name);
@@ -69,16 +61,6 @@ export async function createScratchDatabase(seed: number): Promise<ScratchDataba
       await server.stop();
     },
   };
-}
-
-/** CHAOS_DATABASE_URL or TEST_DATABASE_URL, else 127.0.0.1:5432, else an embedded server. */
-async function openServer(): Promise<DatabaseServer> {
-  const configured = process.env['CHAOS_DATABASE_URL'] ?? process.env['TEST_DATABASE_URL'];
-  if (configured) return externalServer(configured);
-  const local = `postgres://${process.env['PGUSER'] ?? 'root'}@127.0.0.1:5432/postgres`;
-  if (await isServerAnswering(local, LOCAL_PROBE_TIMEOUT_MS)) return externalServer(local);
-  const dataDir = await mkdtemp(join(tmpdir(), 'pgw-chaos-pg-'));
-  return startEmbeddedServer({ dataDir, port: await findFreePort(), persistent: false });
 }
 
 /** Minute partitions laid out before the run starts, for the first this-many minutes. */
