@@ -28,12 +28,12 @@ export function toGraphQLError(error: PublicError, info: GraphQLResolveInfo): Gr
 }
 
 /**
- * A typed error from a service call (tRPC's server-side caller), or null if it carries none:
- * a deliberate AppError keeps its catalog code, input the procedure's validator refused is
- * BAD_USER_INPUT, and anything else is for the caller to mask.
+ * A typed error from a service call, or null if it carries none. tRPC's server-side caller
+ * throws every failure as a TRPCError with what the procedure threw as its cause: a deliberate
+ * AppError keeps its catalog code, input the procedure's validator refused is BAD_USER_INPUT,
+ * and anything else is for the caller to mask.
  */
 export function publicErrorOf(error: unknown): PublicError | null {
-  if (error instanceof AppError) return error.toPublic();
   if (!(error instanceof TRPCError)) return null;
   if (error.cause instanceof AppError) return error.cause.toPublic();
   if (error.code === 'BAD_REQUEST') {

@@ -57,11 +57,9 @@ export interface TransactionOptions {
  */
 export async function withTransaction<T>(
   pool: pg.Pool,
-  ...args:
-    | [work: (tx: TxClient) => Promise<T>]
-    | [opts: TransactionOptions, work: (tx: TxClient) => Promise<T>]
+  work: (tx: TxClient) => Promise<T>,
+  opts: TransactionOptions = {},
 ): Promise<T> {
-  const [opts, work] = args.length === 1 ? [{}, args[0]] : args;
   const client = await pool.connect();
   // A checked-out client has no listener of the pool's: if its backend is terminated between
   // statements (idle in transaction), the 'error' event would be unhandled and take the whole

@@ -128,7 +128,7 @@ export class IdempotencyEngine {
     const { leaseMs, ttlSeconds, faults } = this.deps;
     const executed = admission.afterExpiry ? 'expired_retry' : 'executed';
     const begin = beginLockingScope(scopeDigest(scope).readBigInt64BE(0));
-    const transaction = withTransaction(this.deps.pool, { begin }, async (tx) => {
+    const admitAndRunFirstPhase = async (tx: TxClient) => {
       const { rows } = await tx.query<Omit<OwnedRow, 'recovery_point' | 'resource_id'>>(
         INSERT_KEY,
         [tenantId, operation.id, key, requestHash, first.to, first.resourceId, leaseMs, ttlSeconds],
@@ -151,7 +151,8 @@ export class IdempotencyEngine {
       }
       await faults.hit(`${operation.publicName}.${first.to}.before-commit`);
       return row;
-    });
+    };
+    const transaction = withTransaction(this.deps.pool, admitAndRunFirstPhase, { begin });
     let owned:
       (Omit<OwnedRow, 'recovery_point' | 'resource_id'> & { decided?: JsonValue }) | undefined;
     try {
