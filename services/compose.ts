@@ -103,16 +103,17 @@ export function createServices(config: ServicesConfig): Services {
     backoffBaseMs: config.backoffBaseMs,
     backoffCapMs: BACKOFF_CAP_MS,
   });
+  const providerAdapter = createHttpProviderAdapter(
+    config.pspUrl,
+    () => config.requestContext.current()?.requestId,
+  );
   const deps: ServiceDeps = {
     pool,
     engine,
     faults: config.faults,
     metrics: config.metrics,
     log: config.log,
-    providerAdapter: createHttpProviderAdapter(
-      config.pspUrl,
-      () => config.requestContext.current()?.requestId,
-    ),
+    providerAdapter,
     // payments → provider goes through tRPC like any service-to-service call, so the
     // provider service can move to its own process without the payments code changing.
     provider: {
@@ -215,6 +216,7 @@ export function createServices(config: ServicesConfig): Services {
       await dispatcher.stop();
       await reconciler.stop();
       await worker.stop();
+      await providerAdapter.close();
       await pool.end();
     },
   };

@@ -1,3 +1,5 @@
+import { EventEmitter } from 'node:events';
+import { Agent, type Dispatcher } from 'undici';
 import type { AdapterChargeRequest, ProbeOutcome, ProviderAdapter } from './provider-adapter.ts';
 import type {
   ChargeOperationOutcome,
@@ -8,6 +10,8 @@ import type {
 
 /** Retry-After we suggest when the provider refused without saying how long to wait. */
 const DEFAULT_PROVIDER_RETRY_AFTER_SECONDS = 1;
+/** How long an idle connection to the provider is kept for the next call. */
+const KEEP_ALIVE_MS = 10_000;
 
 interface ChargeBody {
   charge?: { id?: unknown };
@@ -23,22 +27,83 @@ export class ProviderRequestRejectedError extends Error {
 }
 
 /**
+ * One call's result. `refused`: no connection was made, so the provider cannot have seen the
+ * request. `lost`: it was sent, or may have been, and no whole answer came back (deadline,
+ * connection cut). `answered`: a status, with its JSON body when one arrived whole and parsed.
+ */
+type CallResult =
+  | { kind: 'refused' }
+  | { kind: 'lost' }
+  | { kind: 'answered'; status: number; retryAfter: unknown; body: unknown };
+
+interface Call {
+  method: 'GET' | 'POST';
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+  timeoutMs: number;
+}
+
+/**
  * The HTTP adapter for the sandbox PSP's API (and any PSP speaking it). It maps every answer
  * to an outcome, keeping "nothing happened" (503, 429, connection refused) apart from "we do
  * not know" (timeout, connection lost after sending): only the first may be reported as such.
- */
-/**
+ *
+ * Calls go through undici's `request` on the adapter's own keep-alive pool, not `fetch`:
+ * fetch's WHATWG streams and AbortSignal cost about 1 ms of CPU per call on this machine,
+ * four times `request` (the provider call was 20% of a new payment's CPU). `close()` ends
+ * the pool's connections.
+ *
  * `requestId` names the request a call belongs to (sent as X-Request-Id, so the provider's logs
  * and ours can be joined); it is read at each call, from the caller's async context.
  */
 export function createHttpProviderAdapter(
   baseUrl: string,
   requestId: () => string | undefined = () => undefined,
-): ProviderAdapter {
+): ProviderAdapter & { close(): Promise<void> } {
+  const origin = new URL(baseUrl).origin;
+  const pool = new Agent({ keepAliveTimeout: KEEP_ALIVE_MS });
   const traced = (headers: Record<string, string> = {}): Record<string, string> => {
     const id = requestId();
     return id === undefined ? headers : { ...headers, 'x-request-id': id };
   };
+  const call = async ({ method, path, headers, body, timeoutMs }: Call): Promise<CallResult> => {
+    // The deadline covers the answer's body too: headers alone do not settle an outcome.
+    const abort = new EventEmitter();
+    const timer = setTimeout(() => abort.emit('abort'), timeoutMs);
+    try {
+      let response: Dispatcher.ResponseData;
+      try {
+        response = await pool.request({
+          origin,
+          path,
+          method,
+          headers: traced(headers),
+          body,
+          signal: abort,
+        });
+      } catch (error) {
+        return connectionRefused(error) ? { kind: 'refused' } : { kind: 'lost' };
+      }
+      const retryAfter = response.headers['retry-after'];
+      let text: string;
+      try {
+        text = await response.body.text();
+      } catch {
+        return { kind: 'answered', status: response.statusCode, retryAfter, body: undefined };
+      }
+      return { kind: 'answered', status: response.statusCode, retryAfter, body: parseJson(text) };
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+  const post = (path: string, idempotencyKey: string, payload: unknown) => ({
+    method: 'POST' as const,
+    path,
+    headers: { 'content-type': 'application/json', 'idempotency-key': idempotencyKey },
+    body: JSON.stringify(payload),
+  });
+
   return {
     async operate({
       kind,
@@ -55,33 +120,19 @@ export function createHttpProviderAdapter(
           : kind === 'refund' && reason !== null
             ? { amount, reason }
             : { amount };
-      let response: Response;
-      try {
-        response = await fetch(
-          new URL(`/v1/charges/${encodeURIComponent(chargeId)}/${path}`, baseUrl),
-          {
-            method: 'POST',
-            headers: traced({
-              'content-type': 'application/json',
-              'idempotency-key': idempotencyKey,
-            }),
-            body: JSON.stringify(payload),
-            signal: AbortSignal.timeout(timeoutMs),
-          },
-        );
-      } catch (error) {
-        return connectionRefused(error)
-          ? { kind: 'unavailable', retryAfterSeconds: DEFAULT_PROVIDER_RETRY_AFTER_SECONDS }
-          : { kind: 'timeout' };
+      const result = await call({
+        ...post(`/v1/charges/${encodeURIComponent(chargeId)}/${path}`, idempotencyKey, payload),
+        timeoutMs,
+      });
+      if (result.kind === 'refused') return unavailable(undefined);
+      if (result.kind === 'lost') return { kind: 'timeout' };
+      const { status } = result;
+      const body = result.body as (ChargeBody & { refund?: { id?: unknown } }) | undefined;
+      if (body === undefined) {
+        return provedNothingHappened(status) ? unavailable(result.retryAfter) : { kind: 'timeout' };
       }
-      let body: ChargeBody;
-      try {
-        body = (await response.json()) as ChargeBody;
-      } catch {
-        return provedNothingHappened(response) ? unavailable(response) : { kind: 'timeout' };
-      }
-      if (response.status === 200 && body.charge !== undefined) {
-        const refundId = (body as { refund?: { id?: unknown } }).refund?.id;
+      if (status === 200 && body.charge !== undefined) {
+        const refundId = body.refund?.id;
         if (kind === 'refund' && typeof refundId !== 'string')
           throw new Error('provider answered a refund without its id');
         return {
@@ -90,24 +141,26 @@ export function createHttpProviderAdapter(
         };
       }
       // Refusals about the charge's state or amount are answers, stored by the provider too.
-      if ([404, 409, 422].includes(response.status) && typeof body.error?.code === 'string') {
+      if ([404, 409, 422].includes(status) && typeof body.error?.code === 'string') {
         return { kind: 'refused', code: body.error.code };
       }
-      if (provedNothingHappened(response)) return unavailable(response);
-      if (response.status >= 500) return { kind: 'timeout' };
-      throw new ProviderRequestRejectedError(response.status, body.error?.code);
+      if (provedNothingHappened(status)) return unavailable(result.retryAfter);
+      if (status >= 500) return { kind: 'timeout' };
+      throw new ProviderRequestRejectedError(status, body.error?.code);
     },
 
     async probe({ idempotencyKey, timeoutMs }): Promise<ProbeOutcome> {
-      let response: Response;
+      const result = await call({
+        method: 'GET',
+        path: `/v1/charges/by-idempotency-key/${encodeURIComponent(idempotencyKey)}`,
+        headers: {},
+        timeoutMs,
+      });
+      if (result.kind !== 'answered') return { kind: 'timeout' };
+      if (result.status === 404) return { kind: 'missing' };
+      const body = result.body as { charge?: unknown } | undefined;
+      if (result.status !== 200 || body === undefined) return { kind: 'timeout' };
       try {
-        response = await fetch(
-          new URL(`/v1/charges/by-idempotency-key/${encodeURIComponent(idempotencyKey)}`, baseUrl),
-          { headers: traced(), signal: AbortSignal.timeout(timeoutMs) },
-        );
-        if (response.status === 404) return { kind: 'missing' };
-        if (response.status !== 200) return { kind: 'timeout' };
-        const body = (await response.json()) as { charge?: unknown };
         return { kind: 'found', charge: parseCharge(body.charge) };
       } catch {
         return { kind: 'timeout' };
@@ -115,54 +168,44 @@ export function createHttpProviderAdapter(
     },
 
     async statement({ from, to, timeoutMs }): Promise<ProviderStatement> {
-      const url = new URL('/v1/statement', baseUrl);
-      url.searchParams.set('from', from);
-      url.searchParams.set('to', to);
-      const response = await fetch(url, {
-        headers: traced(),
-        signal: AbortSignal.timeout(timeoutMs),
+      const query = new URLSearchParams({ from, to });
+      const result = await call({
+        method: 'GET',
+        path: `/v1/statement?${query.toString()}`,
+        headers: {},
+        timeoutMs,
       });
-      if (response.status !== 200) throw new Error(`provider statement: HTTP ${response.status}`);
-      const body = (await response.json()) as { data?: unknown; completeUntil?: unknown };
-      if (!Array.isArray(body.data) || typeof body.completeUntil !== 'string')
+      if (result.kind !== 'answered') throw new Error(`provider statement: ${result.kind}`);
+      if (result.status !== 200) throw new Error(`provider statement: HTTP ${result.status}`);
+      const body = result.body as { data?: unknown; completeUntil?: unknown } | undefined;
+      if (!Array.isArray(body?.data) || typeof body.completeUntil !== 'string')
         throw new Error('provider statement: bad body');
       return { charges: body.data.map(parseCharge), completeUntil: body.completeUntil };
     },
 
     async charge(request: AdapterChargeRequest): Promise<ChargeOutcome> {
-      let response: Response;
-      try {
-        response = await fetch(new URL('/v1/charges', baseUrl), {
-          method: 'POST',
-          headers: traced({
-            'content-type': 'application/json',
-            'idempotency-key': request.idempotencyKey,
-          }),
-          body: JSON.stringify({
-            amount: request.amount,
-            currency: request.currency,
-            paymentMethod: request.paymentMethod,
-            reference: request.reference,
-            capture: request.capture,
-          }),
-          signal: AbortSignal.timeout(request.timeoutMs),
-        });
-      } catch (error) {
-        return connectionRefused(error)
-          ? { kind: 'unavailable', retryAfterSeconds: DEFAULT_PROVIDER_RETRY_AFTER_SECONDS }
-          : { kind: 'timeout' };
-      }
-      let body: ChargeBody;
-      try {
-        body = (await response.json()) as ChargeBody;
-      } catch {
+      const result = await call({
+        ...post('/v1/charges', request.idempotencyKey, {
+          amount: request.amount,
+          currency: request.currency,
+          paymentMethod: request.paymentMethod,
+          reference: request.reference,
+          capture: request.capture,
+        }),
+        timeoutMs: request.timeoutMs,
+      });
+      if (result.kind === 'refused') return unavailable(undefined);
+      if (result.kind === 'lost') return { kind: 'timeout' };
+      const { status } = result;
+      const body = result.body as ChargeBody | undefined;
+      if (body === undefined) {
         // The status arrived but the body did not: for a 2xx the charge exists and we lost it.
-        return provedNothingHappened(response) ? unavailable(response) : { kind: 'timeout' };
+        return provedNothingHappened(status) ? unavailable(result.retryAfter) : { kind: 'timeout' };
       }
-      if (response.status === 200 && typeof body.charge?.id === 'string') {
+      if (status === 200 && typeof body.charge?.id === 'string') {
         return { kind: 'approved', providerReference: body.charge.id, captured: request.capture };
       }
-      if (response.status === 402 && typeof body.error?.code === 'string') {
+      if (status === 402 && typeof body.error?.code === 'string') {
         const id = body.charge?.id;
         return {
           kind: 'declined',
@@ -170,33 +213,41 @@ export function createHttpProviderAdapter(
           failureCode: body.error.code,
         };
       }
-      if (provedNothingHappened(response)) return unavailable(response);
+      if (provedNothingHappened(status)) return unavailable(result.retryAfter);
       // Any other 5xx may have been raised after the charge was applied: unknown, not failed.
-      if (response.status >= 500) return { kind: 'timeout' };
-      throw new ProviderRequestRejectedError(response.status, body.error?.code);
+      if (status >= 500) return { kind: 'timeout' };
+      throw new ProviderRequestRejectedError(status, body.error?.code);
     },
+
+    close: () => pool.close(),
   };
 }
 
-/** 503 and 429 are refusals before any work: the provider did nothing with the request. */
-function provedNothingHappened(response: Response): boolean {
-  return response.status === 503 || response.status === 429;
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
-function unavailable(response: Response): { kind: 'unavailable'; retryAfterSeconds: number } {
-  const header = Number(response.headers.get('retry-after'));
+/** 503 and 429 are refusals before any work: the provider did nothing with the request. */
+function provedNothingHappened(status: number): boolean {
+  return status === 503 || status === 429;
+}
+
+function unavailable(retryAfter: unknown): { kind: 'unavailable'; retryAfterSeconds: number } {
+  const seconds = Number(retryAfter);
   return {
     kind: 'unavailable',
     retryAfterSeconds:
-      Number.isFinite(header) && header > 0 ? header : DEFAULT_PROVIDER_RETRY_AFTER_SECONDS,
+      Number.isFinite(seconds) && seconds > 0 ? seconds : DEFAULT_PROVIDER_RETRY_AFTER_SECONDS,
   };
 }
 
 /** ECONNREFUSED: no connection was made, so the request cannot have reached the provider. */
 function connectionRefused(error: unknown): boolean {
-  const cause =
-    error instanceof Error ? (error.cause as { code?: unknown } | undefined) : undefined;
-  return cause?.code === 'ECONNREFUSED';
+  return (error as { code?: unknown } | null)?.code === 'ECONNREFUSED';
 }
 
 const CHARGE_STATUSES = new Set(['authorized', 'captured', 'declined', 'voided']);
