@@ -14,6 +14,7 @@ const SQL_FILES = [
   '0005-outbox-ledger-webhooks.sql',
   '0006-ledger-balanced.sql',
   '0007-retention-partitions.sql',
+  '0008-payments-fillfactor.sql',
 ] as const;
 
 function sqlMigration(file: string): MigrationObject {
