@@ -1,5 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
+import {
+  ApolloServerPluginCacheControlDisabled,
+  ApolloServerPluginInlineTraceDisabled,
+} from '@apollo/server/plugin/disabled';
 import { Kind, type DocumentNode } from 'graphql';
 import type { Metrics } from '../../services/kernel/metrics.ts';
 import type { GatewayContext } from './context.ts';
@@ -65,7 +69,16 @@ export async function createApollo(metrics: Metrics): Promise<ApolloServer<Gatew
     // The process owns SIGTERM (drain, then stop Apollo, then exit). Apollo's own handler,
     // on by default outside NODE_ENV=test, races ours and leaves apollo.stop() hanging.
     stopOnTerminationSignals: false,
-    plugins: [replayMarkerPlugin, durationPlugin(metrics)],
+    plugins: [
+      replayMarkerPlugin,
+      durationPlugin(metrics),
+      // Apollo installs these unless told not to. Cache control hooks every field's resolver
+      // (willResolveField) to compute HTTP cache hints that a payments API never sends: its
+      // answers are mutations and tenant-scoped reads. With no plugin hooking fields, Apollo
+      // runs resolvers unwrapped. Inline tracing is for federated subgraphs, which this is not.
+      ApolloServerPluginCacheControlDisabled(),
+      ApolloServerPluginInlineTraceDisabled(),
+    ],
   });
   await apollo.start();
   return apollo;
