@@ -10,8 +10,6 @@ import type {
 
 /** Retry-After we suggest when the provider refused without saying how long to wait. */
 const DEFAULT_PROVIDER_RETRY_AFTER_SECONDS = 1;
-/** How long an idle connection to the provider is kept for the next call. */
-const KEEP_ALIVE_MS = 10_000;
 
 interface ChargeBody {
   charge?: { id?: unknown };
@@ -62,7 +60,10 @@ export function createHttpProviderAdapter(
   requestId: () => string | undefined = () => undefined,
 ): ProviderAdapter & { close(): Promise<void> } {
   const origin = new URL(baseUrl).origin;
-  const pool = new Agent({ keepAliveTimeout: KEEP_ALIVE_MS });
+  // undici's idle timeout (4 s unless the provider's Keep-Alive header says less, minus a
+  // margin) stays under the usual server's 5 s, so we do not send on a connection the
+  // provider is closing: a POST lost that way would be an unknown outcome to settle later.
+  const pool = new Agent();
   const traced = (headers: Record<string, string> = {}): Record<string, string> => {
     const id = requestId();
     return id === undefined ? headers : { ...headers, 'x-request-id': id };
