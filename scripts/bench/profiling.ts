@@ -56,8 +56,11 @@ async function readCensus(file: string, seq: number): Promise<Record<string, Tal
 }
 
 /** A statement's name in the report: its text on one line, cut short. */
+/** A statement's first words; for a round trip of several, each one's first words. */
 function statementName(text: string): string {
-  return text.replace(/\s+/g, ' ').trim().slice(0, 90);
+  const words = (statement: string, n: number) => statement.replace(/\s+/g, ' ').trim().slice(0, n);
+  const parts = text.split(' ⏎ ');
+  return parts.length === 1 ? words(text, 90) : parts.map((part) => words(part, 28)).join(' ⏎ ');
 }
 
 /** Statements sent within the windows: each window's closing snapshot less its opening one. */
@@ -92,7 +95,7 @@ function censusLines(spec: { delta: Map<string, Tally>; requests: number }): str
   }
   rows.sort((a, b) => b.perRequest - a.perRequest);
   return [
-    `    statements per request: ${fixed(total / spec.requests, 2)} (round trip as the gateway sees it, event-loop delay included)`,
+    `    round trips to PostgreSQL per request: ${fixed(total / spec.requests, 2)} (statements sent together count once; time as the gateway sees it, event-loop delay included)`,
     ...rows.map(
       (r) =>
         `      ${fixed(r.perRequest, 2).padStart(5)} × ${fixed(r.meanMs, 2).padStart(6)} ms  ${r.name}`,

@@ -28,8 +28,25 @@ type Query = (this: pg.Client, ...args: unknown[]) => unknown;
 // eslint-disable-next-line @typescript-eslint/unbound-method
 const original = pg.Client.prototype.query as unknown as Query;
 
+/** Several statements sent in one round trip (pipelined-statements.ts): one entry for them all. */
+interface Batch {
+  statements: ReadonlyArray<{ text: string }>;
+  results: ReadonlyArray<Promise<unknown>>;
+}
+
+function isBatch(value: unknown): value is Batch {
+  return typeof value === 'object' && value !== null && 'results' in value && 'statements' in value;
+}
+
 function censusQuery(this: pg.Client, ...args: unknown[]): unknown {
   const first = args[0];
+  if (isBatch(first)) {
+    const text = first.statements.map((s) => s.text.trim().replace(/\s+/g, ' ')).join(' ⏎ ');
+    const started = performance.now();
+    const done = () => record(text, performance.now() - started);
+    void Promise.allSettled(first.results).then(done);
+    return original.apply(this, args);
+  }
   const text =
     typeof first === 'string' ? first : ((first as { text?: string } | null)?.text ?? '(other)');
   const started = performance.now();

@@ -89,6 +89,8 @@ export async function createPayment(
     first: {
       to: CREATE_PAYMENT_POINTS.chargeSent,
       resourceId: paymentId,
+      // One INSERT of a row with a fresh id: safe to send with the key's, rolled back with it.
+      sendWithAdmission: true,
       work: async (tx) => {
         const { rows } = await tx.query<PaymentRow>(INSERT_PAYMENT, [
           input.tenantId,
@@ -231,24 +233,29 @@ export async function finishWithOutcome(
   const { request, payment, settlement } = final;
   const settled = settle(payment, final.outcome);
   return request.finish({ payment: toPaymentView(settled) }, async (tx) => {
-    const updated = await tx.query(RECORD_CHARGE_OUTCOME, [
-      request.scope.tenantId,
-      payment.id,
-      settled.status,
-      settled.amount_captured_minor,
-      settled.provider_reference,
-      settled.failure_code,
+    // Issued together, so they share one round trip with the fence (batching-transaction.ts).
+    // None depends on another's answer; a payment that left PROCESSING fails the phase below,
+    // and the rollback takes the event and the intervention with it.
+    const [updated] = await Promise.all([
+      tx.query(RECORD_CHARGE_OUTCOME, [
+        request.scope.tenantId,
+        payment.id,
+        settled.status,
+        settled.amount_captured_minor,
+        settled.provider_reference,
+        settled.failure_code,
+      ]),
+      publishPaymentOutcome(tx, { tenantId: request.scope.tenantId, payment: settled }),
+      settlement === null
+        ? undefined
+        : recordIntervention(tx, {
+            scope: request.scope,
+            ...settlement,
+            providerReference: settled.provider_reference,
+          }),
     ]);
     if (updated.rowCount !== 1)
       throw new Error(`payment ${payment.id} left PROCESSING before its outcome`);
-    await publishPaymentOutcome(tx, { tenantId: request.scope.tenantId, payment: settled });
-    if (settlement !== null) {
-      await recordIntervention(tx, {
-        scope: request.scope,
-        ...settlement,
-        providerReference: settled.provider_reference,
-      });
-    }
   });
 }
 

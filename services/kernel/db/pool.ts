@@ -1,9 +1,18 @@
 import pg from 'pg';
+import { BatchingTransaction } from './batching-transaction.ts';
+import type { Statement } from './pipelined-statements.ts';
 import { preparingClientClass } from './prepared-client.ts';
 
 /** Anything that runs a query: the pool itself (autocommit) or a client inside a transaction. */
-export type Queryable = Pick<pg.Pool, 'query'>;
-export type TxClient = Pick<pg.PoolClient, 'query'>;
+export interface Queryable {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- pg's own default row type
+  query<R extends pg.QueryResultRow = any>(
+    text: string,
+    values?: unknown[],
+  ): Promise<pg.QueryResult<R>>;
+}
+/** A transaction's client: statements by text and values (batching-transaction.ts). */
+export type TxClient = Queryable;
 
 // Without a parser pg hands bigint columns back as strings, which is what we want for money:
 // amounts are parsed with BigInt where they are used, never through a float.
@@ -43,10 +52,10 @@ export function createPool(opts: {
 
 export interface TransactionOptions {
   /**
-   * The opening message: BEGIN, followed by statements that must run first, sent in the same
-   * round trip (see beginLockingScope). Built by code from typed values, never from input.
+   * Statements that must run first, right after BEGIN and in the same round trip as BEGIN and
+   * whatever `work` issues before it first waits (see lockingScope).
    */
-  begin?: string;
+  first?: Statement[];
 }
 
 /**
@@ -69,12 +78,26 @@ export async function withTransaction<T>(
     broken ??= error;
   };
   client.on('error', onError);
+  const tx = new BatchingTransaction(client);
   try {
-    await client.query(opts.begin ?? 'BEGIN');
-    const result = await work(client);
-    await client.query('COMMIT');
+    // BEGIN, the first statements and work's first statements leave in one round trip. If
+    // BEGIN or a first statement fails, work sees its statements skipped: report the cause.
+    const begun = Promise.all(
+      [{ text: 'BEGIN', values: [] }, ...(opts.first ?? [])].map((s) => tx.query(s.text, s.values)),
+    );
+    begun.catch(() => undefined);
+    let result: T;
+    try {
+      result = await work(tx);
+    } catch (error) {
+      await begun;
+      throw error;
+    }
+    await begun;
+    await tx.query('COMMIT');
     return result;
   } catch (error) {
+    tx.discard(error);
     try {
       await client.query('ROLLBACK');
     } catch (rollbackError) {

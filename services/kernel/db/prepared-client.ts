@@ -35,6 +35,11 @@ export function preparingClientClass(): typeof pg.Client {
   };
 
   class PreparingClient extends pg.Client {
+    /** The name `text` is prepared under on every connection (batching-transaction.ts). */
+    statementName(text: string): string {
+      return nameOf(text);
+    }
+
     // pg's query() is heavily overloaded; this forwards every form unchanged except
     // (text, values[], callback?), which becomes a named QueryConfig.
     override query(...args: unknown[]): never {

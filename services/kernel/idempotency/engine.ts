@@ -3,9 +3,9 @@ import { FaultInjectedError } from '../faults.ts';
 import type { JsonValue } from '../canonical-json.ts';
 import { createHash } from 'node:crypto';
 import {
-  beginLockingScope,
   FINISH_AT_ADMISSION,
   INSERT_KEY,
+  lockingScope,
   SELECT_KEY,
   TAKE_OVER_KEY,
   UNFINISHED_SUMMARY,
@@ -51,6 +51,15 @@ export interface FirstPhase {
    * replayed like any other. Throwing an error instead stores nothing.
    */
   work: (tx: TxClient) => Promise<void | { decided: JsonValue }>;
+  /**
+   * Start `work` with the key's INSERT, so its first statements share that round trip, before
+   * the engine knows the key is ours. Only for work whose effects all stay inside `tx`: when
+   * another request admitted the key first, the transaction rolls back and takes them with it,
+   * but the work has run (and written rows that are rolled back: a duplicate storm costs more).
+   * What it records outside `tx` (a closure's variable) may be read only when admission answers
+   * `owned` via `new`. Without it, `work` starts once the key is known to be ours.
+   */
+  sendWithAdmission?: boolean;
 }
 
 /**
@@ -127,15 +136,28 @@ export class IdempotencyEngine {
     const { tenantId, operation, key } = scope;
     const { leaseMs, ttlSeconds, faults } = this.deps;
     const executed = admission.afterExpiry ? 'expired_retry' : 'executed';
-    const begin = beginLockingScope(scopeDigest(scope).readBigInt64BE(0));
+    const lock = lockingScope(scopeDigest(scope).readBigInt64BE(0));
     const admitAndRunFirstPhase = async (tx: TxClient) => {
-      const { rows } = await tx.query<Omit<OwnedRow, 'recovery_point' | 'resource_id'>>(
-        INSERT_KEY,
-        [tenantId, operation.id, key, requestHash, first.to, first.resourceId, leaseMs, ttlSeconds],
-      );
-      const row = rows[0];
-      if (row === undefined) return undefined; // a concurrent first request owns it
-      const outcome = await first.work(tx);
+      // BEGIN, the scope lock and the key's INSERT leave in one round trip (batching-
+      // transaction.ts), with the first phase's first statements if it is sent with them.
+      const inserting = tx.query<Omit<OwnedRow, 'recovery_point' | 'resource_id'>>(INSERT_KEY, [
+        tenantId,
+        operation.id,
+        key,
+        requestHash,
+        first.to,
+        first.resourceId,
+        leaseMs,
+        ttlSeconds,
+      ]);
+      const working = first.sendWithAdmission === true ? first.work(tx) : undefined;
+      const [admitted, worked] = await Promise.allSettled([inserting, working]);
+      if (admitted.status === 'rejected') throw admitted.reason;
+      const row = admitted.value.rows[0];
+      // A concurrent first request owns the key: roll back (what the work wrote with it, too).
+      if (row === undefined) throw new AdmissionLost();
+      if (worked.status === 'rejected') throw worked.reason;
+      const outcome = working === undefined ? await first.work(tx) : worked.value;
       if (outcome?.decided !== undefined) {
         const answer = answerToStore(operation, outcome.decided, this.deps.responseMaxBytes);
         await tx.query(FINISH_AT_ADMISSION, [
@@ -152,12 +174,14 @@ export class IdempotencyEngine {
       await faults.hit(`${operation.publicName}.${first.to}.before-commit`);
       return row;
     };
-    const transaction = withTransaction(this.deps.pool, admitAndRunFirstPhase, { begin });
-    let owned:
-      (Omit<OwnedRow, 'recovery_point' | 'resource_id'> & { decided?: JsonValue }) | undefined;
+    const transaction = withTransaction(this.deps.pool, admitAndRunFirstPhase, {
+      first: [lock],
+    });
+    let owned: Omit<OwnedRow, 'recovery_point' | 'resource_id'> & { decided?: JsonValue };
     try {
       owned = await transaction;
     } catch (error) {
+      if (error instanceof AdmissionLost) return 'changed';
       // The admission's commit is in doubt (connection lost, backend terminated). It happened
       // only if the key row exists with the resource id this attempt minted: nobody else can
       // have written that id. Otherwise nothing was stored and the error stands.
@@ -170,7 +194,6 @@ export class IdempotencyEngine {
       }
       owned = row;
     }
-    if (owned === undefined) return 'changed';
     this.deps.log.info(
       {
         recoveryPoint: owned.decided === undefined ? first.to : 'finished',
@@ -282,6 +305,13 @@ export class IdempotencyEngine {
       });
       throw error;
     }
+  }
+}
+
+/** Admission found a live row under the scope lock: someone else admitted the key first. */
+class AdmissionLost extends Error {
+  constructor() {
+    super('a concurrent first request admitted the key');
   }
 }
 

@@ -3,6 +3,7 @@
  * which. All run at READ COMMITTED. Leases are computed with the database clock (now()) so
  * processes with skewed clocks still agree on who holds a request.
  */
+import type { Statement } from '../db/pipelined-statements.ts';
 
 /**
  * A scope may hold several generations: expired ones kept as metadata, and at most one live
@@ -27,21 +28,23 @@ SELECT ${ROW_COLUMNS}
  LIMIT 1`;
 
 /**
- * Opens the admission transaction and serialises admissions of one scope until it ends. No
- * unique index can span partitions, so this lock, taken before INSERT_KEY looks for a live row,
- * is what makes two first requests (whichever partitions their rows would fall in) admit
- * exactly one. A hash collision only makes two unrelated scopes wait for each other.
- * BEGIN and the lock travel in one round trip (a simple-protocol message with two statements);
- * INSERT_KEY still runs as a later statement, so its snapshot is taken after the lock is held.
- * The key is a bigint rendered here, never text from a request.
+ * Serialises admissions of one scope until the admission transaction ends: the statement sent
+ * first, right after BEGIN and in the same round trip. No unique index can span partitions,
+ * so this lock, taken before INSERT_KEY looks for a live row, is what makes two first requests
+ * (whichever partitions their rows would fall in) admit exactly one. A hash collision only
+ * makes two unrelated scopes wait for each other. INSERT_KEY is a later statement, so its
+ * snapshot is taken after the lock is held, even when both travel in one round trip.
  */
-export function beginLockingScope(lockKey: bigint): string {
-  return `BEGIN; SELECT pg_advisory_xact_lock(${BigInt.asIntN(64, lockKey).toString()})`;
+export function lockingScope(lockKey: bigint): Statement {
+  return {
+    text: 'SELECT pg_advisory_xact_lock($1::bigint)',
+    values: [BigInt.asIntN(64, lockKey).toString()],
+  };
 }
 
 /**
  * Admission, fused with the first phase's recovery point and its phase-log entry. Runs after
- * beginLockingScope, in its own statement so its snapshot sees every admission committed
+ * lockingScope, in its own statement so its snapshot sees every admission committed
  * before the lock was granted. $1 tenant, $2 operation, $3 key, $4 request hash, $5 first
  * recovery point, $6 resource id, $7 lease ms, $8 ttl seconds. No row back: a live row exists
  * (someone else admitted the key first).

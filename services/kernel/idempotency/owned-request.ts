@@ -16,6 +16,10 @@ const NEVER_UNKNOWN = 2_147_483_647;
  * first advances the key row (only if the token is still current, see ADVANCE_KEY), then does
  * its work; a stale owner's phase finds no row, throws LeaseLostError and rolls back, so a
  * zombie that wakes after a takeover cannot write. Fault points bracket every commit.
+ *
+ * A phase's `work` starts together with the fence (its first statements share the fence's round
+ * trip), so it runs before the fence is known to hold. It must keep its effects inside `tx`:
+ * a failed fence rolls the transaction back, and the phase answers LeaseLostError.
  */
 export class OwnedRequest {
   private point: string;
@@ -158,16 +162,24 @@ export class OwnedRequest {
       if (finished === undefined) throw new LeaseLostError(`${operation.id}/${tenantId}`);
       expiresAt = finished.expires_at;
     };
+    // The fence and the phase's work travel in one round trip (batching-transaction.ts), so
+    // the work runs before we know the fence held. It only touches this transaction, which a
+    // failed fence rolls back: LeaseLostError is the answer, whatever the work met meanwhile.
+    const fencedWith = async (fence: Promise<void>, work: Promise<void>) => {
+      const [fenced, worked] = await Promise.allSettled([fence, work]);
+      if (fenced.status === 'rejected') throw fenced.reason;
+      if (worked.status === 'rejected') throw worked.reason;
+    };
     const transaction = withTransaction(this.deps.pool, async (tx) => {
       if (phase.lockFirst === true) {
         // Locks the key row before any business row, as every phase does, so no deadlock.
-        const locked = await tx.query(LOCK_KEY, fence);
-        if (locked.rowCount !== 1) throw new LeaseLostError(`${operation.id}/${tenantId}`);
-        await phase.work(tx);
+        const locking = tx.query(LOCK_KEY, fence).then((locked) => {
+          if (locked.rowCount !== 1) throw new LeaseLostError(`${operation.id}/${tenantId}`);
+        });
+        await fencedWith(locking, phase.work(tx));
         await advance(tx, phase.responseOf?.() ?? null);
       } else {
-        await advance(tx, phase.response);
-        await phase.work(tx);
+        await fencedWith(advance(tx, phase.response), phase.work(tx));
       }
       await this.deps.faults.hit(`${faultPrefix}.before-commit`);
     });

@@ -1,0 +1,179 @@
+import pg from 'pg';
+
+export interface Statement {
+  text: string;
+  values: unknown[];
+}
+
+/** The parts of pg's Connection a batch drives: the extended-protocol messages. */
+interface Connection {
+  parsedStatements: Record<string, string>;
+  stream: { cork?: () => void; uncork?: () => void };
+  parse(msg: { text: string; name?: string }): void;
+  bind(msg: {
+    statement?: string;
+    values: unknown[];
+    valueMapper: (value: unknown) => unknown;
+  }): void;
+  describe(msg: { type: 'P'; name: string }): void;
+  execute(msg: { portal: string }): void;
+  sync(): void;
+  on(event: 'parseComplete', listener: () => void): void;
+  off(event: 'parseComplete', listener: () => void): void;
+}
+
+/** pg's own result builder and value serialiser (exported at run time, not in @types/pg). */
+interface ResultBuilder extends pg.QueryResult {
+  addFields(fields: unknown[]): void;
+  parseRow(fields: unknown[]): unknown;
+  addRow(row: unknown): void;
+  addCommandComplete(msg: unknown): void;
+}
+const pgInternals = pg as unknown as {
+  Result: new () => ResultBuilder;
+  utils: { prepareValue: (value: unknown) => unknown };
+};
+
+interface PendingResult {
+  result: ResultBuilder;
+  resolve: (result: pg.QueryResult) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Statements after the one that failed in the same round trip: PostgreSQL skipped them (it
+ * discards everything up to the Sync once a statement fails), so they did not run at all.
+ */
+export class SkippedStatementError extends Error {
+  constructor(override readonly cause: unknown) {
+    super('not run: an earlier statement of the same round trip failed');
+  }
+}
+
+/**
+ * Several parameterised statements in one round trip: Parse (on first use by this connection),
+ * Bind, Describe and Execute for each, then a single Sync — PostgreSQL's extended-protocol
+ * pipeline. node-postgres alone sends one statement per round trip, and a round trip is what
+ * a statement costs most: `--cpu-prof` charged about 0.17 ms of the gateway's CPU per round
+ * trip to socket writes alone, and PostgreSQL spends about as much receiving and answering.
+ *
+ * What one Sync means, and why callers can rely on it:
+ * - The statements run in order, each with its own snapshot (READ COMMITTED) that sees the
+ *   writes of those before it. Inside BEGIN … COMMIT the Sync does not commit.
+ * - When one fails, PostgreSQL skips the rest up to the Sync and the transaction is aborted:
+ *   the failing statement's promise rejects with PostgreSQL's error, each later one with
+ *   SkippedStatementError. That is where sending them one by one and stopping at the first
+ *   error would have left the transaction too.
+ * - A connection lost mid-batch fails every statement still unanswered (pg calls handleError).
+ *
+ * A pg "submittable": the client routes each protocol message of the batch here, in order.
+ */
+export class PipelinedStatements {
+  private readonly pending: PendingResult[] = [];
+  /** The statement whose answer is being read. */
+  private current = 0;
+  private connection: Connection | undefined;
+  /**
+   * Every Parse sent, in order, named or not: each ParseComplete confirms the next one. Only a
+   * confirmed named statement is recorded as prepared on the connection; one whose Parse was
+   * skipped after an earlier failure is not, and is parsed again on its next use.
+   */
+  private readonly parsing: Array<{ name: string | undefined; text: string }> = [];
+  private readonly onParseComplete = () => {
+    const parsed = this.parsing.shift();
+    if (parsed?.name !== undefined && this.connection !== undefined) {
+      this.connection.parsedStatements[parsed.name] = parsed.text;
+    }
+  };
+
+  /** A promise per statement, in order. */
+  readonly results: Array<Promise<pg.QueryResult>>;
+
+  constructor(
+    /** Public for the bench's statement census (scripts/bench/query-census.ts). */
+    readonly statements: readonly Statement[],
+    /** The connection-wide name of a parameterised statement (see prepared-client.ts). */
+    private readonly nameOf: (text: string) => string,
+  ) {
+    this.results = statements.map(
+      () =>
+        new Promise<pg.QueryResult>((resolve, reject) => {
+          this.pending.push({ result: new pgInternals.Result(), resolve, reject });
+        }),
+    );
+  }
+
+  submit(connection: Connection): null {
+    this.connection = connection;
+    connection.on('parseComplete', this.onParseComplete);
+    const parsedHere = new Set<string>();
+    connection.stream.cork?.();
+    try {
+      for (const { text, values } of this.statements) {
+        // Unparameterised text (BEGIN) goes as the unnamed statement, parsed each time.
+        const name = values.length > 0 ? this.nameOf(text) : undefined;
+        if (name === undefined) {
+          connection.parse({ text });
+          this.parsing.push({ name, text });
+        } else if (connection.parsedStatements[name] === undefined && !parsedHere.has(name)) {
+          connection.parse({ text, name });
+          this.parsing.push({ name, text });
+          parsedHere.add(name);
+        }
+        connection.bind({ statement: name, values, valueMapper: pgInternals.utils.prepareValue });
+        connection.describe({ type: 'P', name: '' });
+        connection.execute({ portal: '' });
+      }
+      connection.sync();
+    } finally {
+      connection.stream.uncork?.();
+    }
+    return null;
+  }
+
+  handleRowDescription(msg: { fields: unknown[] }): void {
+    this.pending[this.current]?.result.addFields(msg.fields);
+  }
+
+  handleDataRow(msg: { fields: unknown[] }): void {
+    const result = this.pending[this.current]?.result;
+    result?.addRow(result.parseRow(msg.fields));
+  }
+
+  handleCommandComplete(msg: unknown): void {
+    const answered = this.pending[this.current++];
+    answered?.result.addCommandComplete(msg);
+    answered?.resolve(answered.result);
+  }
+
+  handleEmptyQuery(): void {
+    const answered = this.pending[this.current++];
+    answered?.resolve(answered.result);
+  }
+
+  handleError(error: unknown): void {
+    this.stopListening();
+    this.pending[this.current]?.reject(error);
+    for (const skipped of this.pending.slice(this.current + 1)) {
+      skipped.reject(new SkippedStatementError(error));
+    }
+    this.current = this.pending.length;
+  }
+
+  handleReadyForQuery(): void {
+    this.stopListening();
+    // Every statement is answered before the Sync's ReadyForQuery; this is a protocol surprise.
+    for (const unanswered of this.pending.slice(this.current)) {
+      unanswered.reject(new Error('PostgreSQL ended the round trip without answering'));
+    }
+    this.current = this.pending.length;
+  }
+
+  handlePortalSuspended(): void {}
+  handleCopyInResponse(): void {}
+  handleCopyData(): void {}
+
+  private stopListening(): void {
+    this.connection?.off('parseComplete', this.onParseComplete);
+  }
+}

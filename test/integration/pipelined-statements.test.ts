@@ -1,0 +1,194 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { SkippedStatementError } from '../../services/kernel/db/pipelined-statements.ts';
+import { createPool, sqlState, withTransaction } from '../../services/kernel/db/pool.ts';
+import { useTestDatabase } from '../support/test-database.ts';
+
+/**
+ * A transaction sends the statements its code issues together in one round trip
+ * (batching-transaction.ts, pipelined-statements.ts). Round trips are counted where they
+ * end: PostgreSQL answers each one (a Sync, or a simple query) with exactly one ReadyForQuery.
+ */
+const database = useTestDatabase('pipelined-statements');
+let pool: pg.Pool;
+/** ReadyForQuery messages the pool's only connection has received. */
+let roundTrips = 0;
+
+beforeAll(async () => {
+  pool = createPool({ connectionString: database.url, max: 1, applicationName: 'pipeline-test' });
+  pool.on('connect', (client) => {
+    const { connection } = client as unknown as { connection: pg.Connection };
+    connection.on('readyForQuery', () => roundTrips++);
+  });
+  await pool.query(
+    'CREATE TABLE pipeline_items (id int PRIMARY KEY, label text NOT NULL CHECK (label <> $$$$))',
+  );
+});
+afterAll(async () => {
+  await pool?.end();
+});
+beforeEach(async () => {
+  await pool.query('TRUNCATE pipeline_items');
+});
+
+const INSERT_ITEM = 'INSERT INTO pipeline_items (id, label) VALUES ($1, $2) RETURNING id';
+const COUNT_ITEMS = 'SELECT count(*)::int AS n FROM pipeline_items WHERE id >= $1';
+
+async function countedRoundTrips(run: () => Promise<unknown>): Promise<number> {
+  await pool.query('SELECT 1'); // the connection exists before counting starts
+  const before = roundTrips;
+  await run();
+  return roundTrips - before;
+}
+
+async function items(): Promise<number> {
+  return (await pool.query<{ n: number }>(COUNT_ITEMS, [0])).rows[0]?.n ?? -1;
+}
+
+describe('a transaction', () => {
+  it('sends BEGIN and the statements issued together in one round trip, then COMMIT', async () => {
+    const trips = await countedRoundTrips(() =>
+      withTransaction(pool, (tx) =>
+        Promise.all([
+          tx.query(INSERT_ITEM, [1, 'a']),
+          tx.query(INSERT_ITEM, [2, 'b']),
+          tx.query(INSERT_ITEM, [3, 'c']),
+        ]),
+      ),
+    );
+    expect(trips).toBe(2);
+    expect(await items()).toBe(3);
+  });
+
+  it('sends a statement issued after an await in a round trip of its own, after the first', async () => {
+    let seen = -1;
+    const trips = await countedRoundTrips(() =>
+      withTransaction(pool, async (tx) => {
+        await tx.query(INSERT_ITEM, [1, 'a']);
+        seen = (await tx.query<{ n: number }>(COUNT_ITEMS, [1])).rows[0]?.n ?? -1;
+      }),
+    );
+    expect(trips).toBe(3);
+    expect(seen).toBe(1);
+  });
+
+  it('answers each statement with its own rows, in order, each seeing the writes before it', async () => {
+    const [first, counted, second] = await withTransaction(pool, (tx) =>
+      Promise.all([
+        tx.query<{ id: number }>(INSERT_ITEM, [7, 'a']),
+        tx.query<{ n: number }>(COUNT_ITEMS, [7]),
+        tx.query<{ id: number }>(INSERT_ITEM, [8, 'b']),
+      ]),
+    );
+    expect(first.rows).toEqual([{ id: 7 }]);
+    expect(counted.rows).toEqual([{ n: 1 }]);
+    expect(second.rows).toEqual([{ id: 8 }]);
+    expect(second.rowCount).toBe(1);
+  });
+
+  it('fails the statements after a failing one, rolls everything back, and serves on', async () => {
+    const outcomes: PromiseSettledResult<unknown>[] = [];
+    const failed = withTransaction(pool, async (tx) => {
+      const settled = await Promise.allSettled([
+        tx.query(INSERT_ITEM, [1, 'a']),
+        tx.query(INSERT_ITEM, [1, 'duplicate']),
+        tx.query(INSERT_ITEM, [2, 'b']),
+      ]);
+      outcomes.push(...settled);
+      for (const outcome of settled) if (outcome.status === 'rejected') throw outcome.reason;
+    });
+    await expect(failed).rejects.toSatisfy((error) => sqlState(error) === '23505');
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
+    const [, duplicate, skipped] = outcomes as PromiseRejectedResult[];
+    expect(sqlState(duplicate?.reason)).toBe('23505');
+    expect(skipped?.reason).toBeInstanceOf(SkippedStatementError);
+    expect(await items()).toBe(0);
+    await withTransaction(pool, (tx) => tx.query(INSERT_ITEM, [1, 'a']));
+    expect(await items()).toBe(1);
+  });
+
+  it('reports why BEGIN or a first statement failed, not that work was skipped', async () => {
+    const failed = withTransaction(pool, (tx) => tx.query(INSERT_ITEM, [1, 'a']), {
+      first: [{ text: 'SELECT 1 / $1::int', values: [0] }],
+    });
+    await expect(failed).rejects.toSatisfy((error) => sqlState(error) === '22012');
+    expect(await items()).toBe(0);
+  });
+});
+
+describe('prepared statements in one round trip', () => {
+  it('prepares a statement once per connection, even when it appears twice in one round trip', async () => {
+    const text = 'SELECT $1::int * 2 AS doubled';
+    const results = await withTransaction(pool, (tx) =>
+      Promise.all([
+        tx.query<{ doubled: number }>(text, [2]),
+        tx.query<{ doubled: number }>(text, [5]),
+      ]),
+    );
+    expect(results.map((r) => r.rows[0]?.doubled)).toEqual([4, 10]);
+    const { rows } = await pool.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM pg_prepared_statements WHERE statement = $1',
+      [text],
+    );
+    expect(rows[0]?.n).toBe(1);
+  });
+
+  it('knows which statements a failed round trip prepared and which it never reached', async () => {
+    // Both are new to the connection. The first is prepared, then fails as it runs; the
+    // second's Parse is skipped. Misremembered, the first would be prepared twice (42P05)
+    // and the second executed unprepared (26000) on their next use.
+    const failsAsItRuns = 'INSERT INTO pipeline_items (id, label) VALUES ($1, $2) RETURNING label';
+    const neverReached = 'SELECT $1::text AS echoed';
+    const failed = withTransaction(pool, (tx) =>
+      Promise.all([tx.query(failsAsItRuns, [1, '']), tx.query(neverReached, ['x'])]),
+    );
+    await expect(failed).rejects.toSatisfy((error) => sqlState(error) === '23514');
+    const reused = await withTransaction(pool, (tx) =>
+      Promise.all([
+        tx.query<{ label: string }>(failsAsItRuns, [1, 'ok']),
+        tx.query<{ echoed: string }>(neverReached, ['x']),
+      ]),
+    );
+    expect(reused.map((r): unknown => r.rows[0])).toEqual([{ label: 'ok' }, { echoed: 'x' }]);
+  });
+});
+
+describe('a connection lost during a round trip', () => {
+  it('fails every statement of it, and the pool replaces the connection', async () => {
+    const lockId = 424242;
+    const holder = new pg.Client({ connectionString: database.url });
+    await holder.connect();
+    try {
+      await holder.query('SELECT pg_advisory_lock($1)', [lockId]);
+      const outcomes: PromiseSettledResult<unknown>[] = [];
+      const waiting = withTransaction(pool, async (tx) => {
+        const settled = await Promise.allSettled([
+          tx.query('SELECT pg_advisory_xact_lock($1::bigint)', [lockId]),
+          tx.query(INSERT_ITEM, [1, 'a']),
+        ]);
+        outcomes.push(...settled);
+        for (const outcome of settled) if (outcome.status === 'rejected') throw outcome.reason;
+      });
+      waiting.catch(() => undefined);
+      const deadline = Date.now() + 10_000;
+      let terminated = false;
+      while (!terminated && Date.now() < deadline) {
+        const { rows } = await holder.query<{ done: boolean }>(
+          `SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity
+            WHERE application_name = 'pipeline-test' AND wait_event_type = 'Lock'`,
+        );
+        terminated = rows.some((row) => row.done);
+        if (!terminated) await sleep(20);
+      }
+      expect(terminated).toBe(true);
+      await expect(waiting).rejects.toBeDefined();
+      expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected']);
+    } finally {
+      await holder.end();
+    }
+    expect(await items()).toBe(0);
+    await withTransaction(pool, (tx) => tx.query(INSERT_ITEM, [1, 'a']));
+    expect(await items()).toBe(1);
+  });
+});
