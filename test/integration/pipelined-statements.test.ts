@@ -117,6 +117,22 @@ describe('a transaction', () => {
   });
 });
 
+describe('a value pg cannot send', () => {
+  it('fails its round trip before a byte is written, and the connection serves on', async () => {
+    const unsendable = { amount: 10n }; // JSON.stringify throws on a BigInt inside an object
+    const failed = withTransaction(pool, (tx) =>
+      Promise.all([
+        tx.query(INSERT_ITEM, [1, 'a']),
+        tx.query('SELECT $1::jsonb AS doc', [unsendable]),
+      ]),
+    );
+    await expect(failed).rejects.toThrow(TypeError);
+    expect(await items()).toBe(0);
+    await withTransaction(pool, (tx) => tx.query(INSERT_ITEM, [2, 'b']));
+    expect(await items()).toBe(1);
+  });
+});
+
 describe('prepared statements in one round trip', () => {
   it('prepares a statement once per connection, even when it appears twice in one round trip', async () => {
     const text = 'SELECT $1::int * 2 AS doubled';

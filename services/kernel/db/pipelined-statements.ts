@@ -10,11 +10,7 @@ interface Connection {
   parsedStatements: Record<string, string>;
   stream: { cork?: () => void; uncork?: () => void };
   parse(msg: { text: string; name?: string }): void;
-  bind(msg: {
-    statement?: string;
-    values: unknown[];
-    valueMapper: (value: unknown) => unknown;
-  }): void;
+  bind(msg: { statement?: string; values: unknown[] }): void;
   describe(msg: { type: 'P'; name: string }): void;
   execute(msg: { portal: string }): void;
   sync(): void;
@@ -103,13 +99,22 @@ export class PipelinedStatements {
     );
   }
 
-  submit(connection: Connection): null {
+  submit(connection: Connection): Error | null {
+    // Every value is serialised before a byte is written: a value pg cannot send (a BigInt
+    // inside a JSON object, say) fails the whole batch here, with nothing half-sent that
+    // PostgreSQL would wait on. pg then fails it through handleError and moves on.
+    let bound: unknown[][];
+    try {
+      bound = this.statements.map(({ values }) => values.map(pgInternals.utils.prepareValue));
+    } catch (error) {
+      return error instanceof Error ? error : new Error(String(error));
+    }
     this.connection = connection;
     connection.on('parseComplete', this.onParseComplete);
     const parsedHere = new Set<string>();
     connection.stream.cork?.();
     try {
-      for (const { text, values } of this.statements) {
+      this.statements.forEach(({ text, values }, i) => {
         // Unparameterised text (BEGIN) goes as the unnamed statement, parsed each time.
         const name = values.length > 0 ? this.nameOf(text) : undefined;
         if (name === undefined) {
@@ -120,10 +125,10 @@ export class PipelinedStatements {
           this.parsing.push({ name, text });
           parsedHere.add(name);
         }
-        connection.bind({ statement: name, values, valueMapper: pgInternals.utils.prepareValue });
+        connection.bind({ statement: name, values: bound[i] ?? [] });
         connection.describe({ type: 'P', name: '' });
         connection.execute({ portal: '' });
-      }
+      });
       connection.sync();
     } finally {
       connection.stream.uncork?.();
