@@ -28,7 +28,11 @@ const LAYERS: Array<[string, RegExp]> = [
   ['Apollo Server', /\/node_modules\/@apollo\//],
   ['tRPC', /\/node_modules\/@trpc\//],
   ['zod', /\/node_modules\/zod\//],
-  ['pg driver', /\/node_modules\/(pg|pg-protocol|pg-pool|pg-types|postgres-\w+|pg-cloudflare)\//],
+  [
+    'pg driver',
+    // With the product's own protocol code beside it: statements batched into one round trip.
+    /\/node_modules\/(pg|pg-protocol|pg-pool|pg-types|postgres-\w+|pg-cloudflare)\/|\/services\/kernel\/db\/(pipelined-statements|batching-transaction|prepared-client)\.ts/,
+  ],
   ['prom-client (metrics)', /\/node_modules\/prom-client\//],
   [
     'logging (pino)',

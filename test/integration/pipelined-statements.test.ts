@@ -1,8 +1,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Socket } from 'node:net';
+import { TransactionEndedError } from '../../services/kernel/db/batching-transaction.ts';
 import { SkippedStatementError } from '../../services/kernel/db/pipelined-statements.ts';
-import { createPool, sqlState, withTransaction } from '../../services/kernel/db/pool.ts';
+import {
+  createPool,
+  sqlState,
+  withTransaction,
+  type TxClient,
+} from '../../services/kernel/db/pool.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 
 /**
@@ -14,10 +21,13 @@ const database = useTestDatabase('pipelined-statements');
 let pool: pg.Pool;
 /** ReadyForQuery messages the pool's only connection has received. */
 let roundTrips = 0;
+/** The pool's newest connection. */
+let latestClient: pg.PoolClient | undefined;
 
 beforeAll(async () => {
   pool = createPool({ connectionString: database.url, max: 1, applicationName: 'pipeline-test' });
   pool.on('connect', (client) => {
+    latestClient = client;
     const { connection } = client as unknown as { connection: pg.Connection };
     connection.on('readyForQuery', () => roundTrips++);
   });
@@ -40,6 +50,20 @@ async function countedRoundTrips(run: () => Promise<unknown>): Promise<number> {
   const before = roundTrips;
   await run();
   return roundTrips - before;
+}
+
+/** Until the pool's connection waits on a lock `holder` holds. */
+async function waitForLockWait(holder: pg.Client): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    const { rows } = await holder.query(
+      `SELECT 1 FROM pg_stat_activity
+        WHERE application_name = 'pipeline-test' AND wait_event_type = 'Lock'`,
+    );
+    if (rows.length > 0) return;
+    await sleep(20);
+  }
+  throw new Error('the pool never waited on the lock');
 }
 
 async function items(): Promise<number> {
@@ -108,6 +132,29 @@ describe('a transaction', () => {
     expect(await items()).toBe(1);
   });
 
+  it('refuses a statement issued after it ended, instead of running it outside', async () => {
+    let leaked: TxClient | undefined;
+    await withTransaction(pool, async (tx) => {
+      leaked = tx;
+      await tx.query(INSERT_ITEM, [1, 'a']);
+    });
+    await expect(leaked!.query(INSERT_ITEM, [2, 'late'])).rejects.toBeInstanceOf(
+      TransactionEndedError,
+    );
+    expect(await items()).toBe(1);
+  });
+
+  it('fails when COMMIT finds it aborted by a statement its work did not wait for', async () => {
+    const unawaited: Array<Promise<unknown>> = [];
+    const committed = withTransaction(pool, (tx) => {
+      unawaited.push(tx.query(INSERT_ITEM, [1, 'a']), tx.query(INSERT_ITEM, [1, 'duplicate']));
+      for (const statement of unawaited) statement.catch(() => undefined);
+      return Promise.resolve();
+    });
+    await expect(committed).rejects.toThrow(/COMMIT was answered ROLLBACK/);
+    expect(await items()).toBe(0);
+  });
+
   it('reports why BEGIN or a first statement failed, not that work was skipped', async () => {
     const failed = withTransaction(pool, (tx) => tx.query(INSERT_ITEM, [1, 'a']), {
       first: [{ text: 'SELECT 1 / $1::int', values: [0] }],
@@ -120,13 +167,20 @@ describe('a transaction', () => {
 describe('a value pg cannot send', () => {
   it('fails its round trip before a byte is written, and the connection serves on', async () => {
     const unsendable = { amount: 10n }; // JSON.stringify throws on a BigInt inside an object
-    const failed = withTransaction(pool, (tx) =>
-      Promise.all([
-        tx.query(INSERT_ITEM, [1, 'a']),
-        tx.query('SELECT $1::jsonb AS doc', [unsendable]),
-      ]),
-    );
-    await expect(failed).rejects.toThrow(TypeError);
+    let failure: unknown;
+    const trips = await countedRoundTrips(async () => {
+      failure = await withTransaction(pool, (tx) =>
+        Promise.all([
+          tx.query(INSERT_ITEM, [1, 'a']),
+          tx.query('SELECT $1::jsonb AS doc', [unsendable]),
+        ]),
+      ).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    });
+    expect(failure).toBeInstanceOf(TypeError);
+    expect(trips, 'only the ROLLBACK went out').toBe(1);
     expect(await items()).toBe(0);
     await withTransaction(pool, (tx) => tx.query(INSERT_ITEM, [2, 'b']));
     expect(await items()).toBe(1);
@@ -171,7 +225,37 @@ describe('prepared statements in one round trip', () => {
 });
 
 describe('a connection lost during a round trip', () => {
-  it('fails every statement of it, and the pool replaces the connection', async () => {
+  it('fails every statement of it when the socket drops, and the pool replaces it', async () => {
+    const lockId = 434343;
+    const holder = new pg.Client({ connectionString: database.url });
+    await holder.connect();
+    try {
+      await holder.query('SELECT pg_advisory_lock($1)', [lockId]);
+      await pool.query('SELECT 1');
+      const outcomes: PromiseSettledResult<unknown>[] = [];
+      const waiting = withTransaction(pool, async (tx) => {
+        const settled = await Promise.allSettled([
+          tx.query('SELECT pg_advisory_xact_lock($1::bigint)', [lockId]),
+          tx.query(INSERT_ITEM, [1, 'a']),
+        ]);
+        outcomes.push(...settled);
+        for (const outcome of settled) if (outcome.status === 'rejected') throw outcome.reason;
+      });
+      waiting.catch(() => undefined);
+      await waitForLockWait(holder);
+      const { connection } = latestClient as unknown as { connection: { stream: Socket } };
+      connection.stream.destroy();
+      await expect(waiting).rejects.toBeDefined();
+      expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected']);
+    } finally {
+      await holder.end();
+    }
+    expect(await items()).toBe(0);
+    await withTransaction(pool, (tx) => tx.query(INSERT_ITEM, [1, 'a']));
+    expect(await items()).toBe(1);
+  });
+
+  it('fails every statement of it when the backend is terminated, and the pool serves on', async () => {
     const lockId = 424242;
     const holder = new pg.Client({ connectionString: database.url });
     await holder.connect();

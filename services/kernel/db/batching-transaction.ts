@@ -38,6 +38,7 @@ interface Queued {
 export class BatchingTransaction {
   private queue: Queued[] = [];
   private flushScheduled = false;
+  private ended: Error | null = null;
 
   constructor(private readonly client: pg.PoolClient) {}
 
@@ -45,6 +46,10 @@ export class BatchingTransaction {
     text: string,
     values?: unknown[],
   ): Promise<pg.QueryResult<R>> {
+    // A statement issued after COMMIT or ROLLBACK (a sibling promise still running) would
+    // otherwise go out on a client back in the pool: outside the transaction, or inside
+    // another request's.
+    if (this.ended !== null) return Promise.reject(this.ended);
     if (values === undefined || !canName(this.client)) {
       this.flush();
       return this.client.query<R>(text, values);
@@ -62,8 +67,12 @@ export class BatchingTransaction {
     });
   }
 
-  /** Drops what is queued and not yet sent: the transaction is being rolled back. */
-  discard(cause: unknown): void {
+  /**
+   * Ends the transaction's use of the client: what is queued and not yet sent is dropped
+   * (SkippedStatementError), and every later statement is refused.
+   */
+  end(cause: unknown): void {
+    this.ended ??= new TransactionEndedError(cause);
     const dropped = this.queue;
     this.queue = [];
     for (const queued of dropped) queued.reject(new SkippedStatementError(cause));
@@ -90,5 +99,25 @@ export class BatchingTransaction {
       if (queued !== undefined) result.then(queued.resolve, queued.reject);
     });
     client.query(pipelined as unknown as pg.Submittable);
+  }
+}
+
+/** A statement issued on a transaction that has committed or rolled back. */
+export class TransactionEndedError extends Error {
+  constructor(override readonly cause: unknown) {
+    super('statement issued after its transaction ended');
+  }
+}
+
+/**
+ * Starts `work`, which issues statements alongside others already issued. A synchronous throw
+ * becomes a rejection, so the statements issued before it are still awaited, never orphaned
+ * (an orphaned rejection takes the process down).
+ */
+export function startWork<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return work();
+  } catch (error) {
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
   }
 }

@@ -68,6 +68,7 @@ export class PipelinedStatements {
   private readonly pending: PendingResult[] = [];
   /** The statement whose answer is being read. */
   private current = 0;
+  private settled = false;
   private connection: Connection | undefined;
   /**
    * Every Parse sent, in order, named or not: each ParseComplete confirms the next one. Only a
@@ -146,39 +147,43 @@ export class PipelinedStatements {
   }
 
   handleCommandComplete(msg: unknown): void {
-    const answered = this.pending[this.current++];
-    answered?.result.addCommandComplete(msg);
-    answered?.resolve(answered.result);
+    this.pending[this.current++]?.result.addCommandComplete(msg);
   }
 
   handleEmptyQuery(): void {
-    const answered = this.pending[this.current++];
-    answered?.resolve(answered.result);
+    this.current++;
   }
 
+  /**
+   * Settled together when the round trip ends, so a failure after the last statement's answer
+   * (at an implicit commit) still reaches a caller: the last statement carries it.
+   */
   handleError(error: unknown): void {
-    this.stopListening();
-    this.pending[this.current]?.reject(error);
-    for (const skipped of this.pending.slice(this.current + 1)) {
-      skipped.reject(new SkippedStatementError(error));
-    }
-    this.current = this.pending.length;
+    const failing = Math.min(this.current, this.pending.length - 1);
+    this.settle((i) =>
+      i < failing ? 'answered' : i === failing ? error : new SkippedStatementError(error),
+    );
   }
 
   handleReadyForQuery(): void {
-    this.stopListening();
     // Every statement is answered before the Sync's ReadyForQuery; this is a protocol surprise.
-    for (const unanswered of this.pending.slice(this.current)) {
-      unanswered.reject(new Error('PostgreSQL ended the round trip without answering'));
-    }
-    this.current = this.pending.length;
+    const unanswered = new Error('PostgreSQL ended the round trip without answering');
+    this.settle((i) => (i < this.current ? 'answered' : unanswered));
   }
 
   handlePortalSuspended(): void {}
   handleCopyInResponse(): void {}
   handleCopyData(): void {}
 
-  private stopListening(): void {
+  /** Per statement: 'answered' (it ran; resolve) or the reason it failed or never ran. */
+  private settle(outcome: (i: number) => unknown): void {
+    if (this.settled) return;
+    this.settled = true;
     this.connection?.off('parseComplete', this.onParseComplete);
+    this.pending.forEach((p, i) => {
+      const result = outcome(i);
+      if (result === 'answered') p.resolve(p.result);
+      else p.reject(result);
+    });
   }
 }

@@ -94,10 +94,16 @@ export async function withTransaction<T>(
       throw error;
     }
     await begun;
-    await tx.query('COMMIT');
+    // COMMIT of a transaction a failed statement aborted (one the work issued and did not
+    // await) is answered ROLLBACK, not an error: that must not pass for a commit.
+    const committed = await tx.query('COMMIT');
+    if (committed.command !== 'COMMIT') {
+      throw new Error(`COMMIT was answered ${committed.command ?? 'nothing'}: rolled back`);
+    }
+    tx.end('committed');
     return result;
   } catch (error) {
-    tx.discard(error);
+    tx.end(error);
     try {
       await client.query('ROLLBACK');
     } catch (rollbackError) {

@@ -1,3 +1,4 @@
+import { startWork } from '../db/batching-transaction.ts';
 import { withTransaction, type TxClient } from '../db/pool.ts';
 import { FaultInjectedError } from '../faults.ts';
 import type { JsonValue } from '../canonical-json.ts';
@@ -150,7 +151,8 @@ export class IdempotencyEngine {
         leaseMs,
         ttlSeconds,
       ]);
-      const working = first.sendWithAdmission === true ? first.work(tx) : undefined;
+      const working =
+        first.sendWithAdmission === true ? startWork(() => first.work(tx)) : undefined;
       const [admitted, worked] = await Promise.allSettled([inserting, working]);
       if (admitted.status === 'rejected') throw admitted.reason;
       const row = admitted.value.rows[0];

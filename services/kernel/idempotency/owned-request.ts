@@ -1,4 +1,5 @@
 import type { JsonValue } from '../canonical-json.ts';
+import { startWork } from '../db/batching-transaction.ts';
 import { withTransaction, type TxClient } from '../db/pool.ts';
 import { LeaseLostError } from '../errors.ts';
 import { FaultInjectedError } from '../faults.ts';
@@ -17,9 +18,11 @@ const NEVER_UNKNOWN = 2_147_483_647;
  * its work; a stale owner's phase finds no row, throws LeaseLostError and rolls back, so a
  * zombie that wakes after a takeover cannot write. Fault points bracket every commit.
  *
- * A phase's `work` starts together with the fence (its first statements share the fence's round
- * trip), so it runs before the fence is known to hold. It must keep its effects inside `tx`:
- * a failed fence rolls the transaction back, and the phase answers LeaseLostError.
+ * A phase's `work` (advance, finish) starts together with the fence: its first statements share
+ * the fence's round trip, so it runs before the fence is known to hold. It must keep its effects
+ * inside `tx` (a failed fence rolls the transaction back and the phase answers LeaseLostError),
+ * and should lock shared rows only in that first round trip: a fenced-out owner holds them
+ * until it learns it lost, without the key row. finishWith's work waits for the fence.
  */
 export class OwnedRequest {
   private point: string;
@@ -162,24 +165,24 @@ export class OwnedRequest {
       if (finished === undefined) throw new LeaseLostError(`${operation.id}/${tenantId}`);
       expiresAt = finished.expires_at;
     };
-    // The fence and the phase's work travel in one round trip (batching-transaction.ts), so
-    // the work runs before we know the fence held. It only touches this transaction, which a
-    // failed fence rolls back: LeaseLostError is the answer, whatever the work met meanwhile.
-    const fencedWith = async (fence: Promise<void>, work: Promise<void>) => {
-      const [fenced, worked] = await Promise.allSettled([fence, work]);
-      if (fenced.status === 'rejected') throw fenced.reason;
-      if (worked.status === 'rejected') throw worked.reason;
-    };
     const transaction = withTransaction(this.deps.pool, async (tx) => {
       if (phase.lockFirst === true) {
         // Locks the key row before any business row, as every phase does, so no deadlock.
-        const locking = tx.query(LOCK_KEY, fence).then((locked) => {
-          if (locked.rowCount !== 1) throw new LeaseLostError(`${operation.id}/${tenantId}`);
-        });
-        await fencedWith(locking, phase.work(tx));
+        // Its work takes several round trips and locks shared rows, so it waits for the fence.
+        const locked = await tx.query(LOCK_KEY, fence);
+        if (locked.rowCount !== 1) throw new LeaseLostError(`${operation.id}/${tenantId}`);
+        await phase.work(tx);
         await advance(tx, phase.responseOf?.() ?? null);
       } else {
-        await fencedWith(advance(tx, phase.response), phase.work(tx));
+        // The fence and the work's statements travel in one round trip (batching-
+        // transaction.ts): the work runs before we know the fence held, and a failed fence,
+        // which rolls it back, is the answer whatever the work met meanwhile.
+        const [fenced, worked] = await Promise.allSettled([
+          advance(tx, phase.response),
+          startWork(() => phase.work(tx)),
+        ]);
+        if (fenced.status === 'rejected') throw fenced.reason;
+        if (worked.status === 'rejected') throw worked.reason;
       }
       await this.deps.faults.hit(`${faultPrefix}.before-commit`);
     });
