@@ -1,0 +1,72 @@
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useTestDatabase } from '../support/test-database.ts';
+import { CREATE_PAYMENT, graphql, paymentOf } from '../support/graphql-client.ts';
+import { startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
+
+/**
+ * What a createPayment costs in round trips to PostgreSQL, counted where PostgreSQL ends each
+ * one (a ReadyForQuery) on every connection of the gateway's pool. Round trips are most of a
+ * payment's database cost on the hot path (README, Benchmarks); these pin the count, so a
+ * change that adds one fails here rather than only in a benchmark.
+ */
+const database = useTestDatabase('round-trips');
+let stack: TestStack;
+let roundTrips = 0;
+
+beforeAll(async () => {
+  stack = await startTestStack({ databaseUrl: database.url });
+  const counted = new WeakSet<pg.PoolClient>();
+  stack.app.services.deps.pool.on('acquire', (client) => {
+    if (counted.has(client)) return;
+    counted.add(client);
+    const { connection } = client as unknown as { connection: pg.Connection };
+    connection.on('readyForQuery', () => roundTrips++);
+  });
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+async function create(key: string) {
+  return graphql(stack.app.url, {
+    apiKey: TENANT_A.apiKey,
+    query: CREATE_PAYMENT,
+    variables: {
+      input: {
+        idempotencyKey: key,
+        amount: '12.00',
+        currency: 'EUR',
+        paymentMethod: 'pm_card_visa',
+        reference: key,
+      },
+    },
+  });
+}
+
+async function counted(run: () => Promise<unknown>): Promise<number> {
+  const before = roundTrips;
+  await run();
+  return roundTrips - before;
+}
+
+describe('createPayment', () => {
+  beforeAll(async () => {
+    await create('warm-up'); // authenticates the tenant once; later requests use the cache
+  });
+
+  it('makes five round trips for a new payment: the read, then each transaction in two', async () => {
+    let status = '';
+    const trips = await counted(async () => {
+      status = paymentOf(await create('round-trips-new')).status;
+    });
+    expect(status).toBe('SUCCEEDED');
+    expect(trips).toBe(5);
+  });
+
+  it('makes one round trip for a replay', async () => {
+    await create('round-trips-replay');
+    const trips = await counted(() => create('round-trips-replay'));
+    expect(trips).toBe(1);
+  });
+});
