@@ -3,7 +3,10 @@ import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Socket } from 'node:net';
 import { TransactionEndedError } from '../../services/kernel/db/batching-transaction.ts';
-import { SkippedStatementError } from '../../services/kernel/db/pipelined-statements.ts';
+import {
+  PipelinedStatements,
+  SkippedStatementError,
+} from '../../services/kernel/db/pipelined-statements.ts';
 import {
   createPool,
   sqlState,
@@ -161,6 +164,39 @@ describe('a transaction', () => {
     });
     await expect(failed).rejects.toSatisfy((error) => sqlState(error) === '22012');
     expect(await items()).toBe(0);
+  });
+});
+
+describe('a round trip sent outside a transaction', () => {
+  it('is one implicit transaction, and a failure at its commit reaches the last statement', async () => {
+    await pool.query(
+      `CREATE TABLE IF NOT EXISTS pipeline_deferred (id int,
+         CONSTRAINT pipeline_deferred_uq UNIQUE (id) DEFERRABLE INITIALLY DEFERRED)`,
+    );
+    const client = await pool.connect();
+    try {
+      const insert = 'INSERT INTO pipeline_deferred (id) VALUES ($1)';
+      const named = client as unknown as { statementName(text: string): string };
+      // Both INSERTs are answered; the deferred check fails when the Sync commits them.
+      const batch = new PipelinedStatements(
+        [
+          { text: insert, values: [1] },
+          { text: insert, values: [1] },
+        ],
+        (text) => named.statementName(text),
+      );
+      client.query(batch as unknown as pg.Submittable);
+      const [first, last] = await Promise.allSettled(batch.results);
+      expect(first?.status).toBe('fulfilled');
+      expect(last?.status).toBe('rejected');
+      expect(sqlState((last as PromiseRejectedResult).reason)).toBe('23505');
+      const { rows } = await client.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM pipeline_deferred',
+      );
+      expect(rows[0]?.n).toBe(0);
+    } finally {
+      client.release();
+    }
   });
 });
 
