@@ -15,6 +15,7 @@ const SQL_FILES = [
   '0006-ledger-balanced.sql',
   '0007-retention-partitions.sql',
   '0008-payments-fillfactor.sql',
+  '0009-fail-unless.sql',
 ] as const;
 
 function sqlMigration(file: string): MigrationObject {

@@ -6,7 +6,10 @@ import { AppError, LeaseLostError, publicError, type PublicError } from '../kern
 import { defineOperation } from '../kernel/idempotency/operation.ts';
 import type { OwnedRequest } from '../kernel/idempotency/owned-request.ts';
 import type { Resumer } from '../kernel/idempotency/recovery-worker.ts';
-import { recordIntervention, type InterventionAction } from '../kernel/idempotency/settlement.ts';
+import {
+  interventionStatement,
+  type InterventionAction,
+} from '../kernel/idempotency/settlement.ts';
 import { UNKNOWN_RETRY_AFTER_SECONDS } from '../kernel/idempotency/engine.ts';
 import { requestHash } from '../kernel/idempotency/request-hash.ts';
 import { currentBody } from '../kernel/idempotency/stored-response.ts';
@@ -14,7 +17,7 @@ import type { StoredResponse } from '../kernel/idempotency/types.ts';
 import { providerChargeKey } from '../provider/provider-keys.ts';
 import type { ChargeOutcome } from '../provider/provider-port.ts';
 import { normaliseCreatePayment, type CreatePaymentInput } from './create-payment.command.ts';
-import { publishPaymentOutcome } from './payment-events.ts';
+import { paymentOutcomeEvent } from './payment-events.ts';
 import { getPayment } from './payment-queries.ts';
 import { PAYMENT_ANSWER_VERSION, paymentAnswerReader, paymentOutcomeOf } from './stored-answers.ts';
 import { INSERT_PAYMENT, RECORD_CHARGE_OUTCOME, SELECT_PAYMENT } from './payments.sql.ts';
@@ -82,30 +85,30 @@ export async function createPayment(
   const { key, command } = normalised;
   const tenantId = input.tenantId;
   const paymentId = randomUUID();
-  let inserted: PaymentRow | undefined;
   const admission = await deps.engine.admit({
     scope: { tenantId: input.tenantId, operation: CREATE_PAYMENT, key },
     requestHash: requestHash(CREATE_PAYMENT, command),
     first: {
       to: CREATE_PAYMENT_POINTS.chargeSent,
       resourceId: paymentId,
-      // One INSERT of a row with a fresh id: safe to send with the key's, rolled back with it.
-      sendWithAdmission: true,
-      work: async (tx) => {
-        const { rows } = await tx.query<PaymentRow>(INSERT_PAYMENT, [
-          input.tenantId,
-          paymentId,
-          command.amountMinor,
-          command.currency,
-          command.paymentMethod,
-          command.captureMethod,
-          command.reference,
-          command.description,
-          command.metadata === null ? null : JSON.stringify(command.metadata),
-          providerChargeKey(paymentId),
-        ]);
-        inserted = rows[0];
-      },
+      // Committed with the key in one round trip: a payment row exists exactly when its key does.
+      statements: [
+        {
+          text: INSERT_PAYMENT,
+          values: [
+            input.tenantId,
+            paymentId,
+            command.amountMinor,
+            command.currency,
+            command.paymentMethod,
+            command.captureMethod,
+            command.reference,
+            command.description,
+            command.metadata === null ? null : JSON.stringify(command.metadata),
+            providerChargeKey(paymentId),
+          ],
+        },
+      ],
     },
   });
   switch (admission.kind) {
@@ -120,8 +123,12 @@ export async function createPayment(
     case 'unknown':
       return { ok: false, error: pending(admission.retryAfterSeconds, admission.resourceId) };
     case 'owned': {
-      // A new owner has the row it just inserted; a retry that took over reads it.
-      const known = admission.via === 'new' ? inserted : undefined;
+      // A new owner has the row it just inserted (unless the answer was lost with the
+      // connection after the commit); a retry that took over reads it.
+      const known =
+        admission.via === 'new'
+          ? (admission.answers[0]?.rows[0] as PaymentRow | undefined)
+          : undefined;
       const driven = await driveCreatePayment(deps, { request: admission.request, known });
       return 'error' in driven
         ? { ok: false, error: driven.error }
@@ -232,31 +239,33 @@ export async function finishWithOutcome(
 ): Promise<StoredResponse> {
   const { request, payment, settlement } = final;
   const settled = settle(payment, final.outcome);
-  return request.finish({ payment: toPaymentView(settled) }, async (tx) => {
-    // Issued together, so they share one round trip with the fence (batching-transaction.ts).
-    // None depends on another's answer; a payment that left PROCESSING fails the phase below,
-    // and the rollback takes the event and the intervention with it.
-    const [updated] = await Promise.all([
-      tx.query(RECORD_CHARGE_OUTCOME, [
-        request.scope.tenantId,
+  // The outcome, its event and the settlement's record commit with the fence in one round trip.
+  // A payment found in another status than PROCESSING fails RECORD_CHARGE_OUTCOME, and the
+  // phase commits nothing.
+  const { tenantId } = request.scope;
+  return request.finish({ payment: toPaymentView(settled) }, [
+    {
+      text: RECORD_CHARGE_OUTCOME,
+      values: [
+        tenantId,
         payment.id,
         settled.status,
         settled.amount_captured_minor,
         settled.provider_reference,
         settled.failure_code,
-      ]),
-      publishPaymentOutcome(tx, { tenantId: request.scope.tenantId, payment: settled }),
-      settlement === null
-        ? undefined
-        : recordIntervention(tx, {
+      ],
+    },
+    paymentOutcomeEvent({ tenantId, payment: settled }),
+    ...(settlement === null
+      ? []
+      : [
+          interventionStatement({
             scope: request.scope,
             ...settlement,
             providerReference: settled.provider_reference,
           }),
-    ]);
-    if (updated.rowCount !== 1)
-      throw new Error(`payment ${payment.id} left PROCESSING before its outcome`);
-  });
+        ]),
+  ]);
 }
 
 export async function loadPayment(

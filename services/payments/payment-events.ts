@@ -1,6 +1,7 @@
 import type { JsonValue } from '../kernel/canonical-json.ts';
 import type { TxClient } from '../kernel/db/pool.ts';
-import { writeEvent } from '../kernel/outbox/outbox.ts';
+import type { Statement } from '../kernel/db/pipelined-statements.ts';
+import { eventStatement } from '../kernel/outbox/outbox.ts';
 import { toPaymentView, type PaymentRow } from './payment.view.ts';
 
 /**
@@ -34,11 +35,11 @@ const CONSUMERS: Record<PaymentEventType, string[]> = {
   'payment.canceled': ['webhooks'],
 };
 
-/** The event of a createPayment that reached its outcome (or a settlement of one). */
-export async function publishPaymentOutcome(
-  tx: TxClient,
-  event: { tenantId: string; payment: PaymentRow },
-): Promise<void> {
+/**
+ * The event of a createPayment that reached its outcome (or a settlement of one), as the
+ * statement that writes it with its deliveries in the final phase's round trip.
+ */
+export function paymentOutcomeEvent(event: { tenantId: string; payment: PaymentRow }): Statement {
   const { payment } = event;
   const type: PaymentEventType =
     payment.status === 'SUCCEEDED'
@@ -47,7 +48,7 @@ export async function publishPaymentOutcome(
         ? 'payment.authorized'
         : 'payment.failed';
   const movement = type === 'payment.succeeded' ? captureMovement(payment) : null;
-  await publish(tx, {
+  return outboxEvent({
     tenantId: event.tenantId,
     id: `evt_payment_${payment.id}_${type.split('.')[1]}`,
     type,
@@ -109,17 +110,21 @@ function captureMovement(payment: PaymentRow): Movement {
   };
 }
 
-async function publish(
-  tx: TxClient,
-  event: {
-    tenantId: string;
-    id: string;
-    type: PaymentEventType;
-    payment: PaymentRow;
-    movement: Movement | null;
-  },
-): Promise<void> {
-  await writeEvent(tx, {
+async function publish(tx: TxClient, event: PaymentEvent): Promise<void> {
+  const { text, values } = outboxEvent(event);
+  await tx.query(text, values);
+}
+
+interface PaymentEvent {
+  tenantId: string;
+  id: string;
+  type: PaymentEventType;
+  payment: PaymentRow;
+  movement: Movement | null;
+}
+
+function outboxEvent(event: PaymentEvent): Statement {
+  return eventStatement({
     tenantId: event.tenantId,
     id: event.id,
     type: event.type,

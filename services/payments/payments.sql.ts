@@ -1,4 +1,5 @@
 /** The payments service's statements. Every one filters by tenant_id first. */
+import { CHECKS, failUnless } from '../kernel/db/failed-checks.ts';
 
 const PAYMENT_COLUMNS = `
   id, status, amount_minor, currency, amount_captured_minor, amount_refunded_minor,
@@ -19,12 +20,17 @@ export const SELECT_PAYMENT = `
 SELECT ${PAYMENT_COLUMNS} FROM payments WHERE tenant_id = $1 AND id = $2`;
 
 /** $1 tenant, $2 id, $3 status, $4 amount captured minor, $5 provider reference, $6 failure code.
- * Only from PROCESSING: an outcome is recorded once. */
+ * Only from PROCESSING: an outcome is recorded once, and a payment found in any other status
+ * fails the statement (CHECKS.paymentNotProcessing), so its phase commits nothing. */
 export const RECORD_CHARGE_OUTCOME = `
-UPDATE payments
-   SET status = $3, amount_captured_minor = $4, provider_reference = $5, failure_code = $6,
-       updated_at = now()
- WHERE tenant_id = $1 AND id = $2 AND status = 'PROCESSING'`;
+WITH recorded AS (
+  UPDATE payments
+     SET status = $3, amount_captured_minor = $4, provider_reference = $5, failure_code = $6,
+         updated_at = now()
+   WHERE tenant_id = $1 AND id = $2 AND status = 'PROCESSING'
+  RETURNING 1
+)
+SELECT ${failUnless('EXISTS (SELECT 1 FROM recorded)', CHECKS.paymentNotProcessing)}`;
 
 /**
  * Newest first, keyset-paginated on (created_at, id). The cursor carries created_at in whole

@@ -134,6 +134,21 @@ describe('a connection cut after COMMIT reached the server, before its answer ca
 });
 
 describe('an admission whose commit failed while a duplicate waited on its key', () => {
+  /** The pid of the services' backend waiting on a lock of `kind`, once there is one. */
+  async function waitingBackend(kind: 'relation' | 'advisory'): Promise<number> {
+    for (let i = 0; i < 500; i++) {
+      const { rows } = await stack.db.query<{ pid: number }>(
+        `SELECT pid FROM pg_stat_activity
+          WHERE datname = current_database() AND application_name = 'payments-services'
+            AND wait_event_type = 'Lock' AND wait_event = $1`,
+        [kind],
+      );
+      if (rows[0] !== undefined) return rows[0].pid;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    throw new Error(`no services backend waited on a ${kind} lock`);
+  }
+
   it('does not mistake the duplicate’s row for its own: one owner, one payment, one charge', async () => {
     const key = 'doubt-dup';
     const input = {
@@ -149,53 +164,47 @@ describe('an admission whose commit failed while a duplicate waited on its key',
         query: CREATE_PAYMENT,
         variables: { input },
       });
-    let duplicate: ReturnType<typeof send> | undefined;
-    let hits = 0;
-    stack.app.faults.arm('createPayment.provider_charge_sent.before-commit', {
-      kind: 'call',
-      run: async () => {
-        hits += 1;
-        if (hits !== 1) return; // only the first owner's admission is sabotaged
-        duplicate = send();
-        // Wait until the duplicate's INSERT is blocked on our uncommitted key row…
-        for (let i = 0; i < 200; i++) {
-          const { rows } = await stack.db.query(
-            `SELECT 1 FROM pg_stat_activity WHERE datname = current_database()
-                AND application_name = 'payments-services' AND wait_event_type = 'Lock'`,
-          );
-          if (rows.length > 0) break;
-          await new Promise((resolve) => setTimeout(resolve, 10));
-        }
-        // …then kill only our own backend (idle in transaction): our admission rolls back and the
-        // duplicate's INSERT goes through with a payment id of its own.
-        await stack.db.query(
-          `SELECT pg_terminate_backend(pid, 2000) FROM pg_stat_activity
-            WHERE datname = current_database() AND application_name = 'payments-services'
-              AND state = 'idle in transaction'`,
-        );
-      },
-    });
-    let first: Awaited<ReturnType<typeof send>>;
+    // The first request's admission (key row, payment row and COMMIT in one round trip) stops
+    // at its payment row behind this lock, with its key row written and not committed. What
+    // the server then tells it is held back until the duplicate has finished.
+    const lockHolder = await stack.db.connect();
+    await lockHolder.query('BEGIN');
+    await lockHolder.query('LOCK TABLE payments IN SHARE MODE');
+    let locked = true;
+    const release = cutter.holdAnswersAfterNextCommit(key);
     try {
-      first = await send();
+      const first = send();
+      const firstBackend = await waitingBackend('relation');
+      // The duplicate finds no committed key and waits for the first one's scope lock.
+      const duplicate = send();
+      await waitingBackend('advisory');
+      // The first admission dies with its key row; the duplicate's goes through, commits, and
+      // the duplicate is answered, all before the first request learns its commit failed. Its
+      // read-back then finds a key row: the duplicate's, under another payment id.
+      await stack.db.query('SELECT pg_terminate_backend($1, 2000)', [firstBackend]);
+      await lockHolder.query('COMMIT');
+      locked = false;
+      const winner = await duplicate;
+      expect(paymentOf(winner).status).toBe('SUCCEEDED');
+      release();
+      const loser = await first;
+      expect(loser.status).not.toBe(200); // the loser did not claim the winner's row as its own
+      const { rows: payments } = await stack.db.query(
+        'SELECT id FROM payments WHERE reference = $1',
+        [key],
+      );
+      expect(payments).toEqual([{ id: paymentOf(winner).id }]);
+      expect(stack.sandbox.charges({ reference: key })).toHaveLength(1);
+      const replay = await createUntilFinal(stack.app.url, {
+        apiKey: TENANT_A.apiKey,
+        input,
+        deadlineMs: 10_000,
+      });
+      expect(paymentOf(replay).id).toBe(paymentOf(winner).id);
     } finally {
-      stack.app.faults.disarm('createPayment.provider_charge_sent.before-commit');
+      release();
+      if (locked) await lockHolder.query('ROLLBACK');
+      lockHolder.release();
     }
-    expect(duplicate).toBeDefined();
-    const winner = await duplicate!;
-    expect(paymentOf(winner).status).toBe('SUCCEEDED');
-    expect(first.status).not.toBe(200); // the loser did not claim the winner's row as its own
-    const { rows: payments } = await stack.db.query(
-      'SELECT id FROM payments WHERE reference = $1',
-      [key],
-    );
-    expect(payments).toEqual([{ id: paymentOf(winner).id }]);
-    expect(stack.sandbox.charges({ reference: key })).toHaveLength(1);
-    const replay = await createUntilFinal(stack.app.url, {
-      apiKey: TENANT_A.apiKey,
-      input,
-      deadlineMs: 10_000,
-    });
-    expect(paymentOf(replay).id).toBe(paymentOf(winner).id);
   });
 });

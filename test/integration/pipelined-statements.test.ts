@@ -7,9 +7,11 @@ import {
   PipelinedStatements,
   SkippedStatementError,
 } from '../../services/kernel/db/pipelined-statements.ts';
+import { CHECKS, failUnless, isFailedCheck } from '../../services/kernel/db/failed-checks.ts';
 import {
   createPool,
   sqlState,
+  withOneRoundTrip,
   withTransaction,
   type TxClient,
 } from '../../services/kernel/db/pool.ts';
@@ -310,5 +312,84 @@ describe('a connection lost during a round trip', () => {
       );
       expect(rows.some((row) => row.done)).toBe(true);
     });
+  });
+});
+
+describe('a transaction sent with its COMMIT in one round trip (withOneRoundTrip)', () => {
+  const item = (id: number, label: string) => ({ text: INSERT_ITEM, values: [id, label] });
+
+  it('sends BEGIN, its statements and COMMIT together, and answers each statement in order', async () => {
+    let answers: pg.QueryResult[] = [];
+    const trips = await countedRoundTrips(async () => {
+      answers = await withOneRoundTrip(pool, [item(1, 'a'), item(2, 'b')], {
+        first: [{ text: COUNT_ITEMS, values: [0] }],
+      });
+    });
+    expect(trips).toBe(1);
+    expect(answers.map((a): unknown => a.rows)).toEqual([[{ id: 1 }], [{ id: 2 }]]);
+    expect(await items()).toBe(2);
+  });
+
+  it('commits nothing when a statement’s own check fails, rejects with that check, and serves on', async () => {
+    const noSuchItem = {
+      text: `SELECT ${failUnless('EXISTS (SELECT 1 FROM pipeline_items WHERE id = $1)', CHECKS.fenceLost)}`,
+      values: [99],
+    };
+    let failure: unknown;
+    const trips = await countedRoundTrips(async () => {
+      failure = await withOneRoundTrip(pool, [item(1, 'a'), noSuchItem, item(2, 'b')]).catch(
+        (error: unknown) => error,
+      );
+    });
+    // The failing statement's own error, not the skip of the one after it; then ROLLBACK.
+    expect(isFailedCheck(failure, CHECKS.fenceLost)).toBe(true);
+    expect(isFailedCheck(failure, CHECKS.admissionLost)).toBe(false);
+    expect(trips).toBe(2);
+    expect(await items()).toBe(0); // the INSERT before the check was rolled back with it
+    await withOneRoundTrip(pool, [item(3, 'c')]);
+    expect(await items()).toBe(1);
+  });
+
+  it('runs beforeSend with the connection checked out, and sends nothing when it throws', async () => {
+    await pool.query('SELECT 1');
+    let idleDuringBeforeSend = -1;
+    const failing = withOneRoundTrip(pool, [item(1, 'a')], {
+      beforeSend: () => {
+        idleDuringBeforeSend = pool.idleCount;
+        return Promise.reject(new Error('fault point'));
+      },
+    });
+    await expect(failing).rejects.toThrow('fault point');
+    expect(idleDuringBeforeSend).toBe(0);
+    expect(await items()).toBe(0);
+  });
+
+  it('rejects with the connection’s error, not a check’s, when the backend dies after the statements left', async () => {
+    const lockId = 434343;
+    const holder = new pg.Client({ connectionString: database.url });
+    await holder.connect();
+    try {
+      await holder.query('SELECT pg_advisory_lock($1)', [lockId]);
+      const waiting = withOneRoundTrip(pool, [
+        item(1, 'a'),
+        { text: 'SELECT pg_advisory_xact_lock($1::bigint)', values: [lockId] },
+        item(2, 'b'),
+      ]);
+      waiting.catch(() => undefined);
+      await waitForLockWait(holder);
+      await holder.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+          WHERE application_name = 'pipeline-test' AND wait_event_type = 'Lock'`,
+      );
+      const failure: unknown = await waiting.catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(Error);
+      expect(failure).not.toBeInstanceOf(SkippedStatementError);
+      expect(isFailedCheck(failure, CHECKS.fenceLost)).toBe(false);
+    } finally {
+      await holder.end();
+    }
+    expect(await items()).toBe(0);
+    await withOneRoundTrip(pool, [item(1, 'a')]);
+    expect(await items()).toBe(1);
   });
 });

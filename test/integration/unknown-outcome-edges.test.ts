@@ -205,6 +205,36 @@ describe('unknown-outcome edges', () => {
     expect(await keyRow('p12b')).toMatchObject({ state: 'finished' });
   });
 
+  it('a payment that left PROCESSING under its request fails the final phase: nothing of it commits', async () => {
+    // Nothing else moves a PROCESSING payment while its request holds the lease; if something
+    // did, RECORD_CHARGE_OUTCOME fails its own statement, and the fence, the stored answer and
+    // the event sent with it in one round trip are skipped and rolled back.
+    stack.app.faults.arm('createPayment.provider_charge.after-call', {
+      kind: 'call',
+      run: async () =>
+        void (await stack.db.query(
+          `UPDATE payments SET status = 'CANCELED' WHERE reference = 'p14c' AND status = 'PROCESSING'`,
+        )),
+    });
+    let answer: GraphQLAnswer;
+    try {
+      answer = await send(inputFor('p14c', 'pm_card_visa'));
+    } finally {
+      stack.app.faults.disarm('createPayment.provider_charge.after-call');
+    }
+    expect(answer.status).not.toBe(200);
+    expect(await keyRow('p14c')).toMatchObject({ state: 'started' });
+    const { rows: payments } = await stack.db.query(
+      `SELECT status FROM payments WHERE reference = 'p14c'`,
+    );
+    expect(payments).toEqual([{ status: 'CANCELED' }]);
+    const { rows: events } = await stack.db.query(
+      `SELECT e.id FROM outbox_events e JOIN payments p ON e.id LIKE '%' || p.id || '%'
+        WHERE p.reference = 'p14c'`,
+    );
+    expect(events).toEqual([]);
+  });
+
   it('a final phase lost to the database hands the request on at once', async () => {
     stack.app.faults.arm('createPayment.finished.before-commit', {
       kind: 'call',

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { BatchingTransaction } from './batching-transaction.ts';
-import type { Statement } from './pipelined-statements.ts';
+import { SkippedStatementError, type Statement } from './pipelined-statements.ts';
 import { preparingClientClass } from './prepared-client.ts';
 
 /** Anything that runs a query: the pool itself (autocommit) or a client inside a transaction. */
@@ -64,22 +64,12 @@ export interface TransactionOptions {
  * failing with 40001 as it would under REPEATABLE READ). Rolls back on any error. A client
  * whose connection broke mid-transaction is destroyed, not returned to the pool.
  */
-export async function withTransaction<T>(
+export function withTransaction<T>(
   pool: pg.Pool,
   work: (tx: TxClient) => Promise<T>,
   opts: TransactionOptions = {},
 ): Promise<T> {
-  const client = await pool.connect();
-  // A checked-out client has no listener of the pool's: if its backend is terminated between
-  // statements (idle in transaction), the 'error' event would be unhandled and take the whole
-  // process down. Record it instead; the next statement fails and the client is destroyed.
-  let broken: Error | undefined;
-  const onError = (error: Error) => {
-    broken ??= error;
-  };
-  client.on('error', onError);
-  const tx = new BatchingTransaction(client);
-  try {
+  return onClient(pool, async (tx) => {
     // BEGIN, the first statements and work's first statements leave in one round trip. If
     // BEGIN or a first statement fails, work sees its statements skipped: report the cause.
     const begun = Promise.all(
@@ -94,12 +84,75 @@ export async function withTransaction<T>(
       throw error;
     }
     await begun;
-    // COMMIT of a transaction a failed statement aborted (one the work issued and did not
-    // await) is answered ROLLBACK, not an error: that must not pass for a commit.
-    const committed = await tx.query('COMMIT');
-    if (committed.command !== 'COMMIT') {
-      throw new Error(`COMMIT was answered ${committed.command ?? 'nothing'}: rolled back`);
-    }
+    assertCommitted(await tx.query('COMMIT'));
+    return result;
+  });
+}
+
+export interface OneRoundTripOptions extends TransactionOptions {
+  /** Runs with the connection checked out, before anything is sent (a fault point). */
+  beforeSend?: () => Promise<void>;
+}
+
+/**
+ * One READ COMMITTED transaction whose statements are all known before it starts: BEGIN,
+ * `first`, `statements` and COMMIT leave in one round trip, and the answers to `statements`
+ * come back in their order. withTransaction needs two round trips for the same statements,
+ * because its work may read an answer before it lets COMMIT go.
+ *
+ * Here nothing can be decided between an answer and COMMIT: COMMIT has run by the time any
+ * answer arrives. So the statements are data, not code that could wait, and every condition
+ * the transaction depends on is checked by the statement that establishes it (fail_unless,
+ * failed-checks.ts). Failure modes:
+ * - A statement fails (a failed check, a constraint): PostgreSQL skips the rest, COMMIT
+ *   included. The transaction is rolled back and the call rejects with that statement's error.
+ * - The connection is lost once the statements have left: whether COMMIT ran is unknown. The
+ *   call rejects with the connection's error; the caller settles it by reading back a row that
+ *   only the commit could have written, as for a lost COMMIT in withTransaction.
+ * - COMMIT is answered ROLLBACK (a deferred constraint): the call rejects.
+ */
+export function withOneRoundTrip(
+  pool: pg.Pool,
+  statements: Statement[],
+  opts: OneRoundTripOptions = {},
+): Promise<pg.QueryResult[]> {
+  return onClient(pool, async (tx) => {
+    await opts.beforeSend?.();
+    const begin = [{ text: 'BEGIN', values: [] }, ...(opts.first ?? [])];
+    const sent = [...begin, ...statements, { text: 'COMMIT', values: [] }].map((s) =>
+      tx.query(s.text, s.values),
+    );
+    const answers = await Promise.allSettled(sent);
+    const failures = answers.flatMap((a): unknown[] => (a.status === 'rejected' ? [a.reason] : []));
+    // The statement that failed, not the ones PostgreSQL skipped after it.
+    const failure = failures.find((f) => !(f instanceof SkippedStatementError)) ?? failures[0];
+    if (failures.length > 0) throw failure;
+    const results = answers.map((a) => (a.status === 'fulfilled' ? a.value : undefined));
+    assertCommitted(results[results.length - 1]);
+    return results.slice(begin.length, begin.length + statements.length) as pg.QueryResult[];
+  });
+}
+
+/**
+ * Checks out a client, runs `run` on it as a transaction's client, and rolls back if `run`
+ * fails. A checked-out client has no listener of the pool's: if its backend is terminated
+ * between statements (idle in transaction), the 'error' event would be unhandled and take the
+ * whole process down. It is recorded instead; the next statement fails and the client is
+ * destroyed on release, not returned to the pool.
+ */
+async function onClient<T>(
+  pool: pg.Pool,
+  run: (tx: BatchingTransaction) => Promise<T>,
+): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  const onError = (error: Error) => {
+    broken ??= error;
+  };
+  client.on('error', onError);
+  const tx = new BatchingTransaction(client);
+  try {
+    const result = await run(tx);
     tx.end('committed');
     return result;
   } catch (error) {
@@ -113,6 +166,16 @@ export async function withTransaction<T>(
   } finally {
     client.off('error', onError);
     client.release(broken);
+  }
+}
+
+/**
+ * COMMIT of a transaction a failed statement aborted (one the work issued and did not await)
+ * is answered ROLLBACK, not an error: that must not pass for a commit.
+ */
+function assertCommitted(answer: pg.QueryResult | undefined): void {
+  if (answer?.command !== 'COMMIT') {
+    throw new Error(`COMMIT was answered ${answer?.command ?? 'nothing'}: rolled back`);
   }
 }
 

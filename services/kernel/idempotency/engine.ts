@@ -1,5 +1,7 @@
-import { startWork } from '../db/batching-transaction.ts';
-import { withTransaction, type TxClient } from '../db/pool.ts';
+import type pg from 'pg';
+import { CHECKS, isFailedCheck } from '../db/failed-checks.ts';
+import type { Statement } from '../db/pipelined-statements.ts';
+import { withOneRoundTrip, withTransaction, type TxClient } from '../db/pool.ts';
 import { FaultInjectedError } from '../faults.ts';
 import type { JsonValue } from '../canonical-json.ts';
 import { createHash } from 'node:crypto';
@@ -34,35 +36,50 @@ export const UNKNOWN_RETRY_AFTER_SECONDS = 30;
 const ADMISSION_MAX_ROUNDS = 3;
 
 export type Admission =
-  | { kind: 'owned'; request: OwnedRequest; via: 'new' | 'takeover' }
+  | {
+      kind: 'owned';
+      request: OwnedRequest;
+      via: 'new';
+      /** The answers to the first phase's statements (none when it was given as work). */
+      answers: pg.QueryResult[];
+    }
+  | { kind: 'owned'; request: OwnedRequest; via: 'takeover' }
   | { kind: 'replay'; response: StoredResponse }
   | { kind: 'in_use'; retryAfterSeconds: number; resourceId: string | null }
   | { kind: 'unknown'; retryAfterSeconds: number; resourceId: string | null }
   | { kind: 'decided'; response: StoredResponse }
   | { kind: 'reused' };
 
-export interface FirstPhase {
+/**
+ * The phase that admission commits: the request's first recovery point and its first work,
+ * given one of two ways.
+ */
+export type FirstPhase = {
   /** The recovery point the request stands at once admission commits. */
   to: string;
   /** The resource this request creates (the payment id): where a resumer finds its work. */
   resourceId: string;
-  /**
-   * The first phase's work, committed in the admission transaction. It may decide the request
-   * there and then (a business-rule refusal): the key finishes with that response, stored and
-   * replayed like any other. Throwing an error instead stores nothing.
-   */
-  work: (tx: TxClient) => Promise<void | { decided: JsonValue }>;
-  /**
-   * Start `work` with the key's INSERT, so its first statements share that round trip, before
-   * the engine knows the key is ours. Only for work whose effects all stay inside `tx`: when
-   * another request admitted the key first, the transaction rolls back and takes them with it,
-   * but the work has run (and written rows that are rolled back: a duplicate storm costs more).
-   * What it records outside `tx` (a closure's variable) may be read only when admission answers
-   * `owned` via `new`. Without it, `work` starts once the key is known to be ours.
-   */
-  sendWithAdmission?: boolean;
-}
-
+} & (
+  | {
+      /**
+       * The first phase's work, started once the key is ours and committed in the admission
+       * transaction (two round trips after the read: the key's INSERT, then the work and
+       * COMMIT). It may decide the request there and then (a business-rule refusal): the key
+       * finishes with that response, stored and replayed like any other. Throwing an error
+       * instead stores nothing.
+       */
+      work: (tx: TxClient) => Promise<void | { decided: JsonValue }>;
+    }
+  | {
+      /**
+       * The first phase as statements, sent with BEGIN, the scope lock, the key's INSERT and
+       * COMMIT in one round trip (withOneRoundTrip). They run only if the key is admitted:
+       * INSERT_KEY fails otherwise, and PostgreSQL skips them. Any condition they depend on
+       * must fail its own statement (failed-checks.ts). Their answers come back with `owned`.
+       */
+      statements: Statement[];
+    }
+);
 /**
  * Scoped admission of idempotent requests. The database decides every race: the primary key
  * (tenant, operation, key) picks the one first owner, a conditional UPDATE picks the one
@@ -138,10 +155,9 @@ export class IdempotencyEngine {
     const { leaseMs, ttlSeconds, faults } = this.deps;
     const executed = admission.afterExpiry ? 'expired_retry' : 'executed';
     const lock = lockingScope(scopeDigest(scope).readBigInt64BE(0));
-    const admitAndRunFirstPhase = async (tx: TxClient) => {
-      // BEGIN, the scope lock and the key's INSERT leave in one round trip (batching-
-      // transaction.ts), with the first phase's first statements if it is sent with them.
-      const inserting = tx.query<Omit<OwnedRow, 'recovery_point' | 'resource_id'>>(INSERT_KEY, [
+    const inserting: Statement = {
+      text: INSERT_KEY,
+      values: [
         tenantId,
         operation.id,
         key,
@@ -150,40 +166,53 @@ export class IdempotencyEngine {
         first.resourceId,
         leaseMs,
         ttlSeconds,
-      ]);
-      const working =
-        first.sendWithAdmission === true ? startWork(() => first.work(tx)) : undefined;
-      const [admitted, worked] = await Promise.allSettled([inserting, working]);
-      if (admitted.status === 'rejected') throw admitted.reason;
-      const row = admitted.value.rows[0];
-      // A concurrent first request owns the key: roll back (what the work wrote with it, too).
-      if (row === undefined) throw new AdmissionLost();
-      if (worked.status === 'rejected') throw worked.reason;
-      const outcome = working === undefined ? await first.work(tx) : worked.value;
-      if (outcome?.decided !== undefined) {
-        const answer = answerToStore(operation, outcome.decided, this.deps.responseMaxBytes);
-        await tx.query(FINISH_AT_ADMISSION, [
-          tenantId,
-          operation.id,
-          key,
-          answer.body,
-          answer.version,
-          answer.storedAs,
-          answer.outcome,
-        ]);
-        return { ...row, decided: outcome.decided };
-      }
-      await faults.hit(`${operation.publicName}.${first.to}.before-commit`);
-      return row;
+      ],
     };
-    const transaction = withTransaction(this.deps.pool, admitAndRunFirstPhase, {
-      first: [lock],
-    });
+    const beforeCommit = `${operation.publicName}.${first.to}.before-commit`;
     let owned: Omit<OwnedRow, 'recovery_point' | 'resource_id'> & { decided?: JsonValue };
+    let answers: pg.QueryResult[] = [];
     try {
-      owned = await transaction;
+      if ('statements' in first) {
+        // BEGIN, the scope lock, the key's INSERT, the phase's statements and COMMIT: one
+        // round trip. The fault point comes first, since nothing can run between them.
+        const [admitted, ...rest] = await withOneRoundTrip(
+          this.deps.pool,
+          [inserting, ...first.statements],
+          { first: [lock], beforeSend: () => faults.hit(beforeCommit) },
+        );
+        owned = admitted!.rows[0] as typeof owned;
+        answers = rest;
+      } else {
+        const work = first.work;
+        owned = await withTransaction(
+          this.deps.pool,
+          async (tx) => {
+            // BEGIN, the scope lock and the key's INSERT leave in one round trip.
+            const { rows } = await tx.query<typeof owned>(inserting.text, inserting.values);
+            const row = rows[0]!;
+            const outcome = await work(tx);
+            if (outcome?.decided !== undefined) {
+              const answer = answerToStore(operation, outcome.decided, this.deps.responseMaxBytes);
+              await tx.query(FINISH_AT_ADMISSION, [
+                tenantId,
+                operation.id,
+                key,
+                answer.body,
+                answer.version,
+                answer.storedAs,
+                answer.outcome,
+              ]);
+              return { ...row, decided: outcome.decided };
+            }
+            await faults.hit(beforeCommit);
+            return row;
+          },
+          { first: [lock] },
+        );
+      }
     } catch (error) {
-      if (error instanceof AdmissionLost) return 'changed';
+      // A concurrent first request owns the key: nothing of ours committed.
+      if (isFailedCheck(error, CHECKS.admissionLost)) return 'changed';
       // The admission's commit is in doubt (connection lost, backend terminated). It happened
       // only if the key row exists with the resource id this attempt minted: nobody else can
       // have written that id. Otherwise nothing was stored and the error stands.
@@ -195,6 +224,8 @@ export class IdempotencyEngine {
         return { kind: 'decided', response: storedResponse(row) };
       }
       owned = row;
+      // Committed, but its answers were lost with the connection: the owner reads what it needs.
+      answers = [];
     }
     this.deps.log.info(
       {
@@ -222,7 +253,7 @@ export class IdempotencyEngine {
       recovery_point: first.to,
       resource_id: first.resourceId,
     });
-    return { kind: 'owned', request, via: 'new' };
+    return { kind: 'owned', request, via: 'new', answers };
   }
 
   private async decide(
@@ -307,13 +338,6 @@ export class IdempotencyEngine {
       });
       throw error;
     }
-  }
-}
-
-/** Admission found a live row under the scope lock: someone else admitted the key first. */
-class AdmissionLost extends Error {
-  constructor() {
-    super('a concurrent first request admitted the key');
   }
 }
 

@@ -3,7 +3,22 @@
  * which. All run at READ COMMITTED. Leases are computed with the database clock (now()) so
  * processes with skewed clocks still agree on who holds a request.
  */
+import { CHECKS, failUnless, type Check } from '../db/failed-checks.ts';
 import type { Statement } from '../db/pipelined-statements.ts';
+
+/**
+ * The final SELECT of a statement whose CTE `cte` changes at most one row: that row's
+ * `columns`, or, when it changed none, a failed `check` (a left join keeps one row to test).
+ * The statement then fails instead of answering no row, so a transaction that sends COMMIT in
+ * the same round trip (withOneRoundTrip) rolls back rather than commit without it.
+ */
+function theRowOrFail(cte: string, columns: string[], check: Check): string {
+  const [present] = columns;
+  return `
+SELECT ${columns.map((c) => `${cte}.${c}`).join(', ')}
+  FROM (VALUES (true)) AS one LEFT JOIN ${cte} ON true
+ WHERE ${failUnless(`${cte}.${present} IS NOT NULL`, check)}`;
+}
 
 /**
  * A scope may hold several generations: expired ones kept as metadata, and at most one live
@@ -46,8 +61,8 @@ export function lockingScope(lockKey: bigint): Statement {
  * Admission, fused with the first phase's recovery point and its phase-log entry. Runs after
  * lockingScope, in its own statement so its snapshot sees every admission committed
  * before the lock was granted. $1 tenant, $2 operation, $3 key, $4 request hash, $5 first
- * recovery point, $6 resource id, $7 lease ms, $8 ttl seconds. No row back: a live row exists
- * (someone else admitted the key first).
+ * recovery point, $6 resource id, $7 lease ms, $8 ttl seconds. Fails with
+ * CHECKS.admissionLost when a live row exists (someone else admitted the key first).
  */
 export const INSERT_KEY = `
 WITH admitted AS (
@@ -64,8 +79,7 @@ WITH admitted AS (
   INSERT INTO idempotency_phase_log
          (request_id, tenant_id, operation, key, recovery_point, fencing_token, expires_at)
   SELECT id, tenant_id, operation, key, recovery_point, fencing_token, expires_at FROM admitted
-)
-SELECT fencing_token, created_at, expires_at FROM admitted`;
+)${theRowOrFail('admitted', ['fencing_token', 'created_at', 'expires_at'], CHECKS.admissionLost)}`;
 
 /**
  * Stores a finished request's answer and logs its final phase; used by both ways of finishing.
@@ -118,7 +132,8 @@ RETURNING fencing_token, recovery_point, resource_id, created_at, expires_at`;
  * The fence of every later phase: advances the recovery point (and the lease) only while we
  * still hold the token, and logs the phase. It locks the key row first, before the phase touches
  * business rows, so phases and takeovers always lock in the same order. $1 tenant, $2 operation,
- * $3 key, $4 our token, $5 expected current point, $6 next point, $7 lease ms.
+ * $3 key, $4 our token, $5 expected current point, $6 next point, $7 lease ms. Fails with
+ * CHECKS.fenceLost when we no longer hold the request.
  */
 export const ADVANCE_KEY = `
 WITH advanced AS (
@@ -129,11 +144,12 @@ WITH advanced AS (
    WHERE tenant_id = $1 AND operation = $2 AND key = $3
      AND fencing_token = $4 AND state = 'started' AND recovery_point = $5
   RETURNING id, tenant_id, operation, key, fencing_token, expires_at
-)
-INSERT INTO idempotency_phase_log
-       (request_id, tenant_id, operation, key, recovery_point, fencing_token, expires_at)
-SELECT id, tenant_id, operation, key, $6, fencing_token, expires_at FROM advanced
-RETURNING recovery_point`;
+), logged AS (
+  INSERT INTO idempotency_phase_log
+         (request_id, tenant_id, operation, key, recovery_point, fencing_token, expires_at)
+  SELECT id, tenant_id, operation, key, $6, fencing_token, expires_at FROM advanced
+  RETURNING recovery_point
+)${theRowOrFail('logged', ['recovery_point'], CHECKS.fenceLost)}`;
 
 /**
  * The final phase's fence: finishes the request with its answer, only while we still hold the
@@ -141,7 +157,7 @@ RETURNING recovery_point`;
  * (one that was unknown for days is not forgotten the moment it settles), so expires_at moves
  * later if it must. $1 tenant, $2 operation, $3 key, $4 our token, $5 expected current point,
  * $6 response, $7 response version, $8 stored_as, $9 outcome, $10 ttl seconds.
- * Returns the final expires_at; no row: we no longer hold the request.
+ * Returns the final expires_at; fails with CHECKS.fenceLost when we no longer hold the request.
  */
 export const FINISH_KEY = `
 WITH finished AS (
@@ -155,8 +171,7 @@ WITH finished AS (
    WHERE tenant_id = $1 AND operation = $2 AND key = $3
      AND fencing_token = $4 AND state = 'started' AND recovery_point = $5
   RETURNING id, tenant_id, operation, key, fencing_token, expires_at
-), ${storeAnswer('$7::smallint', '$6::jsonb', '$8')}
-SELECT expires_at FROM finished`;
+), ${storeAnswer('$7::smallint', '$6::jsonb', '$8')}${theRowOrFail('finished', ['expires_at'], CHECKS.fenceLost)}`;
 
 /**
  * Locks the key row for a phase that must compute its response before advancing, with the same

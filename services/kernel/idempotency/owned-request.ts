@@ -1,6 +1,9 @@
 import type { JsonValue } from '../canonical-json.ts';
+import type pg from 'pg';
 import { startWork } from '../db/batching-transaction.ts';
-import { withTransaction, type TxClient } from '../db/pool.ts';
+import { CHECKS, isFailedCheck } from '../db/failed-checks.ts';
+import type { Statement } from '../db/pipelined-statements.ts';
+import { withOneRoundTrip, withTransaction, type TxClient } from '../db/pool.ts';
 import { LeaseLostError } from '../errors.ts';
 import { FaultInjectedError } from '../faults.ts';
 import { ADVANCE_KEY, FINISH_KEY, LOCK_KEY, RELEASE_KEY, SELECT_KEY } from './idempotency.sql.ts';
@@ -8,6 +11,14 @@ import { answerToStore } from './stored-response.ts';
 import type { EngineDeps, OwnedRow, Scope, StoredResponse } from './types.ts';
 
 export const FINISHED = 'finished';
+
+/**
+ * A phase's work: code that runs in the phase's transaction (it may read answers, and the
+ * phase takes a round trip more for its COMMIT), or statements sent with the fence and COMMIT
+ * in one round trip. Statements cannot look at an answer before COMMIT, so any condition they
+ * depend on must fail its own statement (failed-checks.ts).
+ */
+export type PhaseWork = ((tx: TxClient) => Promise<void>) | Statement[];
 
 /** An attempt count no request reaches: for operations that never become unknown. */
 const NEVER_UNKNOWN = 2_147_483_647;
@@ -22,7 +33,8 @@ const NEVER_UNKNOWN = 2_147_483_647;
  * the fence's round trip, so it runs before the fence is known to hold. It must keep its effects
  * inside `tx` (a failed fence rolls the transaction back and the phase answers LeaseLostError),
  * and should lock shared rows only in that first round trip: a fenced-out owner holds them
- * until it learns it lost, without the key row. finishWith's work waits for the fence.
+ * until it learns it lost, without the key row. finishWith's work waits for the fence. Work
+ * given as statements goes with the fence and COMMIT in one round trip (PhaseWork).
  */
 export class OwnedRequest {
   private point: string;
@@ -55,7 +67,7 @@ export class OwnedRequest {
   }
 
   /** Commits the phase that moves the request to `to`, with `work` in the same transaction. */
-  async advance(to: string, work: (tx: TxClient) => Promise<void>): Promise<void> {
+  async advance(to: string, work: PhaseWork): Promise<void> {
     await this.commitPhase({ to, response: null, work });
   }
 
@@ -63,10 +75,7 @@ export class OwnedRequest {
    * Commits the final phase: `work`, the response and `state = finished` in one transaction.
    * The response is computed by the caller before the phase so the key row is locked first.
    */
-  async finish(
-    response: JsonValue,
-    work: (tx: TxClient) => Promise<void>,
-  ): Promise<StoredResponse> {
+  async finish(response: JsonValue, work: PhaseWork): Promise<StoredResponse> {
     await this.commitPhase({ to: FINISHED, response, work });
     return this.answered(response);
   }
@@ -137,7 +146,7 @@ export class OwnedRequest {
   private async commitPhase(phase: {
     to: string;
     response: JsonValue;
-    work: (tx: TxClient) => Promise<void>;
+    work: PhaseWork;
     /** Lock and fence the key row, run `work`, then advance with `responseOf()`. */
     lockFirst?: boolean;
     responseOf?: () => JsonValue;
@@ -146,49 +155,61 @@ export class OwnedRequest {
     const faultPrefix = `${operation.publicName}.${phase.to}`;
     const fence = [tenantId, operation.id, key, this.row.fencing_token, this.point];
     let expiresAt = this.expiry;
-    const advance = async (tx: TxClient, response: JsonValue) => {
+    // ADVANCE_KEY and FINISH_KEY fail (CHECKS.fenceLost) unless we still hold the request.
+    const fencing = (response: JsonValue): Statement => {
       if (phase.to !== FINISHED) {
-        const advanced = await tx.query(ADVANCE_KEY, [...fence, phase.to, this.deps.leaseMs]);
-        if (advanced.rowCount !== 1) throw new LeaseLostError(`${operation.id}/${tenantId}`);
-        return;
+        return { text: ADVANCE_KEY, values: [...fence, phase.to, this.deps.leaseMs] };
       }
       const answer = answerToStore(operation, response, this.deps.responseMaxBytes);
-      const { rows } = await tx.query<{ expires_at: Date }>(FINISH_KEY, [
-        ...fence,
-        answer.body,
-        answer.version,
-        answer.storedAs,
-        answer.outcome,
-        this.deps.ttlSeconds,
-      ]);
-      const finished = rows[0];
-      if (finished === undefined) throw new LeaseLostError(`${operation.id}/${tenantId}`);
-      expiresAt = finished.expires_at;
+      const { ttlSeconds } = this.deps;
+      const stored = [answer.body, answer.version, answer.storedAs, answer.outcome, ttlSeconds];
+      return { text: FINISH_KEY, values: [...fence, ...stored] };
     };
-    const transaction = withTransaction(this.deps.pool, async (tx) => {
-      if (phase.lockFirst === true) {
-        // Locks the key row before any business row, as every phase does, so no deadlock.
-        // Its work takes several round trips and locks shared rows, so it waits for the fence.
-        const locked = await tx.query(LOCK_KEY, fence);
-        if (locked.rowCount !== 1) throw new LeaseLostError(`${operation.id}/${tenantId}`);
-        await phase.work(tx);
-        await advance(tx, phase.responseOf?.() ?? null);
-      } else {
-        // The fence and the work's statements travel in one round trip (batching-
-        // transaction.ts): the work runs before we know the fence held, and a failed fence,
-        // which rolls it back, is the answer whatever the work met meanwhile.
-        const [fenced, worked] = await Promise.allSettled([
-          advance(tx, phase.response),
-          startWork(() => phase.work(tx)),
-        ]);
-        if (fenced.status === 'rejected') throw fenced.reason;
-        if (worked.status === 'rejected') throw worked.reason;
+    const fenced = (result: pg.QueryResult<{ expires_at?: Date }> | undefined) => {
+      if (phase.to === FINISHED && result?.rows[0]?.expires_at !== undefined) {
+        expiresAt = result.rows[0].expires_at;
       }
-      await this.deps.faults.hit(`${faultPrefix}.before-commit`);
-    });
+    };
+    const beforeCommit = () => this.deps.faults.hit(`${faultPrefix}.before-commit`);
+    const work = phase.work;
+    const transaction = Array.isArray(work)
+      ? // The fence, the work's statements and COMMIT: one round trip (withOneRoundTrip).
+        withOneRoundTrip(this.deps.pool, [fencing(phase.response), ...work], {
+          beforeSend: beforeCommit,
+        }).then(([result]) => fenced(result))
+      : withTransaction(this.deps.pool, async (tx) => {
+          const advance = async (response: JsonValue) => {
+            const { text, values } = fencing(response);
+            fenced(await tx.query(text, values));
+          };
+          if (phase.lockFirst === true) {
+            // Locks the key row before any business row, as every phase does, so no deadlock.
+            // Its work takes several round trips and locks shared rows, so it waits for the
+            // fence.
+            const locked = await tx.query(LOCK_KEY, fence);
+            if (locked.rowCount !== 1) throw new LeaseLostError(`${operation.id}/${tenantId}`);
+            await work(tx);
+            await advance(phase.responseOf?.() ?? null);
+          } else {
+            // The fence and the work's statements travel in one round trip (batching-
+            // transaction.ts): the work runs before we know the fence held, and a failed
+            // fence, which rolls it back, is the answer whatever the work met meanwhile.
+            const [fencedIn, worked] = await Promise.allSettled([
+              advance(phase.response),
+              startWork(() => work(tx)),
+            ]);
+            if (fencedIn.status === 'rejected') throw fencedIn.reason;
+            if (worked.status === 'rejected') throw worked.reason;
+          }
+          await beforeCommit();
+        });
     try {
       await transaction;
     } catch (error) {
+      // Fenced out: the phase rolled back whole, and the request is someone else's now.
+      if (isFailedCheck(error, CHECKS.fenceLost)) {
+        throw new LeaseLostError(`${operation.id}/${tenantId}`);
+      }
       const settled = await this.settleUnknownCommit(error, phase.to);
       if (settled === null) throw error;
       expiresAt = settled.expiresAt;

@@ -1,3 +1,4 @@
+import type { Statement } from '../db/pipelined-statements.ts';
 import type { TxClient } from '../db/pool.ts';
 import { CLAIM_KEY, INSERT_INTERVENTION, SELECT_UNKNOWN_KEYS } from './idempotency.sql.ts';
 import { OwnedRequest } from './owned-request.ts';
@@ -54,24 +55,32 @@ export async function claimForSettlement(
 }
 
 /** Records who or what settled or re-drove a request, inside the caller's transaction. */
-export async function recordIntervention(
-  tx: TxClient,
-  entry: {
-    scope: Scope;
-    action: InterventionAction;
-    decidedBy: string;
-    reason: string;
-    providerReference: string | null;
-  },
-): Promise<void> {
+export async function recordIntervention(tx: TxClient, entry: Intervention): Promise<void> {
+  const { text, values } = interventionStatement(entry);
+  await tx.query(text, values);
+}
+
+export interface Intervention {
+  scope: Scope;
+  action: InterventionAction;
+  decidedBy: string;
+  reason: string;
+  providerReference: string | null;
+}
+
+/** The statement recordIntervention runs, for a phase sent as statements. */
+export function interventionStatement(entry: Intervention): Statement {
   const { tenantId, operation, key } = entry.scope;
-  await tx.query(INSERT_INTERVENTION, [
-    tenantId,
-    operation.id,
-    key,
-    entry.action,
-    entry.decidedBy,
-    entry.reason,
-    entry.providerReference,
-  ]);
+  return {
+    text: INSERT_INTERVENTION,
+    values: [
+      tenantId,
+      operation.id,
+      key,
+      entry.action,
+      entry.decidedBy,
+      entry.reason,
+      entry.providerReference,
+    ],
+  };
 }

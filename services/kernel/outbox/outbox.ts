@@ -1,4 +1,5 @@
 import type { JsonValue } from '../canonical-json.ts';
+import type { Statement } from '../db/pipelined-statements.ts';
 import type { Queryable, TxClient } from '../db/pool.ts';
 import { BACKLOG, INSERT_EVENT_WITH_DELIVERIES } from './outbox.sql.ts';
 
@@ -13,13 +14,16 @@ export interface OutboxEvent {
 
 /** Writes an event and its deliveries inside the caller's transaction — the phase that makes it true. */
 export async function writeEvent(tx: TxClient, event: OutboxEvent): Promise<void> {
-  await tx.query(INSERT_EVENT_WITH_DELIVERIES, [
-    event.tenantId,
-    event.id,
-    event.type,
-    JSON.stringify(event.payload),
-    event.consumers,
-  ]);
+  const { text, values } = eventStatement(event);
+  await tx.query(text, values);
+}
+
+/** The statement writeEvent runs, for a phase sent as statements (one round trip). */
+export function eventStatement(event: OutboxEvent): Statement {
+  return {
+    text: INSERT_EVENT_WITH_DELIVERIES,
+    values: [event.tenantId, event.id, event.type, JSON.stringify(event.payload), event.consumers],
+  };
 }
 
 /** Pending deliveries per consumer kind, and the age of the oldest: the backlog gauges. */
