@@ -1,6 +1,6 @@
 -- A check that fails its statement. A transaction sent with its COMMIT in one round trip
--- (services/kernel/db/one-round-trip.ts) cannot look at an answer and decide to roll back: by
--- the time the answer arrives, COMMIT has run. So each condition the transaction depends on
+-- (withOneRoundTrip, services/kernel/db/pool.ts) cannot look at an answer and decide to roll
+-- back: by the time the answer arrives, COMMIT has run. So each condition the transaction depends on
 -- (the key was admitted, the fence held, the payment was still PROCESSING) is written into
 -- the statement that establishes it, and an unmet one raises: PostgreSQL then skips every
 -- later statement of the round trip, COMMIT included, and the transaction rolls back whole.

@@ -18,6 +18,7 @@ import { providerChargeKey } from '../provider/provider-keys.ts';
 import type { ChargeOutcome } from '../provider/provider-port.ts';
 import { normaliseCreatePayment, type CreatePaymentInput } from './create-payment.command.ts';
 import { paymentOutcomeEvent } from './payment-events.ts';
+import { CHECKS, isFailedCheck } from '../kernel/db/failed-checks.ts';
 import { getPayment } from './payment-queries.ts';
 import { PAYMENT_ANSWER_VERSION, paymentAnswerReader, paymentOutcomeOf } from './stored-answers.ts';
 import { INSERT_PAYMENT, RECORD_CHARGE_OUTCOME, SELECT_PAYMENT } from './payments.sql.ts';
@@ -55,10 +56,12 @@ export const CREATE_PAYMENT_POINTS = {
 /** Every fault point a createPayment passes, in order. Crash tests iterate over this list. */
 export const CREATE_PAYMENT_FAULT_POINTS = [
   'createPayment.provider_charge_sent.before-commit',
+  'createPayment.provider_charge_sent.commit-sent',
   'createPayment.provider_charge_sent.after-commit',
   'createPayment.provider_charge.before-call',
   'createPayment.provider_charge.after-call',
   'createPayment.finished.before-commit',
+  'createPayment.finished.commit-sent',
   'createPayment.finished.after-commit',
 ] as const;
 
@@ -243,7 +246,7 @@ export async function finishWithOutcome(
   // A payment found in another status than PROCESSING fails RECORD_CHARGE_OUTCOME, and the
   // phase commits nothing.
   const { tenantId } = request.scope;
-  return request.finish({ payment: toPaymentView(settled) }, [
+  const statements = [
     {
       text: RECORD_CHARGE_OUTCOME,
       values: [
@@ -265,7 +268,17 @@ export async function finishWithOutcome(
             providerReference: settled.provider_reference,
           }),
         ]),
-  ]);
+  ];
+  try {
+    return await request.finish({ payment: toPaymentView(settled) }, statements);
+  } catch (error) {
+    if (isFailedCheck(error, CHECKS.paymentNotProcessing)) {
+      throw new Error(`payment ${payment.id} left PROCESSING before its outcome`, {
+        cause: error,
+      });
+    }
+    throw error;
+  }
 }
 
 export async function loadPayment(

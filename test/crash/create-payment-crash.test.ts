@@ -23,7 +23,11 @@ let db: pg.Pool;
 const LEASE_MS = '1000';
 const WORKER_OFF = { RECOVERY_INTERVAL_MS: '3600000', LEASE_MS };
 const WORKER_ON = { RECOVERY_INTERVAL_MS: '100', LEASE_MS };
-/** Nothing left to resume: the kill came before admission committed. */
+/**
+ * Nothing left to resume: the kill came before admission's round trip was sent. At
+ * `…commit-sent` it had been, COMMIT included, and PostgreSQL commits it without the process:
+ * that point is resumed like `…after-commit`.
+ */
 const BEFORE_ANY_COMMIT = 'createPayment.provider_charge_sent.before-commit';
 
 beforeAll(async () => {

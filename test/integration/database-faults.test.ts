@@ -171,10 +171,11 @@ describe('an admission whose commit failed while a duplicate waited on its key',
     await lockHolder.query('BEGIN');
     await lockHolder.query('LOCK TABLE payments IN SHARE MODE');
     let locked = true;
-    const release = cutter.holdAnswersAfterNextCommit(key);
+    const held = cutter.holdAnswersAfterNextCommit(key);
     try {
       const first = send();
       const firstBackend = await waitingBackend('relation');
+      expect(held.engaged()).toBe(true); // its answers wait: it cannot read back early
       // The duplicate finds no committed key and waits for the first one's scope lock.
       const duplicate = send();
       await waitingBackend('advisory');
@@ -186,7 +187,7 @@ describe('an admission whose commit failed while a duplicate waited on its key',
       locked = false;
       const winner = await duplicate;
       expect(paymentOf(winner).status).toBe('SUCCEEDED');
-      release();
+      held.release();
       const loser = await first;
       expect(loser.status).not.toBe(200); // the loser did not claim the winner's row as its own
       const { rows: payments } = await stack.db.query(
@@ -202,7 +203,7 @@ describe('an admission whose commit failed while a duplicate waited on its key',
       });
       expect(paymentOf(replay).id).toBe(paymentOf(winner).id);
     } finally {
-      release();
+      held.release();
       if (locked) await lockHolder.query('ROLLBACK');
       lockHolder.release();
     }

@@ -11,6 +11,7 @@ import { CHECKS, failUnless, isFailedCheck } from '../../services/kernel/db/fail
 import {
   createPool,
   sqlState,
+  InterruptedAfterSendError,
   withOneRoundTrip,
   withTransaction,
   type TxClient,
@@ -351,25 +352,47 @@ describe('a transaction sent with its COMMIT in one round trip (withOneRoundTrip
   });
 
   it('runs beforeSend with the connection checked out, and sends nothing when it throws', async () => {
-    await pool.query('SELECT 1');
     let idleDuringBeforeSend = -1;
-    const failing = withOneRoundTrip(pool, [item(1, 'a')], {
-      beforeSend: () => {
-        idleDuringBeforeSend = pool.idleCount;
-        return Promise.reject(new Error('fault point'));
-      },
+    let failure: unknown;
+    const trips = await countedRoundTrips(async () => {
+      failure = await withOneRoundTrip(pool, [item(1, 'a')], {
+        beforeSend: () => {
+          idleDuringBeforeSend = pool.idleCount;
+          return Promise.reject(new Error('fault point'));
+        },
+      }).catch((error: unknown) => error);
     });
-    await expect(failing).rejects.toThrow('fault point');
+    expect(failure).toEqual(new Error('fault point'));
     expect(idleDuringBeforeSend).toBe(0);
+    expect(trips).toBe(1); // the ROLLBACK, and nothing before it
     expect(await items()).toBe(0);
   });
 
-  it('rejects with the connection’s error, not a check’s, when the backend dies after the statements left', async () => {
+  it('reports what afterSend throws once the round trip has ended, as a commit in doubt', async () => {
+    let idleDuringAfterSend = -1;
+    const failure: unknown = await withOneRoundTrip(pool, [item(1, 'a')], {
+      afterSend: () => {
+        idleDuringAfterSend = pool.idleCount;
+        return Promise.reject(new Error('fault point'));
+      },
+    }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(InterruptedAfterSendError);
+    expect(idleDuringAfterSend).toBe(0);
+    expect(await items()).toBe(1); // it had committed: the caller reads that back
+  });
+
+  /**
+   * Sends a round trip that waits on an advisory lock another session holds, then a statement
+   * whose check fails: it must never commit. Cuts the connection with `cut` once it waits,
+   * releases the lock, and returns the call's error.
+   */
+  async function cutWhileWaiting(cut: (holder: pg.Client) => Promise<void>): Promise<unknown> {
     const lockId = 434343;
     const holder = new pg.Client({ connectionString: database.url });
     await holder.connect();
     try {
       await holder.query('SELECT pg_advisory_lock($1)', [lockId]);
+      await pool.query('SELECT 1'); // the pool's connection exists: latestClient is the one used
       const waiting = withOneRoundTrip(pool, [
         item(1, 'a'),
         { text: 'SELECT pg_advisory_xact_lock($1::bigint)', values: [lockId] },
@@ -377,19 +400,52 @@ describe('a transaction sent with its COMMIT in one round trip (withOneRoundTrip
       ]);
       waiting.catch(() => undefined);
       await waitForLockWait(holder);
+      await cut(holder);
+      const failure = await waiting.catch((error: unknown) => error);
+      await holder.query('SELECT pg_advisory_unlock($1)', [lockId]);
+      // Whatever the lost session was sent has had every chance to run by now.
+      await sleep(200);
+      return failure;
+    } finally {
+      await holder.end();
+    }
+  }
+
+  it('rejects with the connection’s error when the backend dies after the statements left', async () => {
+    const failure = await cutWhileWaiting(async (holder) => {
       await holder.query(
         `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
           WHERE application_name = 'pipeline-test' AND wait_event_type = 'Lock'`,
       );
-      const failure: unknown = await waiting.catch((error: unknown) => error);
-      expect(failure).toBeInstanceOf(Error);
-      expect(failure).not.toBeInstanceOf(SkippedStatementError);
-      expect(isFailedCheck(failure, CHECKS.fenceLost)).toBe(false);
-    } finally {
-      await holder.end();
-    }
+    });
+    expect(failure).toBeInstanceOf(Error);
+    expect(failure).not.toBeInstanceOf(SkippedStatementError);
+    expect(['57P01', undefined]).toContain(sqlState(failure)); // terminated, or the socket closed
     expect(await items()).toBe(0);
     await withOneRoundTrip(pool, [item(1, 'a')]);
     expect(await items()).toBe(1);
+  });
+
+  it('ends a lost connection’s session before rejecting: a backend waiting on a lock never commits what it was sent', async () => {
+    let lostBackend = 0;
+    const failure = await cutWhileWaiting(() => {
+      const { connection, processID } = latestClient as unknown as {
+        connection: { stream: Socket };
+        processID: number;
+      };
+      lostBackend = processID;
+      // Only our side goes: PostgreSQL still waits on the lock, holding the whole round trip.
+      connection.stream.destroy();
+      return Promise.resolve();
+    });
+    expect(failure).toBeInstanceOf(Error);
+    expect(sqlState(failure)).toBeUndefined();
+    const { rows } = await pool.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [
+      lostBackend,
+    ]);
+    expect(rows).toEqual([]);
+    // Without ending the session, the backend would get the lock once it was released and
+    // commit both items after the caller had been told the round trip failed.
+    expect(await items()).toBe(0);
   });
 });

@@ -223,6 +223,8 @@ describe('unknown-outcome edges', () => {
       stack.app.faults.disarm('createPayment.provider_charge.after-call');
     }
     expect(answer.status).not.toBe(200);
+    // Refused by the payment's own check, not by a fence or the connection.
+    expect(String(stack.errors.at(-1))).toContain(`left PROCESSING before its outcome`);
     expect(await keyRow('p14c')).toMatchObject({ state: 'started' });
     const { rows: payments } = await stack.db.query(
       `SELECT status FROM payments WHERE reference = 'p14c'`,

@@ -18,7 +18,7 @@ export interface CommitCutter {
    * answers, an error, its closing, until the returned function is called. The client learns how
    * its transaction ended only then, whatever happened on the server meanwhile.
    */
-  holdAnswersAfterNextCommit(withBytes: string): () => void;
+  holdAnswersAfterNextCommit(withBytes: string): HeldAnswers;
   /** How many COMMITs were cut. */
   cuts(): number;
   close(): Promise<void>;
@@ -30,6 +30,9 @@ const COMMIT_QUERY = Buffer.concat([
   Buffer.from([0, 0, 0, 11]),
   Buffer.from('COMMIT\0'),
 ]);
+
+/** The start of the server's ReadyForQuery: 'Z', length 5 (then the transaction status). */
+const READY_FOR_QUERY = Buffer.from([0x5a, 0, 0, 0, 5]);
 
 /** The server's CommandComplete for a COMMIT: 'C', length, the tag, NUL. */
 const COMMIT_COMPLETE = Buffer.concat([
@@ -49,8 +52,16 @@ const COMMIT_PARSE = Buffer.concat([
   Buffer.from([0, 0]),
 ]);
 
+export interface HeldAnswers {
+  /** Whether a round trip matched: its connection's answers are being held. */
+  engaged(): boolean;
+  /** Delivers what was held, in order, and stops holding. */
+  release(): void;
+}
+
 interface Hold {
   withBytes: Buffer;
+  engaged: boolean;
   /** What the server sent (and its closing), in order, waiting for release. */
   held: Array<() => void>;
   released: boolean;
@@ -80,12 +91,17 @@ export async function startCommitCutter(targetUrl: string): Promise<CommitCutter
       }
       if (holdArmed !== null && commit && chunk.includes(holdArmed.withBytes)) {
         hold = holdArmed;
+        hold.engaged = true;
         holdArmed = null;
       }
       upstream.write(chunk);
     });
     upstream.on('data', (chunk: Buffer) => fromServer(() => forward(chunk)));
     const forward = (chunk: Buffer) => {
+      if (commitInFlight && !chunk.includes(COMMIT_COMPLETE) && chunk.includes(READY_FOR_QUERY)) {
+        // The round trip ended without committing (a statement failed): nothing to cut.
+        commitInFlight = false;
+      }
       if (commitInFlight && chunk.includes(COMMIT_COMPLETE)) {
         // The server has answered the COMMIT, so it has committed. Drop the answer and the line.
         cuts += 1;
@@ -112,11 +128,20 @@ export async function startCommitCutter(targetUrl: string): Promise<CommitCutter
     url: proxied.toString(),
     cutAfterNextCommit: () => void (armed = true),
     holdAnswersAfterNextCommit(withBytes) {
-      const armedHold: Hold = { withBytes: Buffer.from(withBytes), held: [], released: false };
+      const armedHold: Hold = {
+        withBytes: Buffer.from(withBytes),
+        engaged: false,
+        held: [],
+        released: false,
+      };
       holdArmed = armedHold;
-      return () => {
-        armedHold.released = true;
-        for (const deliver of armedHold.held.splice(0)) deliver();
+      return {
+        engaged: () => armedHold.engaged,
+        release() {
+          if (holdArmed === armedHold) holdArmed = null;
+          armedHold.released = true;
+          for (const deliver of armedHold.held.splice(0)) deliver();
+        },
       };
     },
     cuts: () => cuts,

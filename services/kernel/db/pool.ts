@@ -92,6 +92,12 @@ export function withTransaction<T>(
 export interface OneRoundTripOptions extends TransactionOptions {
   /** Runs with the connection checked out, before anything is sent (a fault point). */
   beforeSend?: () => Promise<void>;
+  /**
+   * Runs once the round trip has been written, COMMIT included, before its answers are read
+   * (a fault point). What it throws is reported after the round trip has ended, as a commit in
+   * doubt (InterruptedAfterSendError): the caller reads back whether it committed.
+   */
+  afterSend?: () => Promise<void>;
 }
 
 /**
@@ -106,10 +112,12 @@ export interface OneRoundTripOptions extends TransactionOptions {
  * failed-checks.ts). Failure modes:
  * - A statement fails (a failed check, a constraint): PostgreSQL skips the rest, COMMIT
  *   included. The transaction is rolled back and the call rejects with that statement's error.
- * - The connection is lost once the statements have left: whether COMMIT ran is unknown. The
- *   call rejects with the connection's error; the caller settles it by reading back a row that
- *   only the commit could have written, as for a lost COMMIT in withTransaction.
- * - COMMIT is answered ROLLBACK (a deferred constraint): the call rejects.
+ * - The connection is lost once the statements have left: whether COMMIT ran is unknown, and a
+ *   backend waiting on a lock would still run it once the lock is granted (it has read the
+ *   whole round trip and does not look at its socket meanwhile). So the call ends that session
+ *   first (onClient), then rejects with the connection's error; the caller settles the commit
+ *   by reading back a row that only the commit could have written.
+ * - COMMIT fails (a deferred constraint) or is answered otherwise: the call rejects.
  */
 export function withOneRoundTrip(
   pool: pg.Pool,
@@ -122,15 +130,33 @@ export function withOneRoundTrip(
     const sent = [...begin, ...statements, { text: 'COMMIT', values: [] }].map((s) =>
       tx.query(s.text, s.values),
     );
+    tx.flush();
+    const interrupted = opts.afterSend?.().then(
+      () => null,
+      (error: unknown) => ({ error }),
+    );
     const answers = await Promise.allSettled(sent);
+    const afterSend = await interrupted; // the fault point's action has ended, whatever came back
     const failures = answers.flatMap((a): unknown[] => (a.status === 'rejected' ? [a.reason] : []));
     // The statement that failed, not the ones PostgreSQL skipped after it.
     const failure = failures.find((f) => !(f instanceof SkippedStatementError)) ?? failures[0];
     if (failures.length > 0) throw failure;
     const results = answers.map((a) => (a.status === 'fulfilled' ? a.value : undefined));
     assertCommitted(results[results.length - 1]);
+    if (afterSend) throw new InterruptedAfterSendError(afterSend.error);
     return results.slice(begin.length, begin.length + statements.length) as pg.QueryResult[];
   });
+}
+
+/**
+ * A round trip's afterSend failed while COMMIT was on its way. The transaction committed (a
+ * failed one reports its own error), but the caller was interrupted before it could know:
+ * like a lost answer, it is settled by reading back.
+ */
+export class InterruptedAfterSendError extends Error {
+  constructor(override readonly cause: unknown) {
+    super('interrupted after the round trip with COMMIT was sent');
+  }
 }
 
 /**
@@ -139,6 +165,11 @@ export function withOneRoundTrip(
  * between statements (idle in transaction), the 'error' event would be unhandled and take the
  * whole process down. It is recorded instead; the next statement fails and the client is
  * destroyed on release, not returned to the pool.
+ *
+ * A client that cannot even send ROLLBACK has lost its connection, but not necessarily its
+ * session: a backend waiting on a lock has not noticed, and runs what it was sent once the
+ * lock is granted (COMMIT too, for withOneRoundTrip). That session is ended from another
+ * connection before the error is passed on, so that what the caller reads back next is final.
  */
 async function onClient<T>(
   pool: pg.Pool,
@@ -151,6 +182,7 @@ async function onClient<T>(
   };
   client.on('error', onError);
   const tx = new BatchingTransaction(client);
+  let lostSession = false;
   try {
     const result = await run(tx);
     tx.end('committed');
@@ -161,12 +193,30 @@ async function onClient<T>(
       await client.query('ROLLBACK');
     } catch (rollbackError) {
       broken ??= rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+      lostSession = true;
     }
     throw error;
   } finally {
     client.off('error', onError);
     client.release(broken);
+    // After the release: ending it takes a connection, and the pool may have no other.
+    if (lostSession) await endSession(pool, client);
   }
+}
+
+/** How long ending a lost connection's session may wait for its backend to exit. */
+const END_SESSION_TIMEOUT_MS = 5_000;
+
+/**
+ * Terminates `client`'s backend if it still runs, and waits for it to exit. If that fails (the
+ * database unreachable), the caller's read-back fails too, and the error stands.
+ */
+async function endSession(pool: pg.Pool, client: pg.PoolClient): Promise<void> {
+  const { processID } = client as unknown as { processID?: number };
+  if (processID === undefined) return;
+  await pool
+    .query('SELECT pg_terminate_backend($1::int, $2::bigint)', [processID, END_SESSION_TIMEOUT_MS])
+    .catch(() => undefined);
 }
 
 /**

@@ -63,8 +63,8 @@ export type FirstPhase = {
   | {
       /**
        * The first phase's work, started once the key is ours and committed in the admission
-       * transaction (two round trips after the read: the key's INSERT, then the work and
-       * COMMIT). It may decide the request there and then (a business-rule refusal): the key
+       * transaction (withTransaction: the key's INSERT, then the work's round trips, then
+       * COMMIT on its own). It may decide the request there and then (a business-rule refusal): the key
        * finishes with that response, stored and replayed like any other. Throwing an error
        * instead stores nothing.
        */
@@ -174,11 +174,16 @@ export class IdempotencyEngine {
     try {
       if ('statements' in first) {
         // BEGIN, the scope lock, the key's INSERT, the phase's statements and COMMIT: one
-        // round trip. The fault point comes first, since nothing can run between them.
+        // round trip. Nothing runs between them: `before-commit` is hit before it is sent, and
+        // `commit-sent` while it is on its way.
         const [admitted, ...rest] = await withOneRoundTrip(
           this.deps.pool,
           [inserting, ...first.statements],
-          { first: [lock], beforeSend: () => faults.hit(beforeCommit) },
+          {
+            first: [lock],
+            beforeSend: () => faults.hit(beforeCommit),
+            afterSend: () => faults.hit(`${operation.publicName}.${first.to}.commit-sent`),
+          },
         );
         owned = admitted!.rows[0] as typeof owned;
         answers = rest;

@@ -26,8 +26,9 @@ const NEVER_UNKNOWN = 2_147_483_647;
 /**
  * A request this process owns, under a fencing token. Every phase is one local transaction that
  * first advances the key row (only if the token is still current, see ADVANCE_KEY), then does
- * its work; a stale owner's phase finds no row, throws LeaseLostError and rolls back, so a
- * zombie that wakes after a takeover cannot write. Fault points bracket every commit.
+ * its work; a stale owner's fence fails its statement (CHECKS.fenceLost), the phase rolls back
+ * and answers LeaseLostError, so a zombie that wakes after a takeover cannot write. Fault
+ * points bracket every commit.
  *
  * A phase's `work` (advance, finish) starts together with the fence: its first statements share
  * the fence's round trip, so it runs before the fence is known to hold. It must keep its effects
@@ -176,6 +177,7 @@ export class OwnedRequest {
       ? // The fence, the work's statements and COMMIT: one round trip (withOneRoundTrip).
         withOneRoundTrip(this.deps.pool, [fencing(phase.response), ...work], {
           beforeSend: beforeCommit,
+          afterSend: () => this.deps.faults.hit(`${faultPrefix}.commit-sent`),
         }).then(([result]) => fenced(result))
       : withTransaction(this.deps.pool, async (tx) => {
           const advance = async (response: JsonValue) => {
