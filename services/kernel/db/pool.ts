@@ -209,7 +209,9 @@ const END_SESSION_TIMEOUT_MS = 5_000;
 
 /**
  * Terminates `client`'s backend if it still runs, and waits for it to exit. If that fails (the
- * database unreachable), the caller's read-back fails too, and the error stands.
+ * database unreachable), the caller's read-back fails too, and the error stands. The pid names
+ * our backend unless it exited and the server's pids wrapped around to it since, moments ago;
+ * that would end some other session, which every caller survives as a lost connection.
  */
 async function endSession(pool: pg.Pool, client: pg.PoolClient): Promise<void> {
   const { processID } = client as unknown as { processID?: number };
