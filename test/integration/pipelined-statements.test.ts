@@ -6,6 +6,7 @@ import { TransactionEndedError } from '../../services/kernel/db/batching-transac
 import {
   PipelinedStatements,
   SkippedStatementError,
+  type Statement,
 } from '../../services/kernel/db/pipelined-statements.ts';
 import { CHECKS, failUnless, isFailedCheck } from '../../services/kernel/db/failed-checks.ts';
 import {
@@ -70,6 +71,22 @@ async function waitForLockWait(holder: pg.Client): Promise<void> {
     await sleep(20);
   }
   throw new Error('the pool never waited on the lock');
+}
+
+/** Runs `run` while another session, `holder`, holds advisory lock `lockId`. */
+async function whileLockHeld<T>(
+  lockId: number,
+  run: (holder: pg.Client) => Promise<T>,
+): Promise<T> {
+  const holder = new pg.Client({ connectionString: database.url });
+  await holder.connect();
+  try {
+    await holder.query('SELECT pg_advisory_lock($1)', [lockId]);
+    await pool.query('SELECT 1'); // the pool's connection exists: latestClient is the one used
+    return await run(holder);
+  } finally {
+    await holder.end();
+  }
 }
 
 async function items(): Promise<number> {
@@ -270,11 +287,7 @@ describe('a connection lost during a round trip', () => {
    */
   async function cutWhileWaiting(cut: (holder: pg.Client) => Promise<void>): Promise<void> {
     const lockId = 424242;
-    const holder = new pg.Client({ connectionString: database.url });
-    await holder.connect();
-    try {
-      await holder.query('SELECT pg_advisory_lock($1)', [lockId]);
-      await pool.query('SELECT 1'); // the pool's connection exists: latestClient is the one used
+    await whileLockHeld(lockId, async (holder) => {
       const outcomes: PromiseSettledResult<unknown>[] = [];
       const waiting = withTransaction(pool, async (tx) => {
         const settled = await Promise.allSettled([
@@ -289,9 +302,7 @@ describe('a connection lost during a round trip', () => {
       await cut(holder);
       await expect(waiting).rejects.toBeDefined();
       expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected']);
-    } finally {
-      await holder.end();
-    }
+    });
     expect(await items()).toBe(0);
     await withTransaction(pool, (tx) => tx.query(INSERT_ITEM, [1, 'a']));
     expect(await items()).toBe(1);
@@ -381,38 +392,34 @@ describe('a transaction sent with its COMMIT in one round trip (withOneRoundTrip
     expect(await items()).toBe(1); // it had committed: the caller reads that back
   });
 
+  const lockId = 434343;
+  const waitForLock = { text: 'SELECT pg_advisory_xact_lock($1::bigint)', values: [lockId] };
+
   /**
-   * Sends a round trip that waits on an advisory lock another session holds, then a statement
-   * whose check fails: it must never commit. Cuts the connection with `cut` once it waits,
-   * releases the lock, and returns the call's error.
+   * Sends `statements` in one round trip (one of them waits on advisory lock `lockId`, which
+   * another session holds), cuts the connection with `cut` once it waits, then releases the
+   * lock and gives the lost session time to run what it was sent. Returns the call's error.
    */
-  async function cutWhileWaiting(cut: (holder: pg.Client) => Promise<void>): Promise<unknown> {
-    const lockId = 434343;
-    const holder = new pg.Client({ connectionString: database.url });
-    await holder.connect();
-    try {
-      await holder.query('SELECT pg_advisory_lock($1)', [lockId]);
-      await pool.query('SELECT 1'); // the pool's connection exists: latestClient is the one used
-      const waiting = withOneRoundTrip(pool, [
-        item(1, 'a'),
-        { text: 'SELECT pg_advisory_xact_lock($1::bigint)', values: [lockId] },
-        item(2, 'b'),
-      ]);
+  async function cutWhileWaiting(
+    statements: Statement[],
+    cut: (holder: pg.Client) => Promise<void>,
+  ): Promise<unknown> {
+    return whileLockHeld(lockId, async (holder) => {
+      const waiting = withOneRoundTrip(pool, statements);
       waiting.catch(() => undefined);
       await waitForLockWait(holder);
       await cut(holder);
       const failure = await waiting.catch((error: unknown) => error);
       await holder.query('SELECT pg_advisory_unlock($1)', [lockId]);
-      // Whatever the lost session was sent has had every chance to run by now.
       await sleep(200);
       return failure;
-    } finally {
-      await holder.end();
-    }
+    });
   }
 
   it('rejects with the connection’s error when the backend dies after the statements left', async () => {
-    const failure = await cutWhileWaiting(async (holder) => {
+    // Past the lock, a check that fails: the error must be the connection's, not the check's.
+    const failing = { text: `SELECT ${failUnless('false', CHECKS.fenceLost)}`, values: [] };
+    const failure = await cutWhileWaiting([item(1, 'a'), waitForLock, failing], async (holder) => {
       await holder.query(
         `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
           WHERE application_name = 'pipeline-test' AND wait_event_type = 'Lock'`,
@@ -428,7 +435,8 @@ describe('a transaction sent with its COMMIT in one round trip (withOneRoundTrip
 
   it('ends a lost connection’s session before rejecting: a backend waiting on a lock never commits what it was sent', async () => {
     let lostBackend = 0;
-    const failure = await cutWhileWaiting(() => {
+    // No check anywhere: a lost session that ran on would commit both items.
+    const failure = await cutWhileWaiting([item(1, 'a'), waitForLock, item(2, 'b')], () => {
       const { connection, processID } = latestClient as unknown as {
         connection: { stream: Socket };
         processID: number;
