@@ -64,9 +64,9 @@ export type FirstPhase = {
       /**
        * The first phase's work, started once the key is ours and committed in the admission
        * transaction (withTransaction: the key's INSERT, then the work's round trips, then
-       * COMMIT on its own). It may decide the request there and then (a business-rule refusal): the key
-       * finishes with that response, stored and replayed like any other. Throwing an error
-       * instead stores nothing.
+       * COMMIT on its own). It may decide the request there and then (a business-rule
+       * refusal): the key finishes with that response, stored and replayed like any other.
+       * Throwing an error instead stores nothing.
        */
       work: (tx: TxClient) => Promise<void | { decided: JsonValue }>;
     }
@@ -80,6 +80,7 @@ export type FirstPhase = {
       statements: Statement[];
     }
 );
+
 /**
  * Scoped admission of idempotent requests. The database decides every race: the primary key
  * (tenant, operation, key) picks the one first owner, a conditional UPDATE picks the one

@@ -151,6 +151,9 @@ WITH advanced AS (
   RETURNING recovery_point
 )${theRowOrFail('logged', ['recovery_point'], CHECKS.fenceLost)}`;
 
+/** FINISH_KEY's answer: the finished row's expires_at, or a failed fence. */
+const FINISHED_OR_FENCE_LOST = theRowOrFail('finished', ['expires_at'], CHECKS.fenceLost);
+
 /**
  * The final phase's fence: finishes the request with its answer, only while we still hold the
  * token. The answer stays replayable for a whole window from now, however long the request took
@@ -171,7 +174,7 @@ WITH finished AS (
    WHERE tenant_id = $1 AND operation = $2 AND key = $3
      AND fencing_token = $4 AND state = 'started' AND recovery_point = $5
   RETURNING id, tenant_id, operation, key, fencing_token, expires_at
-), ${storeAnswer('$7::smallint', '$6::jsonb', '$8')}${theRowOrFail('finished', ['expires_at'], CHECKS.fenceLost)}`;
+), ${storeAnswer('$7::smallint', '$6::jsonb', '$8')}${FINISHED_OR_FENCE_LOST}`;
 
 /**
  * Locks the key row for a phase that must compute its response before advancing, with the same
