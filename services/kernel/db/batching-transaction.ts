@@ -38,7 +38,11 @@ interface Queued {
 export class BatchingTransaction {
   private queue: Queued[] = [];
   private flushScheduled = false;
-  private ended: Error | null = null;
+  /**
+   * Why the transaction ended. The error is built only for a statement that comes after: built
+   * at every end, its stack trace was 2% of the gateway's CPU (perf, new payments).
+   */
+  private ended: { cause: unknown } | null = null;
 
   constructor(private readonly client: pg.PoolClient) {}
 
@@ -49,7 +53,7 @@ export class BatchingTransaction {
     // A statement issued after COMMIT or ROLLBACK (a sibling promise still running) would
     // otherwise go out on a client back in the pool: outside the transaction, or inside
     // another request's.
-    if (this.ended !== null) return Promise.reject(this.ended);
+    if (this.ended !== null) return Promise.reject(new TransactionEndedError(this.ended.cause));
     if (values === undefined || !canName(this.client)) {
       this.flush();
       return this.client.query<R>(text, values);
@@ -72,7 +76,7 @@ export class BatchingTransaction {
    * (SkippedStatementError), and every later statement is refused.
    */
   end(cause: unknown): void {
-    this.ended ??= new TransactionEndedError(cause);
+    this.ended ??= { cause };
     const dropped = this.queue;
     this.queue = [];
     for (const queued of dropped) queued.reject(new SkippedStatementError(cause));
