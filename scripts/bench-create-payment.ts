@@ -33,6 +33,7 @@ import {
   type ScratchDatabase,
 } from './bench/scratch-database.ts';
 import { baselineTarget, productTarget, type SystemName, type Target } from './bench/targets.ts';
+import { startPerfProfiling } from './bench/perf-profiling.ts';
 import { startProfiling, type Profiling } from './bench/profiling.ts';
 
 const API_KEY = `sk_test_bench_${randomBytes(12).toString('hex')}`;
@@ -169,11 +170,23 @@ async function main(): Promise<void> {
   const db = await createScratchDatabase({ embedded: options.embedded });
   const children = new Children();
   const pool = benchPool(db.url);
-  const profiling = options.profile ? await startProfiling() : null;
+  const profiling = options.perf
+    ? await startPerfProfiling()
+    : options.profile
+      ? await startProfiling()
+      : null;
+  // Ctrl-C mid-run: stop what this run started, then leave.
+  process.once('SIGINT', () => {
+    void children
+      .stopAll()
+      .then(() => db.drop())
+      .finally(() => process.exit(130));
+  });
   let report: BenchReport | undefined;
   let profile = '';
   try {
     const systems = await startSystems({ children, db, options }, profiling);
+    profiling?.attach?.(systems.children);
     const replayKeys = await warmUp(systems.targets, options);
     const ctx: PhaseContext = {
       db: pool,
@@ -207,7 +220,7 @@ async function main(): Promise<void> {
       options,
       environment: [
         `createPayment benchmark, ${new Date().toISOString()}: concurrency ${options.concurrencies.join(', ')}; ${options.requests} requests per phase (or ${options.phaseLimitMs / 1000} s); storms of ${options.stormKeys} keys × ${options.stormCopies} copies`,
-        `machine: ${cpus().length} CPUs, load average ${loadBefore} before, ${loadAfter} after; node ${process.version}; PostgreSQL ${await serverVersion(pool)} (${db.cluster} cluster${db.statements ? ', pg_stat_statements' : ''}); gateway LOG_LEVEL=${options.logLevel}${options.profile ? '; PROFILING (figures include its overhead)' : ''}`,
+        `machine: ${cpus().length} CPUs, load average ${loadBefore} before, ${loadAfter} after; node ${process.version}; PostgreSQL ${await serverVersion(pool)} (${db.cluster} cluster${db.statements ? ', pg_stat_statements' : ''}); gateway LOG_LEVEL=${options.logLevel}${options.profile || options.perf ? '; PROFILING (figures include its overhead)' : ''}`,
         `systems: product = gateway (GraphQL → tRPC → engine → PostgreSQL → PSP); reference = hand-written design (node:http + pg); bare = no idempotency`,
       ],
       ...measured,

@@ -25,7 +25,8 @@ export interface CpuProfile {
 /** Ordered: the first that matches a frame's URL names it. */
 const LAYERS: Array<[string, RegExp]> = [
   ['graphql-js (parse, validate, execute)', /\/node_modules\/graphql\//],
-  ['Apollo Server', /\/node_modules\/@apollo\//],
+  // With the libraries it calls per request: content negotiation of the Accept header.
+  ['Apollo Server', /\/node_modules\/(@apollo\/|negotiator\/|whatwg-mimetype\/)/],
   ['tRPC', /\/node_modules\/@trpc\//],
   ['zod', /\/node_modules\/zod\//],
   [
@@ -36,7 +37,7 @@ const LAYERS: Array<[string, RegExp]> = [
   ['prom-client (metrics)', /\/node_modules\/prom-client\//],
   [
     'logging (pino)',
-    /\/node_modules\/(pino|pino-std-serializers|sonic-boom|thread-stream)\/|\/services\/kernel\/logging\//,
+    /\/node_modules\/(pino|pino-std-serializers|@pinojs\/redact|quick-format-unescaped|sonic-boom|thread-stream)\/|\/services\/kernel\/logging\//,
   ],
   ['fetch/undici (provider call)', /undici/],
   ['node:http server (parse, write)', /^node:_http_|^node:http$/],
@@ -61,6 +62,21 @@ function layerOfFrame(url: string): string | undefined {
   return LAYERS.find(([, pattern]) => pattern.test(url))?.[0];
 }
 
+/**
+ * The layer of a stack, given its frames' URLs innermost first: the first frame that belongs to
+ * a known layer, else the innermost Node internal module, named by itself.
+ */
+export function layerOfStack(urls: Iterable<string>): string {
+  let fallback: string | undefined;
+  for (const url of urls) {
+    const layer = layerOfFrame(url);
+    if (layer !== undefined) return layer;
+    if (fallback === undefined && url.startsWith('node:'))
+      fallback = `node internals (${url.replace(/^node:(internal\/)?/, '')})`;
+  }
+  return fallback ?? 'node internals (other)';
+}
+
 /** Per node id, its layer: its own or the nearest caller's. */
 function layersByNode(profile: CpuProfile): Map<number, string> {
   const parent = new Map<number, number>();
@@ -69,21 +85,14 @@ function layersByNode(profile: CpuProfile): Map<number, string> {
     byId.set(node.id, node);
     for (const child of node.children ?? []) parent.set(child, node.id);
   }
+  function* urlsUp(id: number): Generator<string> {
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+      yield byId.get(at)?.callFrame.url ?? '';
+    }
+  }
   const layers = new Map<number, string>();
   for (const node of profile.nodes) {
-    let layer = SPECIAL[node.callFrame.functionName];
-    let fallback: string | undefined;
-    for (
-      let at: number | undefined = node.id;
-      layer === undefined && at !== undefined;
-      at = parent.get(at)
-    ) {
-      const url = byId.get(at)?.callFrame.url ?? '';
-      layer = layerOfFrame(url);
-      if (fallback === undefined && url.startsWith('node:'))
-        fallback = `node internals (${url.replace(/^node:(internal\/)?/, '')})`;
-    }
-    layers.set(node.id, layer ?? fallback ?? 'node internals (other)');
+    layers.set(node.id, SPECIAL[node.callFrame.functionName] ?? layerOfStack(urlsUp(node.id)));
   }
   return layers;
 }

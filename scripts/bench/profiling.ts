@@ -34,6 +34,8 @@ export interface SpawnSettings {
 export interface Profiling {
   /** How to start a system's process under the profiler and the census. */
   spawnFor(system: SystemName): SpawnSettings;
+  /** Once the processes have started (perf follows them by pid). */
+  attach?(children: Record<SystemName, Child>): void;
   /** A census snapshot of every profiled process's statements so far. */
   census(children: Record<SystemName, Child>): Promise<void>;
   /** After the processes have exited (their profiles written): the breakdown, as text. */
