@@ -16,7 +16,7 @@
  * innermost JavaScript frame outwards; a sample inside the garbage collector is charged to GC.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rename, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rename, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -149,7 +149,10 @@ export async function startPerfProfiling(): Promise<Profiling> {
         recorder.kill('SIGINT');
         await exited;
       }
-      // V8 writes each dump into its process's working directory: the project's.
+      // V8 writes each dump, and a log of code events per isolate, into its process's working
+      // directory: the project's. Both move into the run's directory.
+      const logs = (await readdir(PROJECT)).filter((name) => /^isolate-.*-v8\.log$/.test(name));
+      for (const log of logs) await rename(join(PROJECT, log), join(root, log));
       const jitCode = new Map<number, JitCode>();
       for (const pid of pidOf.keys()) {
         const dump = join(root, `jit-${pid}.dump`);
