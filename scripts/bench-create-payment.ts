@@ -167,20 +167,35 @@ async function main(): Promise<void> {
   const loadBefore = loadavg()
     .map((l) => l.toFixed(2))
     .join(' ');
-  const db = await createScratchDatabase({ embedded: options.embedded });
-  const children = new Children();
-  const pool = benchPool(db.url);
+  // Before the database: a profiler that cannot start (no perf) fails with nothing to undo.
   const profiling = options.perf
     ? await startPerfProfiling()
     : options.profile
       ? await startProfiling()
       : null;
-  // Ctrl-C mid-run: stop what this run started, then leave.
-  process.once('SIGINT', () => {
-    void children
-      .stopAll()
-      .then(() => db.drop())
-      .finally(() => process.exit(130));
+  const db = await createScratchDatabase({ embedded: options.embedded });
+  const children = new Children();
+  const pool = benchPool(db.url);
+  // One clean-up, whoever asks first: the end of the run, or Ctrl-C (any number of times).
+  let cleaning: Promise<void> | undefined;
+  const cleanUp = () =>
+    (cleaning ??= (async () => {
+      await pool.end().catch(() => undefined);
+      await children.stopAll();
+      await db.drop();
+    })());
+  let interrupted = false;
+  process.on('SIGINT', () => {
+    if (interrupted) return;
+    interrupted = true;
+    console.error('bench: interrupted; stopping its processes and dropping its database');
+    cleanUp().then(
+      () => process.exit(130),
+      (error: unknown) => {
+        console.error('bench: clean-up failed', error);
+        process.exit(130);
+      },
+    );
   });
   let report: BenchReport | undefined;
   let profile = '';
@@ -232,10 +247,9 @@ async function main(): Promise<void> {
       profile = await profiling.summarise(report.phases);
     }
   } finally {
-    await pool.end();
-    await children.stopAll();
-    await db.drop();
+    await cleanUp();
   }
+  if (interrupted) return;
   if (report === undefined) throw new Error('no report');
   printReport(report);
   if (profile !== '') console.log(profile);

@@ -55,7 +55,8 @@ export class JitCode {
         const codeAddr = buffer.readBigUInt64LE(at + 32);
         const codeSize = buffer.readBigUInt64LE(at + 40);
         const nameStart = at + 56;
-        const nameEnd = buffer.indexOf(0, nameStart);
+        const found = buffer.indexOf(0, nameStart);
+        const nameEnd = found < 0 || found > at + size ? at + size : found;
         const name = buffer.toString('utf8', nameStart, nameEnd);
         loads.push({ start: codeAddr, end: codeAddr + codeSize, atUs, name });
       } else if (id === CODE_MOVE) {

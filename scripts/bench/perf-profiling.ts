@@ -16,7 +16,7 @@
  * innermost JavaScript frame outwards; a sample inside the garbage collector is charged to GC.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readdir, rename, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, readdir, rename, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -28,9 +28,11 @@ import type { Profiling } from './profiling.ts';
 import type { SystemName } from './targets.ts';
 import { fixed } from './stats.ts';
 
-/** Samples per second per CPU: about one per millisecond of CPU, enough over a phase's seconds. */
-const FREQUENCY_HZ = 999;
-const SAMPLE_US = 1e6 / FREQUENCY_HZ;
+/**
+ * One sample per millisecond a thread spends on a CPU (the task-clock event, a fixed period):
+ * each sample stands for exactly that much CPU, whatever the kernel does to sampling rates.
+ */
+const SAMPLE_US = 1_000;
 const SYSTEMS: SystemName[] = ['product', 'reference', 'bare'];
 /** The checkout the bench runs from (`npm run bench` runs at the project's root). */
 const PROJECT = `${process.cwd()}/`;
@@ -109,6 +111,17 @@ async function eachSample(
   await exited;
 }
 
+/** A rename, or a copy where the run's directory is on another filesystem (a tmpfs /tmp). */
+async function moveFile(from: string, to: string): Promise<void> {
+  try {
+    await rename(from, to);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error;
+    await copyFile(from, to);
+    await unlink(from);
+  }
+}
+
 export async function startPerfProfiling(): Promise<Profiling> {
   const version = spawnSync('perf', ['--version'], { encoding: 'utf8' });
   if (version.status !== 0) {
@@ -118,6 +131,7 @@ export async function startPerfProfiling(): Promise<Profiling> {
   const dataFile = join(root, 'perf.data');
   const pidOf = new Map<number, SystemName>();
   let recorder: ChildProcess | null = null;
+  let recordErrors = '';
   return {
     spawnFor: () => ({
       env: {},
@@ -129,36 +143,44 @@ export async function startPerfProfiling(): Promise<Profiling> {
         const pid = children[system].process.pid;
         if (pid !== undefined) pidOf.set(pid, system);
       }
+      const period = String(SAMPLE_US * 1000); // task-clock counts nanoseconds
       recorder = spawn(
         'perf',
-        ['record', '-q', '-k', 'CLOCK_MONOTONIC', '-F', String(FREQUENCY_HZ), '-g'].concat([
+        ['record', '-q', '-e', 'task-clock', '-c', period, '-k', 'CLOCK_MONOTONIC', '-g'].concat([
           '-o',
           dataFile,
           '-p',
           [...pidOf.keys()].join(','),
         ]),
-        { stdio: 'ignore' },
+        { stdio: ['ignore', 'ignore', 'pipe'] },
       );
-      recorder.once('error', (error) => console.error(`bench: perf record failed: ${error}`));
+      recorder.stderr?.on('data', (chunk: Buffer) => (recordErrors += chunk.toString()));
+      recorder.once('error', (error) => (recordErrors += String(error)));
     },
     census: () => Promise.resolve(),
     async summarise(phases) {
       // The processes have exited, so perf has too; SIGINT in case one lingers.
-      if (recorder !== null && recorder.exitCode === null) {
+      if (recorder !== null && recorder.exitCode === null && recorder.signalCode === null) {
         const exited = new Promise((resolve) => recorder?.once('exit', resolve));
         recorder.kill('SIGINT');
         await exited;
       }
       // V8 writes each dump, and a log of code events per isolate, into its process's working
-      // directory: the project's. Both move into the run's directory.
-      const logs = (await readdir(PROJECT)).filter((name) => /^isolate-.*-v8\.log$/.test(name));
-      for (const log of logs) await rename(join(PROJECT, log), join(root, log));
+      // directory: the project's. Those of this run's processes move into the run's directory.
+      const ours = new RegExp(
+        `^(jit-(${[...pidOf.keys()].join('|')})\\.dump|isolate-0x[0-9a-f]+-(${[...pidOf.keys()].join('|')})-v8\\.log)$`,
+      );
+      for (const name of (await readdir(PROJECT)).filter((n) => ours.test(n))) {
+        await moveFile(join(PROJECT, name), join(root, name));
+      }
       const jitCode = new Map<number, JitCode>();
       for (const pid of pidOf.keys()) {
-        const dump = join(root, `jit-${pid}.dump`);
-        await rename(join(PROJECT, `jit-${pid}.dump`), dump).catch(() => undefined);
-        const code = JitCode.read(dump);
-        if (code !== null) jitCode.set(pid, code);
+        const code = JitCode.read(join(root, `jit-${pid}.dump`));
+        if (code === null)
+          throw new Error(
+            `bench --perf: no jitdump of process ${pid} (was it started with --perf-prof?)`,
+          );
+        jitCode.set(pid, code);
       }
       const byPhase = new Map<PhaseResult, Map<string, number>>();
       const hotByPhase = new Map<PhaseResult, Map<string, number>>();
@@ -180,6 +202,11 @@ export async function startPerfProfiling(): Promise<Profiling> {
         functions.set(fn, (functions.get(fn) ?? 0) + SAMPLE_US);
         hotByPhase.set(phase, functions);
       });
+      if (byPhase.size === 0) {
+        throw new Error(
+          `bench --perf: perf recorded no samples of the measured phases\n${recordErrors}`,
+        );
+      }
       const text = [
         `\nperf: CPU per request by layer (${root}: perf.data, and jit-<pid>.dump for the names of JavaScript code)`,
         ...report(phases, byPhase),
