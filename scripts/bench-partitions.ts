@@ -8,9 +8,9 @@
  * locked on every call. pg_stat_statements does not see it (it times ExecutorRun, not
  * ExecutorStart), so this measures the backend's own CPU (/proc/<pid>/schedstat) while one
  * connection runs the engine's statements for new keys: the first read, the admission round
- * trip, the finishing round trip, then the read again as a replay makes it. It does so at the partitions a gateway makes at start, then with empty
- * partitions added (a lookup pays for an empty one as for a full one), and prints the cost per
- * partition. Needs the PostgreSQL server on this machine (it reads the backend's /proc entry).
+ * trip, the finishing round trip, then the read again as a replay makes it. It does so at the
+ * partitions a gateway makes at start, then with empty partitions added (a lookup pays for an
+ * empty one as for a full one), and prints the cost per partition. Needs the PostgreSQL server on this machine (it reads the backend's /proc entry).
  *
  *   npm run bench:partitions -- [--keys 2000]
  */
