@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import { createLogger } from '../../services/kernel/logging/logger.ts';
+import { RequestContext } from '../../services/kernel/logging/request-context.ts';
+import { REDACTED, TOO_DEEP, scrubSecrets } from '../../services/kernel/logging/scrub-secrets.ts';
+
+// Synthetic values only: none of these is a real key or card.
+const API_KEY = 'sk_test_synthetic_0001';
+const RAW_KEY = 'idem-synthetic-0001';
+
+function capturingLogger(requestContext = new RequestContext()): {
+  log: ReturnType<typeof createLogger>;
+  lines: string[];
+} {
+  const lines: string[] = [];
+  const log = createLogger({
+    level: 'info',
+    requestContext,
+    destination: { write: (line: string) => void lines.push(line) },
+  });
+  return { log, lines };
+}
+
+describe('log lines', () => {
+  it('censor every secret field, at the top and nested in objects and arrays', () => {
+    const { log, lines } = capturingLogger();
+    log.info(
+      {
+        apiKey: API_KEY,
+        Authorization: `Bearer ${API_KEY}`,
+        input: { idempotencyKey: RAW_KEY, paymentMethod: 'pm_card_visa', amount: '10.00' },
+        req: { headers: { authorization: `Bearer ${API_KEY}`, host: '127.0.0.1' } },
+        endpoints: [{ url: 'http://127.0.0.1:9/hook', secret: 'whsec_synthetic' }],
+      },
+      'a whole request logged by mistake',
+    );
+    expect(lines).toHaveLength(1);
+    const line = lines[0]!;
+    for (const secret of [API_KEY, RAW_KEY, 'pm_card_visa', 'whsec_synthetic']) {
+      expect(line).not.toContain(secret);
+    }
+    const parsed = JSON.parse(line) as Record<string, unknown>;
+    expect(parsed).toMatchObject({
+      apiKey: REDACTED,
+      Authorization: REDACTED,
+      input: { idempotencyKey: REDACTED, paymentMethod: REDACTED, amount: '10.00' },
+      req: { headers: { authorization: REDACTED, host: '127.0.0.1' } },
+      endpoints: [{ url: 'http://127.0.0.1:9/hook', secret: REDACTED }],
+      msg: 'a whole request logged by mistake',
+    });
+  });
+
+  it('keep what is not secret, with the request context', () => {
+    const context = new RequestContext();
+    const { log, lines } = capturingLogger(context);
+    context.run('req-1', () => {
+      context.annotate({ tenantId: 't1', keyRef: 'ab12' });
+      log.info({ status: 200, durationMs: 3, at: new Date(0) }, 'request');
+    });
+    log.info({ n: 1 }, 'outside a request');
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      requestId: 'req-1',
+      tenantId: 't1',
+      keyRef: 'ab12',
+      status: 200,
+      durationMs: 3,
+      at: '1970-01-01T00:00:00.000Z',
+    });
+    expect(JSON.parse(lines[1]!)).toMatchObject({ n: 1, msg: 'outside a request' });
+  });
+});
+
+describe('scrubSecrets', () => {
+  it('changes nothing the caller passed in', () => {
+    const headers = { authorization: `Bearer ${API_KEY}` };
+    const fields = { req: { headers }, list: [{ secret: 's' }] };
+    const scrubbed = scrubSecrets(fields);
+    expect(headers.authorization).toBe(`Bearer ${API_KEY}`);
+    expect(fields.list[0]!.secret).toBe('s');
+    expect(scrubbed).not.toBe(fields);
+  });
+
+  it('returns a line with nothing to censor as itself', () => {
+    const fields = { method: 'POST', status: 200, nested: { a: [1, 2, { b: 'c' }] } };
+    expect(scrubSecrets(fields)).toBe(fields);
+  });
+
+  it('replaces nesting too deep to walk, so a cycle cannot hang it or slip a secret through', () => {
+    const cyclic: Record<string, unknown> = { secret: 's' };
+    cyclic.self = cyclic;
+    const scrubbed = scrubSecrets({ cyclic });
+    expect(JSON.stringify(scrubbed)).not.toContain('"s"');
+    expect(JSON.stringify(scrubbed)).toContain(TOO_DEEP);
+  });
+});
