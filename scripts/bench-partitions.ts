@@ -27,18 +27,16 @@ import {
   SELECT_KEY,
   lockingScope,
 } from '../services/kernel/idempotency/idempotency.sql.ts';
-import { addPartition, maintainPartitions } from '../services/kernel/idempotency/retention.ts';
+import {
+  DEFAULT_RETENTION_POLICY,
+  addPartition,
+  maintainPartitions,
+} from '../services/kernel/idempotency/retention.ts';
 import { PARTITIONED_TABLES } from '../services/kernel/idempotency/retention.sql.ts';
 import { createScratchDatabase } from './bench/scratch-database.ts';
 import { fixed } from './bench/stats.ts';
 
 const DAY_MS = 86_400_000;
-/** The gateway's defaults (src/config.ts). */
-const POLICY = {
-  ttlSeconds: 86_400,
-  metadataRetentionSeconds: 7 * 86_400,
-  partitionSeconds: 86_400,
-};
 const LEASE_MS = 30_000;
 /** Empty partitions added per step, and the steps: 5 at start, then 9, then 13. */
 const ADDED_PER_STEP = 4;
@@ -88,7 +86,7 @@ async function measure(
               'provider_charge_sent',
               randomUUID(),
               LEASE_MS,
-              POLICY.ttlSeconds,
+              DEFAULT_RETENTION_POLICY.ttlSeconds,
             ],
           },
         ],
@@ -108,7 +106,7 @@ async function measure(
             1,
             'inline',
             'succeeded',
-            POLICY.ttlSeconds,
+            DEFAULT_RETENTION_POLICY.ttlSeconds,
           ],
         },
       ]),
@@ -154,7 +152,7 @@ async function main(): Promise<void> {
   // One connection: its backend is the one measured.
   const pool = createPool({ connectionString: db.url, max: 1, applicationName: 'pgw-bench' });
   try {
-    await maintainPartitions(pool, POLICY);
+    await maintainPartitions(pool, DEFAULT_RETENTION_POLICY);
     const { rows } = await pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
     const pid = rows[0]?.pid ?? 0;
     // The pid is the server's: on another machine (or in a container) it names some other

@@ -20,9 +20,9 @@ import { withClient, type DatabaseServer } from '../services/kernel/db/database-
 import { openScratchServer } from '../services/kernel/db/scratch-server.ts';
 import { createPool, withTransaction } from '../services/kernel/db/pool.ts';
 import {
+  DEFAULT_RETENTION_POLICY,
   addPartition,
   maintainPartitions,
-  type RetentionPolicy,
   type RetentionRun,
 } from '../services/kernel/idempotency/retention.ts';
 import {
@@ -32,12 +32,6 @@ import {
 } from '../services/kernel/idempotency/retention.sql.ts';
 import { table } from './ops/render.ts';
 
-/** The gateway's default policy: a day's replay window, a week of metadata, daily partitions. */
-const POLICY: RetentionPolicy = {
-  ttlSeconds: 86_400,
-  metadataRetentionSeconds: 7 * 86_400,
-  partitionSeconds: 86_400,
-};
 const DAY_MS = 86_400_000;
 /** Partitions laid out from this many days back (the oldest rows) to this many days ahead. */
 const DAYS_BACK = 40;
@@ -132,7 +126,9 @@ async function run(opts: { pool: pg.Pool; keys: number; server: DatabaseServer }
 
   await checkpoint(pool);
   const projectBefore = await phase('count', () => rowCounts(pool, PARTITIONED));
-  const project = await phase('maintainPartitions', () => maintainPartitions(pool, POLICY));
+  const project = await phase('maintainPartitions', () =>
+    maintainPartitions(pool, DEFAULT_RETENTION_POLICY),
+  );
   const projectRemoved = projectBefore.value - (await rowCounts(pool, PARTITIONED));
   progress(`maintainPartitions in ${project.seconds.toFixed(2)} s`);
 
@@ -384,7 +380,7 @@ async function batchedDelete(pool: pg.Pool): Promise<number> {
   let batches = 0;
   for (;;) {
     const { rows } = await pool.query<{ keys: number }>(DELETE_BATCH_SQL, [
-      POLICY.metadataRetentionSeconds,
+      DEFAULT_RETENTION_POLICY.metadataRetentionSeconds,
     ]);
     if ((rows[0]?.keys ?? 0) === 0) return batches;
     batches += 1;

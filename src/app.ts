@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { DestinationStream } from 'pino';
 import { FaultPoints } from '../services/kernel/faults.ts';
+import { DEFAULT_RETENTION_POLICY } from '../services/kernel/idempotency/retention.ts';
 import { createLogger } from '../services/kernel/logging/logger.ts';
 import { RequestContext } from '../services/kernel/logging/request-context.ts';
 import { createMetrics, type Metrics } from '../services/kernel/metrics.ts';
@@ -26,12 +27,8 @@ const DEFAULT_UNKNOWN_AFTER_ATTEMPTS = 5;
 const DEFAULT_PROVIDER_APPLY_WINDOW_MS = 60_000;
 /** First backoff of the recovery worker; doubles per attempt (1 s, 2 s, 4 s, …). */
 const DEFAULT_BACKOFF_BASE_MS = 1_000;
-/** Metadata outlives the replay window by a week: enough to explain a late retry. */
-const DEFAULT_METADATA_RETENTION_SECONDS = 7 * 86_400;
 /** Stored answers above this are kept as a reference to the resource (a few KB, per the seeds). */
 const DEFAULT_RESPONSE_MAX_BYTES = 8 * 1024;
-/** One partition per day: a handful of partitions per table for the default retention. */
-const DEFAULT_PARTITION_SECONDS = 86_400;
 /** Partition maintenance is cheap and idempotent; it runs well within a partition's width. */
 const DEFAULT_RETENTION_INTERVAL_MS = 10 * 60_000;
 /** SIGTERM waits this long for in-flight requests; a phase in progress finishes or is resumed. */
@@ -122,8 +119,8 @@ export async function startApp(options: AppOptions): Promise<App> {
     retention: {
       ttlSeconds: options.ttlSeconds,
       metadataRetentionSeconds:
-        options.metadataRetentionSeconds ?? DEFAULT_METADATA_RETENTION_SECONDS,
-      partitionSeconds: options.partitionSeconds ?? DEFAULT_PARTITION_SECONDS,
+        options.metadataRetentionSeconds ?? DEFAULT_RETENTION_POLICY.metadataRetentionSeconds,
+      partitionSeconds: options.partitionSeconds ?? DEFAULT_RETENTION_POLICY.partitionSeconds,
     },
     retentionIntervalMs: options.retentionIntervalMs ?? DEFAULT_RETENTION_INTERVAL_MS,
     responseMaxBytes: options.responseMaxBytes ?? DEFAULT_RESPONSE_MAX_BYTES,

@@ -1,3 +1,5 @@
+import { DEFAULT_RETENTION_POLICY } from '../services/kernel/idempotency/retention.ts';
+
 /**
  * Configuration from the environment (CONTRACT §1). Every value is validated at start: a typo
  * in a number fails the start loudly instead of running with NaN leases.
@@ -29,8 +31,6 @@ export interface Config {
   logLevel: string;
 }
 
-/** Default replay window: 24 h, as long as the longest client retry window we promise. */
-const DEFAULT_TTL_SECONDS = 86_400;
 /** Default lease: well beyond one provider timeout plus a probe, so a live owner never loses it. */
 const DEFAULT_LEASE_MS = 30_000;
 const DEFAULT_RECOVERY_INTERVAL_MS = 5_000;
@@ -106,7 +106,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     internalToken: env['INTERNAL_TOKEN'] || undefined,
     idempotencyTtlSeconds: integer(env, {
       name: 'IDEMPOTENCY_TTL_SECONDS',
-      fallback: DEFAULT_TTL_SECONDS,
+      fallback: DEFAULT_RETENTION_POLICY.ttlSeconds,
       min: 1,
     }),
     idempotencyMetadataRetentionSeconds: optionalInteger(env, {

@@ -27,6 +27,17 @@ export interface RetentionPolicy {
 }
 
 /**
+ * The gateway's defaults, which each setting's environment variable overrides: a 24 h replay
+ * window (as long as the longest client retry window we promise), metadata kept a week longer
+ * (enough to explain a late retry), one partition per day (a handful per table).
+ */
+export const DEFAULT_RETENTION_POLICY: Readonly<RetentionPolicy> = {
+  ttlSeconds: 86_400,
+  metadataRetentionSeconds: 7 * 86_400,
+  partitionSeconds: 86_400,
+};
+
+/**
  * Partitions kept ready beyond the furthest expires_at a new row can get (now + ttl): a missed
  * run or two never leaves an insert without a partition to land in.
  */
