@@ -9,7 +9,16 @@ const noGatewayImports = {
 };
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.data/', 'dist/', 'coverage/', 'grafana/**/*.json'] },
+  {
+    ignores: [
+      'node_modules/',
+      '.data/',
+      'dist/',
+      '.build-test-*/',
+      'coverage/',
+      'grafana/**/*.json',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -21,7 +30,10 @@ export default tseslint.config(
       '@typescript-eslint/no-misused-promises': 'error',
       '@typescript-eslint/switch-exhaustiveness-check': 'error',
       '@typescript-eslint/consistent-type-imports': 'error',
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
+      ],
       'max-params': ['error', 3],
     },
   },

@@ -11,7 +11,9 @@
  *
  * For each concurrency: new keys, replays, and duplicate storms (keys sent many times at once,
  * charges counted at the PSP). Ratios only; no absolute time is asserted. Every phase is
- * bounded in count and time; every process started is stopped; the database is dropped.
+ * bounded in count and time; every process started is stopped; the database is dropped. All
+ * three systems and the PSP run as `npm start` runs the gateway: built by scripts/build.ts (into
+ * dist/, first thing), with plain node.
  *
  *   npm run bench -- [--concurrency 1,16,64] [--requests 2000] [--quick] [--profile]
  */
@@ -21,6 +23,7 @@ import type pg from 'pg';
 import { BENCH_SQL } from './bench/counters.ts';
 import { parseBenchArgs, type BenchOptions } from './bench/args.ts';
 import { Children, type Child } from './bench/children.ts';
+import { buildJavaScript, DEFAULT_OUT_DIR } from './build.ts';
 import type { PhaseContext } from './bench/measured-phase.ts';
 import { runPlan } from './bench/phase-plan.ts';
 import { countTransactions } from './bench/transaction-counts.ts';
@@ -167,14 +170,16 @@ async function main(): Promise<void> {
   const loadBefore = loadavg()
     .map((l) => l.toFixed(2))
     .join(' ');
-  // Before the database: a profiler that cannot start (no perf) fails with nothing to undo.
+  // Before the database: a failed build, or a profiler that cannot start (no perf), fails with
+  // nothing to undo.
+  buildJavaScript(DEFAULT_OUT_DIR);
   const profiling = options.perf
     ? await startPerfProfiling()
     : options.profile
       ? await startProfiling()
       : null;
   const db = await createScratchDatabase({ embedded: options.embedded });
-  const children = new Children();
+  const children = new Children(DEFAULT_OUT_DIR);
   const pool = benchPool(db.url);
   // One clean-up, whoever asks first: the end of the run, or Ctrl-C (any number of times).
   let cleaning: Promise<void> | undefined;

@@ -1,10 +1,12 @@
 /**
- * The processes a bench starts: each is spawned with tsx, announces its URL on stdout, and is
- * stopped (SIGTERM, then SIGKILL if it lingers) before the bench exits, whatever happened.
+ * The processes a bench starts: each runs the project's built JavaScript (scripts/build.ts) with
+ * plain node, as `npm start` does, announces its URL on stdout, and is stopped (SIGTERM, then
+ * SIGKILL if it lingers) before the bench exits, whatever happened.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
 
-/** Start-up includes tsx compiling the gateway and its migrations check: seconds, not minutes. */
+/** Start-up includes the gateway's migrations check: seconds, not minutes. */
 const READY_TIMEOUT_MS = 60_000;
 /** A clean stop drains in-flight requests (the gateway allows 10 s) and writes a CPU profile. */
 const STOP_TIMEOUT_MS = 20_000;
@@ -18,21 +20,25 @@ export interface Child {
 export class Children {
   private readonly started: Child[] = [];
 
+  /** `builtDir`: where scripts/build.ts put the JavaScript of every source file named below. */
+  constructor(private readonly builtDir: string) {}
+
   /** Spawns `entry`, waits for `ready` to match its output, and returns the URL it captured. */
   async start(spec: {
     name: string;
+    /** The source file (`src/main.ts`); its built JavaScript runs. */
     entry: string;
     env: Record<string, string>;
     ready: RegExp;
     /** Node flags (e.g. --cpu-prof). */
     nodeArgs?: string[];
-    /** Modules imported after tsx, before the entry (TypeScript allowed). */
+    /** Source files of modules imported before the entry (the statement census). */
     preload?: string[];
   }): Promise<Child> {
-    const preload = (spec.preload ?? []).flatMap((module) => ['--import', module]);
+    const preload = (spec.preload ?? []).flatMap((module) => ['--import', this.built(module)]);
     const child = spawn(
       process.execPath,
-      [...(spec.nodeArgs ?? []), '--import', 'tsx', ...preload, spec.entry],
+      [...(spec.nodeArgs ?? []), ...preload, this.built(spec.entry)],
       { env: { ...process.env, ...spec.env }, stdio: ['ignore', 'pipe', 'inherit'] },
     );
     const started = { name: spec.name, process: child, url: '' };
@@ -49,6 +55,10 @@ export class Children {
   /** Stops one child (the gateway, before its CPU profile is read). */
   async stop(child: Child): Promise<void> {
     await stop(child.process);
+  }
+
+  private built(source: string): string {
+    return join(this.builtDir, source.replace(/\.ts$/, '.js'));
   }
 }
 

@@ -32,7 +32,7 @@ const LAYERS: Array<[string, RegExp]> = [
   [
     'pg driver',
     // With the product's own protocol code beside it: statements batched into one round trip.
-    /\/node_modules\/(pg|pg-protocol|pg-pool|pg-types|postgres-\w+|pg-cloudflare)\/|\/services\/kernel\/db\/(pipelined-statements|batching-transaction|prepared-client)\.ts/,
+    /\/node_modules\/(pg|pg-protocol|pg-pool|pg-types|postgres-\w+|pg-cloudflare)\/|\/services\/kernel\/db\/(pipelined-statements|batching-transaction|prepared-client)\.[jt]s/,
   ],
   ['prom-client (metrics)', /\/node_modules\/prom-client\//],
   [

@@ -70,7 +70,13 @@ function ownFunction(sample: Sample): string {
     const js = /^(?:JS|Function|LazyCompile):[*~^]?(\S*)\s.*?(\S+):\d+:\d+$/.exec(frame);
     if (js === null) continue;
     const path = js[2]?.replace(/^file:\/\//, '') ?? '';
-    const file = path.startsWith(PROJECT) ? path.slice(PROJECT.length) : '';
+    // The systems run their built JavaScript (dist/…/x.js): named by the source file.
+    const file = path.startsWith(PROJECT)
+      ? path
+          .slice(PROJECT.length)
+          .replace(/^dist\//, '')
+          .replace(/\.js$/, '.ts')
+      : '';
     const own = file.startsWith('services/') || file.startsWith('src/');
     return own ? `${js[1] || '(anonymous)'} ${file}` : '(elsewhere)';
   }

@@ -23,8 +23,14 @@ export async function startGatewayProcess(opts: {
   /** null: the sandbox provider runs inside the gateway process, as with a bare `npm start`. */
   pspUrl: string | null;
   env?: Record<string, string>;
+  /**
+   * A built main.js (scripts/build.ts), run by plain node as `npm start` runs dist/src/main.js;
+   * by default the TypeScript source through tsx, so a test needs no build step.
+   */
+  builtMain?: string;
 }): Promise<GatewayProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const args = opts.builtMain === undefined ? ['--import', 'tsx', 'src/main.ts'] : [opts.builtMain];
+  const child = spawn(process.execPath, args, {
     cwd: new URL('../..', import.meta.url).pathname,
     env: {
       ...process.env,

@@ -1,0 +1,54 @@
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildJavaScript } from '../../scripts/build.ts';
+import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process.ts';
+import { CREATE_PAYMENT, graphql, paymentOf } from '../support/graphql-client.ts';
+import { useTestDatabase } from '../support/test-database.ts';
+import { TENANT_A } from '../support/test-stack.ts';
+
+/**
+ * `npm start` runs what scripts/build.ts emits, not the TypeScript the other tests run through
+ * tsx. This runs the emitted gateway: a missing runtime file (the schema, a migration) or an
+ * import left pointing at a .ts file fails here, not in production.
+ */
+const database = useTestDatabase('built_gateway');
+// Inside the project, as `dist/` is: the emitted modules find node_modules by walking up.
+const outDir = join(import.meta.dirname, '..', '..', `.build-test-${process.pid}`);
+let gateway: GatewayProcess | undefined;
+
+beforeAll(() => {
+  buildJavaScript(outDir);
+}, 60_000);
+afterAll(async () => {
+  await gateway?.kill('SIGKILL');
+  rmSync(outDir, { recursive: true, force: true });
+});
+
+describe('the built gateway (npm start)', () => {
+  it('starts with the provider in-process, takes a payment and replays it', async () => {
+    gateway = await startGatewayProcess({
+      databaseUrl: database.url,
+      pspUrl: null,
+      builtMain: join(outDir, 'src', 'main.js'),
+    });
+    expect(gateway.child.spawnargs.some((arg) => arg.includes('tsx'))).toBe(false);
+    const request = {
+      apiKey: TENANT_A.apiKey,
+      query: CREATE_PAYMENT,
+      variables: {
+        input: {
+          idempotencyKey: 'built-1',
+          amount: '12.34',
+          currency: 'EUR',
+          paymentMethod: 'pm_card_visa',
+        },
+      },
+    };
+    const first = await graphql(gateway.url, request);
+    expect(paymentOf(first).status).toBe('SUCCEEDED');
+    const replay = await graphql(gateway.url, request);
+    expect(paymentOf(replay)).toEqual(paymentOf(first));
+    expect(replay.body.extensions).toEqual({ idempotency: { replayed: true } });
+  });
+});
