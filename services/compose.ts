@@ -191,6 +191,12 @@ export function createServices(config: ServicesConfig): Services {
     try {
       const run = await maintainPartitions(pool, config.retention);
       config.metrics.retentionRuns.inc({ service: 'gateway', result: run.result });
+      if (run.insertableUntil !== null) {
+        config.metrics.partitionsInsertableUntil.set(
+          { service: 'gateway' },
+          run.insertableUntil.getTime() / 1000,
+        );
+      }
       return run;
     } catch (error) {
       config.metrics.retentionRuns.inc({ service: 'gateway', result: 'error' });

@@ -54,10 +54,12 @@ export function retentionRuns(): PanelSpec {
   return {
     title: 'Retention runs by result',
     description:
-      'Runs of the idempotency partition maintenance job. error (red): the job failed and ' +
-      'expired idempotency records are not being dropped, so storage grows. Check the gateway ' +
-      'logs for the job and the database (disk, locks).',
-    runbook: RUNBOOK.saturation,
+      'Runs of the idempotency partition maintenance job. error (red): the job failed. ' +
+      'Expired idempotency records are not being dropped, so storage grows, and no partitions ' +
+      'are made for new keys: after a day of failures every admission fails ' +
+      '(IdempotencyPartitionsRunningOut pages with 12 hours left). Check the gateway logs for ' +
+      'the job and the database (disk, locks).',
+    runbook: RUNBOOK.partitionsRunningOut,
     unit: 'ops',
     queries: [
       {

@@ -12,5 +12,6 @@ export const RUNBOOK = {
   providerTimeouts: `${RUNBOOKS}#providertimeoutratehigh`,
   outboxLagging: `${RUNBOOKS}#outboxdeliverylagging`,
   recoveryNotSweeping: `${RUNBOOKS}#recoveryworkernotsweeping`,
+  partitionsRunningOut: `${RUNBOOKS}#idempotencypartitionsrunningout`,
   saturation: `${RUNBOOKS}#gateway-saturation-no-alert`,
 } as const;

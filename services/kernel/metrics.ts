@@ -77,6 +77,14 @@ export function createMetrics(opts: { defaultMetrics: boolean }) {
       labelNames: ['service', 'result'] as const,
       registers,
     }),
+    partitionsInsertableUntil: new Gauge({
+      name: 'idempotency_partitions_insertable_until_timestamp_seconds',
+      help:
+        'Unix time until which a new key has a partition to land in (the newest partition ' +
+        'less the TTL), as of the last retention run of this process; 0 before its first.',
+      labelNames: ['service'] as const,
+      registers,
+    }),
     recoverySweeps: new Counter({
       name: 'idempotency_recovery_sweeps_total',
       help: 'Sweeps of the recovery worker, by result.',
@@ -267,6 +275,7 @@ export function initialiseSeries(
   for (const result of ['done', 'skipped', 'error']) {
     metrics.retentionRuns.inc({ service: 'gateway', result }, 0);
   }
+  metrics.partitionsInsertableUntil.set({ service: 'gateway' }, 0);
   for (const kind of ['capture', 'refund'])
     metrics.ledgerPostings.inc({ service: 'ledger', kind }, 0);
 }

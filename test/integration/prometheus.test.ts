@@ -101,6 +101,13 @@ const ALERTS: Readonly<Record<string, AlertExpectation>> = {
     why: 'needs a delivery pending for over 5 minutes; the failing webhook only gets seconds',
     signals: ['max by (consumer) (outbox_oldest_pending_age_seconds{consumer="webhook"})'],
   },
+  IdempotencyPartitionsRunningOut: {
+    pending: false,
+    why:
+      'needs partition maintenance to fail for most of a day; here it ran at start, and the ' +
+      "partitions reach a day past a new key's expiry",
+    signals: ['max(idempotency_partitions_insertable_until_timestamp_seconds > 0) - time()'],
+  },
   RecoveryWorkerNotSweeping: {
     pending: false,
     why:

@@ -1,7 +1,11 @@
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { defineOperation } from '../../services/kernel/idempotency/operation.ts';
-import { addPartition, maintainPartitions } from '../../services/kernel/idempotency/retention.ts';
+import {
+  PARTITION_SLACK_SECONDS,
+  addPartition,
+  maintainPartitions,
+} from '../../services/kernel/idempotency/retention.ts';
 import { CLAIM_STALE_KEYS } from '../../services/kernel/idempotency/idempotency.sql.ts';
 import {
   PARTITIONED_TABLES,
@@ -363,6 +367,39 @@ describe('partition maintenance', () => {
     const [resumed] = await generationsOf(stack.db, 'ret-started');
     expect(resumed).toMatchObject({ state: 'finished', outcome: 'SUCCEEDED', has_body: true });
     expect(stack.sandbox.charges({ reference: 'ret-started' })).toHaveLength(1);
+  });
+
+  it('refuses a key with no partition to land in, keeping nothing, and reports the horizon', async () => {
+    // Maintenance stalled for days: the newest partition ends today, before any new key's expiry.
+    const today = Math.floor((await dbNow(stack.db)) / DAY_MS) * DAY_MS;
+    await layOutPartitions(stack.db, [today - DAY_MS, today]);
+    const input = paymentInput('ret-no-partition');
+    const refused = await createPaymentOn(stack, input);
+    expect(errorCodeOf(refused)).toBe('INTERNAL_SERVER_ERROR');
+    expect(await generationsOf(stack.db, 'ret-no-partition')).toEqual([]);
+    expect(stack.sandbox.charges({ reference: 'ret-no-partition' })).toEqual([]);
+    const { rows: payments } = await stack.db.query(
+      "SELECT 1 FROM payments WHERE reference = 'ret-no-partition'",
+    );
+    expect(payments).toEqual([]);
+
+    // One run makes partitions a day past a new key's expiry, and the gauge says until when.
+    const started = await dbNow(stack.db);
+    const run = await stack.app.services.maintainPartitions();
+    const until = run.insertableUntil!.getTime();
+    const { rows: tails } = await stack.db.query<{ reach: Date }>(
+      `SELECT min(upper_bound) AS reach
+         FROM (SELECT max(upper_bound) AS upper_bound FROM idempotency_partitions GROUP BY parent) t`,
+    );
+    expect(until).toBe(tails[0]!.reach.getTime() - TTL_SECONDS * 1000);
+    expect(until).toBeGreaterThanOrEqual(started + PARTITION_SLACK_SECONDS * 1000);
+    expect(until).toBeLessThan(started + (PARTITION_SLACK_SECONDS + 86_400) * 1000 + 60_000);
+    const series = 'idempotency_partitions_insertable_until_timestamp_seconds{service="gateway"}';
+    expect(metricValue(await metricsText(), series)).toBe(until / 1000);
+
+    // The refusal burned nothing: the same key, retried, is a new payment.
+    expect(paymentOf(await createPaymentOn(stack, input)).status).toBe('SUCCEEDED');
+    expect(stack.sandbox.charges({ reference: 'ret-no-partition' })).toHaveLength(1);
   });
 
   it('is safe from several processes at once: every partition made once, none lost', async () => {

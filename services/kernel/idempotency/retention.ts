@@ -38,10 +38,15 @@ export const DEFAULT_RETENTION_POLICY: Readonly<RetentionPolicy> = {
 };
 
 /**
- * Partitions kept ready beyond the furthest expires_at a new row can get (now + ttl): a missed
- * run or two never leaves an insert without a partition to land in.
+ * How long admissions can go on with no maintenance at all: partitions are kept ready this far
+ * beyond the furthest expires_at a new row can get (now + ttl). When a stalled job lets it run
+ * out, every admission fails for want of a partition; IdempotencyPartitionsRunningOut pages
+ * with 12 hours of it left. A time, not a count of partitions: with the default daily
+ * partitions it is one partition more, and every lookup by key opens every partition (each
+ * costs PostgreSQL CPU on every lookup, README), so more would be paid for on every request;
+ * with hourly ones it is 24, not a few hours.
  */
-const PARTITIONS_AHEAD = 3;
+export const PARTITION_SLACK_SECONDS = 86_400;
 
 export interface RetentionRun {
   result: 'done' | 'skipped';
@@ -49,6 +54,11 @@ export interface RetentionRun {
   dropped: string[];
   /** Unfinished requests moved out of a dropped partition (they are never dropped). */
   movedUnfinished: number;
+  /**
+   * Until when a new key has a partition to land in, as the run left the tables (whether it did
+   * the work or another process did): null only if a table has no partition at all.
+   */
+  insertableUntil: Date | null;
 }
 
 /**
@@ -61,9 +71,18 @@ export async function maintainPartitions(
   pool: pg.Pool,
   policy: RetentionPolicy,
 ): Promise<RetentionRun> {
-  const run: RetentionRun = { result: 'done', created: [], dropped: [], movedUnfinished: 0 };
+  const run: RetentionRun = {
+    result: 'done',
+    created: [],
+    dropped: [],
+    movedUnfinished: 0,
+    insertableUntil: null,
+  };
   const created = await exclusively(pool, (tx) => createAhead(tx, policy));
-  if (created === null) return { ...run, result: 'skipped' };
+  if (created === null) {
+    return { ...run, result: 'skipped', insertableUntil: await insertableUntil(pool, policy) };
+  }
+  run.insertableUntil = await insertableUntil(pool, policy);
   run.created = created;
   const { rows: expired } = await pool.query<{ name: string; parent: PartitionedTable }>(
     SELECT_EXPIRED_PARTITIONS,
@@ -102,7 +121,7 @@ async function createAhead(tx: TxClient, policy: RetentionPolicy): Promise<strin
   const { rows: clock } = await tx.query<{ now: Date }>(SELECT_NOW);
   const now = clock[0]!.now.getTime();
   const widthMs = policy.partitionSeconds * 1000;
-  const horizon = now + policy.ttlSeconds * 1000 + PARTITIONS_AHEAD * widthMs;
+  const horizon = now + (policy.ttlSeconds + PARTITION_SLACK_SECONDS) * 1000;
   const created: string[] = [];
   for (const parent of PARTITIONED_TABLES) {
     const tail = rows.find((row) => row.parent === parent);
@@ -121,6 +140,17 @@ async function createAhead(tx: TxClient, policy: RetentionPolicy): Promise<strin
     }
   }
   return created;
+}
+
+/**
+ * The earliest, over the partitioned tables, of the newest partition's upper bound less the TTL:
+ * a key admitted after it would expire beyond every partition, and its insert would fail.
+ */
+async function insertableUntil(pool: pg.Pool, policy: RetentionPolicy): Promise<Date | null> {
+  const { rows } = await pool.query<{ upper_bound: Date }>(SELECT_PARTITION_TAILS);
+  if (rows.length < PARTITIONED_TABLES.length) return null;
+  const reach = Math.min(...rows.map((row) => row.upper_bound.getTime()));
+  return new Date(reach - policy.ttlSeconds * 1000);
 }
 
 /**
