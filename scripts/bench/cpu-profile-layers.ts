@@ -52,11 +52,12 @@ const LAYERS: Array<[string, RegExp]> = [
   ['other node_modules', /\/node_modules\//],
 ];
 
-const SPECIAL: Record<string, string> = {
-  '(garbage collector)': 'GC',
-  '(idle)': 'idle',
-  '(program)': 'V8 (program)',
-};
+/** V8's pseudo-frames. A Map: a function named `constructor` or `toString` is not one of them. */
+const SPECIAL = new Map<string, string>([
+  ['(garbage collector)', 'GC'],
+  ['(idle)', 'idle'],
+  ['(program)', 'V8 (program)'],
+]);
 
 function layerOfFrame(url: string): string | undefined {
   return LAYERS.find(([, pattern]) => pattern.test(url))?.[0];
@@ -92,7 +93,7 @@ function layersByNode(profile: CpuProfile): Map<number, string> {
   }
   const layers = new Map<number, string>();
   for (const node of profile.nodes) {
-    layers.set(node.id, SPECIAL[node.callFrame.functionName] ?? layerOfStack(urlsUp(node.id)));
+    layers.set(node.id, SPECIAL.get(node.callFrame.functionName) ?? layerOfStack(urlsUp(node.id)));
   }
   return layers;
 }
