@@ -7,7 +7,9 @@ import type { FaultPoints } from './kernel/faults.ts';
 import { IdempotencyEngine } from './kernel/idempotency/engine.ts';
 import { RecoveryWorker } from './kernel/idempotency/recovery-worker.ts';
 import {
+  insertableUntil,
   maintainPartitions,
+  partitionSlackSeconds,
   type RetentionPolicy,
   type RetentionRun,
 } from './kernel/idempotency/retention.ts';
@@ -187,20 +189,27 @@ export function createServices(config: ServicesConfig): Services {
     claimLeaseMs: config.outboxClaimLeaseMs,
     onError: config.onError,
   });
+  config.metrics.partitionsSlack.set(
+    { service: 'gateway' },
+    partitionSlackSeconds(config.retention),
+  );
   const runRetention = async () => {
     try {
       const run = await maintainPartitions(pool, config.retention);
       config.metrics.retentionRuns.inc({ service: 'gateway', result: run.result });
-      if (run.insertableUntil !== null) {
-        config.metrics.partitionsInsertableUntil.set(
-          { service: 'gateway' },
-          run.insertableUntil.getTime() / 1000,
-        );
-      }
       return run;
     } catch (error) {
       config.metrics.retentionRuns.inc({ service: 'gateway', result: 'error' });
       throw error;
+    } finally {
+      // Whatever the run did, or another process did: a failing job is what this must show.
+      const until = await insertableUntil(pool, config.retention).catch(() => undefined);
+      if (until !== undefined) {
+        config.metrics.partitionsInsertableUntil.set(
+          { service: 'gateway' },
+          until.getTime() / 1000,
+        );
+      }
     }
   };
   const retention = new PeriodicJob(runRetention, {

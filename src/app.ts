@@ -81,7 +81,8 @@ const START_MAINTENANCE_BACKOFF_MS = 500;
 /**
  * A transient database error (a restart, a terminated backend) must not stop a gateway from
  * starting: retry a few times, then serve and leave it to the periodic job. Partitions are made
- * days ahead, so only a database that never had maintenance lacks one for today.
+ * ahead (a day with daily partitions), so only a database without maintenance for that long, or
+ * a TTL just raised by more than that, lacks one for today's keys.
  */
 async function maintainPartitionsAtStart(
   services: Services,

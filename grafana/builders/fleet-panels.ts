@@ -56,8 +56,9 @@ export function retentionRuns(): PanelSpec {
     description:
       'Runs of the idempotency partition maintenance job. error (red): the job failed. ' +
       'Expired idempotency records are not being dropped, so storage grows, and no partitions ' +
-      'are made for new keys: after a day of failures every admission fails ' +
-      '(IdempotencyPartitionsRunningOut pages with 12 hours left). Check the gateway logs for ' +
+      'are made for new keys: once the slack is used up (a day with daily partitions) every ' +
+      'admission fails (IdempotencyPartitionsRunningOut pages with half of it left). Check the ' +
+      'gateway logs for ' +
       'the job and the database (disk, locks).',
     runbook: RUNBOOK.partitionsRunningOut,
     unit: 'ops',

@@ -81,7 +81,13 @@ export function createMetrics(opts: { defaultMetrics: boolean }) {
       name: 'idempotency_partitions_insertable_until_timestamp_seconds',
       help:
         'Unix time until which a new key has a partition to land in (the newest partition ' +
-        'less the TTL), as of the last retention run of this process; 0 before its first.',
+        'less the TTL), read after each retention run of this process, failed ones included.',
+      labelNames: ['service'] as const,
+      registers,
+    }),
+    partitionsSlack: new Gauge({
+      name: 'idempotency_partitions_slack_seconds',
+      help: "How far beyond a new key's expiry partition maintenance keeps partitions ready.",
       labelNames: ['service'] as const,
       registers,
     }),
@@ -275,7 +281,6 @@ export function initialiseSeries(
   for (const result of ['done', 'skipped', 'error']) {
     metrics.retentionRuns.inc({ service: 'gateway', result }, 0);
   }
-  metrics.partitionsInsertableUntil.set({ service: 'gateway' }, 0);
   for (const kind of ['capture', 'refund'])
     metrics.ledgerPostings.inc({ service: 'ledger', kind }, 0);
 }

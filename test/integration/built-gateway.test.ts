@@ -14,7 +14,7 @@ import { TENANT_A } from '../support/test-stack.ts';
  */
 const database = useTestDatabase('built_gateway');
 // Inside the project, as `dist/` is: the emitted modules find node_modules by walking up.
-const outDir = join(import.meta.dirname, '..', '..', `.build-test-${process.pid}`);
+const outDir = join(import.meta.dirname, '..', '..', '.build-test-gateway');
 let gateway: GatewayProcess | undefined;
 
 beforeAll(() => {
@@ -50,5 +50,9 @@ describe('the built gateway (npm start)', () => {
     const replay = await graphql(gateway.url, request);
     expect(paymentOf(replay)).toEqual(paymentOf(first));
     expect(replay.body.extensions).toEqual({ idempotency: { replayed: true } });
+
+    // SIGTERM drains and exits 0 under plain node, as under tsx (graceful-shutdown.test.ts).
+    gateway.child.kill('SIGTERM');
+    expect(await gateway.exited).toEqual({ code: 0, signal: null });
   });
 });

@@ -104,9 +104,12 @@ const ALERTS: Readonly<Record<string, AlertExpectation>> = {
   IdempotencyPartitionsRunningOut: {
     pending: false,
     why:
-      'needs partition maintenance to fail for most of a day; here it ran at start, and the ' +
+      'needs partition maintenance to fail for half a day; here it ran at start, and the ' +
       "partitions reach a day past a new key's expiry",
-    signals: ['max(idempotency_partitions_insertable_until_timestamp_seconds > 0) - time()'],
+    signals: [
+      'max(idempotency_partitions_insertable_until_timestamp_seconds) - time()',
+      'max(idempotency_partitions_slack_seconds)',
+    ],
   },
   RecoveryWorkerNotSweeping: {
     pending: false,

@@ -2,9 +2,9 @@ import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { defineOperation } from '../../services/kernel/idempotency/operation.ts';
 import {
-  PARTITION_SLACK_SECONDS,
   addPartition,
   maintainPartitions,
+  partitionSlackSeconds,
 } from '../../services/kernel/idempotency/retention.ts';
 import { CLAIM_STALE_KEYS } from '../../services/kernel/idempotency/idempotency.sql.ts';
 import {
@@ -383,19 +383,39 @@ describe('partition maintenance', () => {
     );
     expect(payments).toEqual([]);
 
-    // One run makes partitions a day past a new key's expiry, and the gauge says until when.
+    // Maintenance fails (the database refuses DDL): the run fails, and the gauge still says that
+    // new keys had a partition only until today less the TTL, already past.
+    await stack.db.query(`CREATE FUNCTION refuse_ddl() RETURNS event_trigger LANGUAGE plpgsql
+                            AS $$ BEGIN RAISE EXCEPTION 'DDL refused'; END $$`);
+    await stack.db.query(`CREATE EVENT TRIGGER refuse_ddl ON ddl_command_start
+                            WHEN TAG IN ('CREATE TABLE') EXECUTE FUNCTION refuse_ddl()`);
+    try {
+      await expect(stack.app.services.maintainPartitions()).rejects.toThrow('DDL refused');
+    } finally {
+      await stack.db.query('DROP EVENT TRIGGER refuse_ddl');
+      await stack.db.query('DROP FUNCTION refuse_ddl()');
+    }
+    const series = 'idempotency_partitions_insertable_until_timestamp_seconds{service="gateway"}';
+    expect(metricValue(await metricsText(), series) * 1000).toBe(today - TTL_SECONDS * 1000);
+
+    // After a run that works, the gauge says until when new keys have a partition:
+    // the nearest table's newest partition less the TTL, a day (one daily partition) or more
+    // beyond now.
     const started = await dbNow(stack.db);
-    const run = await stack.app.services.maintainPartitions();
-    const until = run.insertableUntil!.getTime();
+    await stack.app.services.maintainPartitions();
+    const until = metricValue(await metricsText(), series) * 1000;
     const { rows: tails } = await stack.db.query<{ reach: Date }>(
       `SELECT min(upper_bound) AS reach
          FROM (SELECT max(upper_bound) AS upper_bound FROM idempotency_partitions GROUP BY parent) t`,
     );
     expect(until).toBe(tails[0]!.reach.getTime() - TTL_SECONDS * 1000);
-    expect(until).toBeGreaterThanOrEqual(started + PARTITION_SLACK_SECONDS * 1000);
-    expect(until).toBeLessThan(started + (PARTITION_SLACK_SECONDS + 86_400) * 1000 + 60_000);
-    const series = 'idempotency_partitions_insertable_until_timestamp_seconds{service="gateway"}';
-    expect(metricValue(await metricsText(), series)).toBe(until / 1000);
+    const slack = partitionSlackSeconds({ ...POLICY, partitionSeconds: 86_400 }) * 1000;
+    expect(slack).toBe(DAY_MS);
+    expect(until).toBeGreaterThanOrEqual(started + slack);
+    expect(until).toBeLessThan(started + slack + DAY_MS + 60_000);
+    expect(
+      metricValue(await metricsText(), 'idempotency_partitions_slack_seconds{service="gateway"}'),
+    ).toBe(slack / 1000);
 
     // The refusal burned nothing: the same key, retried, is a new payment.
     expect(paymentOf(await createPaymentOn(stack, input)).status).toBe('SUCCEEDED');

@@ -34,6 +34,8 @@ export async function startGatewayProcess(opts: {
     cwd: new URL('../..', import.meta.url).pathname,
     env: {
       ...process.env,
+      // The built gateway runs with plain node: nothing inherited may load tsx into it.
+      ...(opts.builtMain === undefined ? {} : { NODE_OPTIONS: '' }),
       // As in production: vitest sets NODE_ENV=test, which changes libraries' behaviour (Apollo's
       // signal handling among others) and once hid a shutdown hang from the tests.
       NODE_ENV: 'production',

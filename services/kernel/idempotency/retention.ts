@@ -40,13 +40,23 @@ export const DEFAULT_RETENTION_POLICY: Readonly<RetentionPolicy> = {
 /**
  * How long admissions can go on with no maintenance at all: partitions are kept ready this far
  * beyond the furthest expires_at a new row can get (now + ttl). When a stalled job lets it run
- * out, every admission fails for want of a partition; IdempotencyPartitionsRunningOut pages
- * with 12 hours of it left. A time, not a count of partitions: with the default daily
- * partitions it is one partition more, and every lookup by key opens every partition (each
- * costs PostgreSQL CPU on every lookup, README), so more would be paid for on every request;
- * with hourly ones it is 24, not a few hours.
+ * out, every admission fails for want of a partition (and so does finishing a request, whose
+ * expiry moves to now + ttl); IdempotencyPartitionsRunningOut pages with half of it left.
+ *
+ * A day, in whole partitions, but never more than MAX_PARTITIONS_AHEAD of them: every lookup by
+ * key opens every partition, and each costs PostgreSQL CPU on every request (README). So with
+ * the default daily partitions it is one partition; with hourly ones three hours, and with the
+ * narrowest (a minute) three minutes. A day of minute partitions would be 1,440 per table: made
+ * in one transaction they exhaust PostgreSQL's lock table, and every lookup would open them all.
  */
-export const PARTITION_SLACK_SECONDS = 86_400;
+const TARGET_SLACK_SECONDS = 86_400;
+const MAX_PARTITIONS_AHEAD = 3;
+
+/** The slack maintenance keeps under `policy`: TARGET_SLACK_SECONDS in whole partitions, bounded. */
+export function partitionSlackSeconds(policy: RetentionPolicy): number {
+  const partitions = Math.ceil(TARGET_SLACK_SECONDS / policy.partitionSeconds);
+  return Math.min(MAX_PARTITIONS_AHEAD, Math.max(1, partitions)) * policy.partitionSeconds;
+}
 
 export interface RetentionRun {
   result: 'done' | 'skipped';
@@ -54,11 +64,6 @@ export interface RetentionRun {
   dropped: string[];
   /** Unfinished requests moved out of a dropped partition (they are never dropped). */
   movedUnfinished: number;
-  /**
-   * Until when a new key has a partition to land in, as the run left the tables (whether it did
-   * the work or another process did): null only if a table has no partition at all.
-   */
-  insertableUntil: Date | null;
 }
 
 /**
@@ -71,18 +76,9 @@ export async function maintainPartitions(
   pool: pg.Pool,
   policy: RetentionPolicy,
 ): Promise<RetentionRun> {
-  const run: RetentionRun = {
-    result: 'done',
-    created: [],
-    dropped: [],
-    movedUnfinished: 0,
-    insertableUntil: null,
-  };
+  const run: RetentionRun = { result: 'done', created: [], dropped: [], movedUnfinished: 0 };
   const created = await exclusively(pool, (tx) => createAhead(tx, policy));
-  if (created === null) {
-    return { ...run, result: 'skipped', insertableUntil: await insertableUntil(pool, policy) };
-  }
-  run.insertableUntil = await insertableUntil(pool, policy);
+  if (created === null) return { ...run, result: 'skipped' };
   run.created = created;
   const { rows: expired } = await pool.query<{ name: string; parent: PartitionedTable }>(
     SELECT_EXPIRED_PARTITIONS,
@@ -121,7 +117,7 @@ async function createAhead(tx: TxClient, policy: RetentionPolicy): Promise<strin
   const { rows: clock } = await tx.query<{ now: Date }>(SELECT_NOW);
   const now = clock[0]!.now.getTime();
   const widthMs = policy.partitionSeconds * 1000;
-  const horizon = now + (policy.ttlSeconds + PARTITION_SLACK_SECONDS) * 1000;
+  const horizon = now + (policy.ttlSeconds + partitionSlackSeconds(policy)) * 1000;
   const created: string[] = [];
   for (const parent of PARTITIONED_TABLES) {
     const tail = rows.find((row) => row.parent === parent);
@@ -143,12 +139,15 @@ async function createAhead(tx: TxClient, policy: RetentionPolicy): Promise<strin
 }
 
 /**
- * The earliest, over the partitioned tables, of the newest partition's upper bound less the TTL:
- * a key admitted after it would expire beyond every partition, and its insert would fail.
+ * Until when a new key has a partition to land in: the earliest, over the partitioned tables, of
+ * the newest partition's upper bound less the TTL (a key admitted later would expire beyond every
+ * partition, and its insert would fail). A plain read, separate from maintenance, so that it can
+ * be reported when maintenance fails (DDL refused, a drop timing out): that is when it matters.
+ * The epoch when a table has no partition at all: nothing can be inserted.
  */
-async function insertableUntil(pool: pg.Pool, policy: RetentionPolicy): Promise<Date | null> {
+export async function insertableUntil(pool: pg.Pool, policy: RetentionPolicy): Promise<Date> {
   const { rows } = await pool.query<{ upper_bound: Date }>(SELECT_PARTITION_TAILS);
-  if (rows.length < PARTITIONED_TABLES.length) return null;
+  if (rows.length < PARTITIONED_TABLES.length) return new Date(0);
   const reach = Math.min(...rows.map((row) => row.upper_bound.getTime()));
   return new Date(reach - policy.ttlSeconds * 1000);
 }
