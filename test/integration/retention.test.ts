@@ -422,6 +422,32 @@ describe('partition maintenance', () => {
     expect(stack.sandbox.charges({ reference: 'ret-no-partition' })).toHaveLength(1);
   });
 
+  it('gives up creating a partition behind a long transaction, rather than queue traffic', async () => {
+    const today = Math.floor((await dbNow(stack.db)) / DAY_MS) * DAY_MS;
+    await layOutPartitions(stack.db, [today - DAY_MS, today]);
+    const report = new pg.Client({ connectionString: database.url });
+    await report.connect();
+    try {
+      // A long read (a report, pg_dump) holds ACCESS SHARE on the keys table until it ends.
+      await report.query('BEGIN');
+      await report.query('SELECT count(*) FROM idempotency_keys');
+      const started = Date.now();
+      await expect(maintainPartitions(stack.app.services.deps.pool, POLICY)).rejects.toMatchObject({
+        code: '55P03',
+      });
+      expect(Date.now() - started).toBeLessThan(10_000);
+      // Meanwhile nothing queued behind it: a lookup by key still answers.
+      const lookup = await stack.db.query(
+        "SELECT 1 FROM idempotency_keys WHERE tenant_id = gen_random_uuid() AND key = 'x'",
+      );
+      expect(lookup.rows).toEqual([]);
+    } finally {
+      await report.query('ROLLBACK');
+      await report.end();
+    }
+    expect((await maintainPartitions(stack.app.services.deps.pool, POLICY)).result).toBe('done');
+  });
+
   it('is safe from several processes at once: every partition made once, none lost', async () => {
     const today = Math.floor((await dbNow(stack.db)) / DAY_MS) * DAY_MS;
     await layOutPartitions(stack.db, [today - DAY_MS, today]);

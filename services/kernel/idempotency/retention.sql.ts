@@ -10,8 +10,13 @@ export const RETENTION_LOCK_ID = 0x70_67_77_72; // "pgwr"
 
 export const TRY_RETENTION_LOCK = `SELECT pg_try_advisory_xact_lock(${RETENTION_LOCK_ID}) AS locked`;
 
-/** Drops wait at most this long for their lock, instead of queueing the gateway's traffic. */
-export const SET_DROP_LOCK_TIMEOUT = `SET LOCAL lock_timeout = '2s'`;
+/**
+ * Creating a partition and dropping one both take ACCESS EXCLUSIVE on the parent table, and
+ * every later query on that table queues behind the waiting DDL. Behind a long transaction (a
+ * report, pg_dump) that would stop all traffic for as long as it lasts; so the DDL waits at
+ * most this long, fails, and is tried again on the next run, within the slack it keeps.
+ */
+export const SET_DDL_LOCK_TIMEOUT = `SET LOCAL lock_timeout = '2s'`;
 
 export const PARTITIONED_TABLES = [
   'idempotency_keys',

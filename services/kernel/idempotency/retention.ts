@@ -9,7 +9,7 @@ import {
   SELECT_EXPIRED_PARTITIONS,
   SELECT_NOW,
   SELECT_PARTITION_TAILS,
-  SET_DROP_LOCK_TIMEOUT,
+  SET_DDL_LOCK_TIMEOUT,
   TRY_RETENTION_LOCK,
   UNREGISTER_PARTITION,
   createPartition,
@@ -86,7 +86,7 @@ export async function maintainPartitions(
   );
   for (const partition of expired) {
     const moved = await exclusively(pool, async (tx) => {
-      await tx.query(SET_DROP_LOCK_TIMEOUT);
+      await tx.query(SET_DDL_LOCK_TIMEOUT);
       const still = await tx.query(LOCK_REGISTERED_PARTITION, [partition.name]);
       if (still.rowCount !== 1) return { dropped: false, moved: 0 };
       let count = 0;
@@ -111,6 +111,7 @@ export async function maintainPartitions(
 }
 
 async function createAhead(tx: TxClient, policy: RetentionPolicy): Promise<string[]> {
+  await tx.query(SET_DDL_LOCK_TIMEOUT);
   const { rows } = await tx.query<{ parent: PartitionedTable; upper_bound: Date }>(
     SELECT_PARTITION_TAILS,
   );
