@@ -38,7 +38,10 @@ import { fixed } from './bench/stats.ts';
 
 const DAY_MS = 86_400_000;
 const LEASE_MS = 30_000;
-/** Empty partitions added per step, and the steps: 5 at start, then 9, then 13. */
+/**
+ * Empty partitions added per step, and the steps: 3 at start (the default layout: the initial
+ * partition, the one today's keys land in, one ahead), then 7, then 11.
+ */
 const ADDED_PER_STEP = 4;
 const STEPS = 3;
 
