@@ -73,6 +73,38 @@ export function retentionRuns(): PanelSpec {
   };
 }
 
+/**
+ * How long new keys still have a partition to land in, as a share of the slack maintenance
+ * keeps: 100% and more is normal, below 50% IdempotencyPartitionsRunningOut fires.
+ */
+export function partitionRunway(): PanelSpec {
+  return {
+    title: 'Partition runway',
+    description:
+      'How much longer new idempotency keys have a partition to land in, as a share of the ' +
+      'slack partition maintenance keeps (idempotency_partitions_slack_seconds: a day with ' +
+      'daily partitions). 100% or more is normal, since every run tops it up. Yellow below ' +
+      '90%: maintenance has missed runs. Red below 50%: IdempotencyPartitionsRunningOut has ' +
+      'fired, and at 0% every admission fails. Find why the job fails (Retention runs by ' +
+      'result), fix it, then restart one gateway: it runs maintenance at start.',
+    runbook: RUNBOOK.partitionsRunningOut,
+    unit: 'percentunit',
+    queries: [
+      {
+        expr:
+          '(max(idempotency_partitions_insertable_until_timestamp_seconds) - time()) ' +
+          '/ max(idempotency_partitions_slack_seconds)',
+        legend: 'runway',
+      },
+    ],
+    thresholds: [
+      { value: 0.5, color: 'red' },
+      { value: 0.9, color: 'yellow' },
+    ],
+    lowIsBad: true,
+  };
+}
+
 export function outboxBacklog(): PanelSpec {
   return {
     title: 'Outbox backlog',

@@ -33,10 +33,11 @@ export function overviewDashboard(): dashboard.Dashboard {
     {
       title: 'Recovery worker and retention',
       panels: [
-        timeseries({ ...requests.takeovers(FLEET), width: 6 }),
-        timeseries({ ...fleet.recoverySweeps(), width: 6 }),
-        stat({ ...fleet.secondsSinceLastSweep(), width: 6 }),
-        timeseries({ ...fleet.retentionRuns(), width: 6 }),
+        timeseries({ ...requests.takeovers(FLEET), width: 5 }),
+        timeseries({ ...fleet.recoverySweeps(), width: 5 }),
+        stat({ ...fleet.secondsSinceLastSweep(), width: 5 }),
+        timeseries({ ...fleet.retentionRuns(), width: 5 }),
+        stat({ ...fleet.partitionRunway(), width: 4 }),
       ],
     },
     {

@@ -31,7 +31,11 @@ export interface Query {
   legend: string;
 }
 
-/** Values at or above `value` take `color`; below the first step a value is fine (green). */
+/**
+ * Values at or above `value` take `color`; below the first step a value is fine (green). With
+ * `lowIsBad`, the other way round: values below `value` take `color`, and a value at or above
+ * every step is fine.
+ */
 export interface Step {
   value: number;
   color: 'yellow' | 'orange' | 'red';
@@ -47,6 +51,8 @@ export interface PanelSpec {
   queries: Query[];
   /** Empty only where no value is bad in itself (traffic, throughput). */
   thresholds: Step[];
+  /** The steps mark values too low (time left, headroom), not too high. */
+  lowIsBad?: true;
   /** Series (legend regex) that are bad whatever their value, drawn red: errors, failures. */
   alarmSeries?: string;
   width?: number;
@@ -63,7 +69,7 @@ export function timeseries(spec: PanelSpec): Panel {
     .datasource(PROMETHEUS)
     .unit(spec.unit)
     .min(0)
-    .thresholds(thresholds(spec.thresholds))
+    .thresholds(thresholds(spec))
     .legend(
       new VizLegendOptionsBuilder()
         .showLegend(true)
@@ -98,7 +104,7 @@ export function stat(spec: PanelSpec): Panel {
     .description(describe(spec))
     .datasource(PROMETHEUS)
     .unit(spec.unit)
-    .thresholds(thresholds(spec.thresholds))
+    .thresholds(thresholds(spec))
     .colorMode(BigValueColorMode.Background)
     .graphMode(BigValueGraphMode.Area)
     .reduceOptions(new ReduceDataOptionsBuilder().calcs(['lastNotNull']).values(false))
@@ -112,10 +118,32 @@ function describe(spec: PanelSpec): string {
   return `${spec.description} Runbook: ${spec.runbook}`;
 }
 
-function thresholds(steps: Step[]): dashboard.ThresholdsConfigBuilder {
+function thresholds(spec: PanelSpec): dashboard.ThresholdsConfigBuilder {
   return new dashboard.ThresholdsConfigBuilder()
     .mode(dashboard.ThresholdsMode.Absolute)
-    .steps([{ value: null, color: 'green' }, ...steps]);
+    .steps(
+      spec.lowIsBad === true ? lowIsBadSteps(spec.thresholds) : highIsBadSteps(spec.thresholds),
+    );
+}
+
+function highIsBadSteps(steps: Step[]): dashboard.Threshold[] {
+  return [{ value: null, color: 'green' }, ...steps];
+}
+
+/**
+ * Grafana colours a value by the highest step at or below it, so "below 0.5 is red, below 0.9
+ * yellow" is: red from the bottom, yellow from 0.5, green from 0.9.
+ */
+function lowIsBadSteps(steps: Step[]): dashboard.Threshold[] {
+  const ascending = [...steps].sort((a, b) => a.value - b.value);
+  if (ascending.length === 0) return highIsBadSteps([]);
+  return [
+    { value: null, color: ascending[0]!.color },
+    ...ascending.map((step, i) => ({
+      value: step.value,
+      color: ascending[i + 1]?.color ?? 'green',
+    })),
+  ];
 }
 
 function targets(queries: Query[]): DataqueryBuilder[] {

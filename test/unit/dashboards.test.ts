@@ -2,7 +2,8 @@ import { readFile, readdir } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { z } from 'zod';
-import { PROMETHEUS } from '../../grafana/builders/panels.ts';
+import { partitionRunway } from '../../grafana/builders/fleet-panels.ts';
+import { PROMETHEUS, stat } from '../../grafana/builders/panels.ts';
 import { DASHBOARDS_DIR, renderDashboards } from '../../grafana/generate.ts';
 import { labelValuesMetric, metricNames } from '../../grafana/promql-names.ts';
 import { createMetrics, registerFleetGauges } from '../../services/kernel/metrics.ts';
@@ -190,6 +191,62 @@ describe('dashboards', () => {
       }
     }
     expect(problems).toEqual([]);
+  });
+});
+
+/** The colour Grafana gives `value`: that of the highest step at or below it. */
+function colourOf(steps: Array<{ value: number | null; color: string }>, value: number): string {
+  let colour = steps[0]?.color ?? 'none';
+  for (const step of steps) if (step.value === null || step.value <= value) colour = step.color;
+  return colour;
+}
+
+const thresholdSteps = z.object({
+  fieldConfig: z.object({
+    defaults: z.object({
+      thresholds: z.object({
+        steps: z.array(z.object({ value: z.number().nullable(), color: z.string() })),
+      }),
+    }),
+  }),
+});
+
+describe('thresholds', () => {
+  it('colour a value that is bad when high red at the top and green at the bottom', () => {
+    const panel = stat({ ...partitionRunway(), lowIsBad: undefined }).build();
+    const { steps } = thresholdSteps.parse(panel).fieldConfig.defaults.thresholds;
+    expect([0.2, 0.7, 1.5].map((v) => colourOf(steps, v))).toEqual(['green', 'red', 'yellow']);
+  });
+
+  it('colour a value that is bad when low red at the bottom and green at the top', () => {
+    const { steps } = thresholdSteps.parse(stat(partitionRunway()).build()).fieldConfig.defaults
+      .thresholds;
+    expect([-1, 0.2, 0.49, 0.5, 0.89, 0.9, 1.5].map((v) => colourOf(steps, v))).toEqual([
+      'red',
+      'red',
+      'red',
+      'yellow',
+      'yellow',
+      'green',
+      'green',
+    ]);
+  });
+
+  it('turn the partition runway red exactly where IdempotencyPartitionsRunningOut fires', async () => {
+    const rule = (await alertRules()).find((r) => r.alert === 'IdempotencyPartitionsRunningOut');
+    const share = Number(
+      /<\s*([\d.]+)\s*\*\s*max\(idempotency_partitions_slack_seconds\)/.exec(rule?.expr ?? '')?.[1],
+    );
+    expect(share).toBeGreaterThan(0);
+    // Read raw: the dashboard schema above keeps only what the other tests look at.
+    const overview = z
+      .object({ panels: z.array(z.object({ title: z.string() }).passthrough()) })
+      .parse(JSON.parse(await readGrafana('dashboards/overview.json')));
+    const runway = overview.panels.find((p) => p.title === partitionRunway().title);
+    const { steps } = thresholdSteps.parse(runway).fieldConfig.defaults.thresholds;
+    expect(colourOf(steps, share - 0.001)).toBe('red');
+    expect(colourOf(steps, share)).not.toBe('red');
+    expect(colourOf(steps, 1)).toBe('green'); // just after a maintenance run
   });
 });
 
