@@ -30,6 +30,9 @@ export interface FaultCounts {
   backendKill: number;
   backendsTerminated: number;
   restarts: number;
+  /** SIGKILLs aimed at a replacement while it starts, and those that found it still starting. */
+  aimedAtStart: number;
+  killedWhileStarting: number;
 }
 
 export class FaultInjector implements LaunchGate {
@@ -39,6 +42,8 @@ export class FaultInjector implements LaunchGate {
     backendKill: 0,
     backendsTerminated: 0,
     restarts: 0,
+    aimedAtStart: 0,
+    killedWhileStarting: 0,
   };
   /** Per lane, the index of the next event that has not fired. */
   private readonly next: Record<FaultKind, number> = { sigkill: 0, sigstop: 0, 'backend-kill': 0 };
@@ -126,7 +131,9 @@ export class FaultInjector implements LaunchGate {
         if (event.againDuringStartMs === null) return;
         await sleep(event.againDuringStartMs);
         // The replacement dies too, mid-start (or just after, on a fast machine).
-        if (!(await slot.killWhileStarting())) await slot.kill();
+        this.counts.aimedAtStart += 1;
+        if (await slot.killWhileStarting()) this.counts.killedWhileStarting += 1;
+        else await slot.kill();
         this.counts.sigkill += 1;
         this.restart(slot);
         return;

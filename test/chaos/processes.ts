@@ -1,14 +1,15 @@
 /**
- * Child processes of a chaos run: spawned with `node --import tsx`, their output written to a
- * log file each, and all of them tracked so that no path out of the run — success, failure, an
- * exception, Ctrl-C — leaves one behind holding a port or a database session.
+ * Child processes of a chaos run: the compiled JavaScript that `npm start` runs (built by
+ * `scripts/build.ts` into a directory of the run's own), spawned with plain node, their output
+ * written to a log file each, and all of them tracked so that no path out of the run — success,
+ * failure, an exception, Ctrl-C — leaves one behind holding a port or a database session.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 
-/** tsx compiles the gateway on start; on two busy cores that can take a while. */
+/** A start checks migrations and runs maintenance; on two busy cores that can take a while. */
 const START_TIMEOUT_MS = 60_000;
 const READY_POLL_MS = 25;
 const REPO_ROOT = new URL('../..', import.meta.url).pathname;
@@ -30,7 +31,14 @@ export class ProcessRegistry {
   private readonly logs: WriteStream[] = [];
   private spawned = 0;
 
-  constructor(private readonly logDir: string) {}
+  /**
+   * `builtDir`: where `buildJavaScript` put the project's JavaScript; an entry named by its
+   * source path (`src/main.ts`) runs as its compiled module there.
+   */
+  constructor(
+    private readonly logDir: string,
+    private readonly builtDir: string,
+  ) {}
 
   /**
    * Starts `entry` and resolves once its stdout shows `ready` (whose first group is the URL).
@@ -51,9 +59,12 @@ export class ProcessRegistry {
     );
     const log = createWriteStream(logFile);
     this.logs.push(log);
-    const child = spawn(process.execPath, ['--import', 'tsx', input.entry], {
+    const entry = join(this.builtDir, input.entry.replace(/\.ts$/, '.js'));
+    const child = spawn(process.execPath, [entry], {
       cwd: REPO_ROOT,
-      env: { ...process.env, NODE_ENV: 'production', ...input.env },
+      // Plain node, as `npm start` runs it: nothing inherited (the harness runs under tsx) may
+      // load tsx into the child.
+      env: { ...process.env, NODE_ENV: 'production', NODE_OPTIONS: '', ...input.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.children.add(child);

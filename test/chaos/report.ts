@@ -85,6 +85,10 @@ export function figuresTable(run: RunFigures): string {
     ['waits with no gateway up', stats.noGateway],
     ['gateway SIGKILLs (restarts)', `${run.faults.sigkill} (${run.faults.restarts})`],
     [
+      'SIGKILLs aimed at a start: landed in it',
+      `${run.faults.aimedAtStart}: ${run.faults.killedWhileStarting}`,
+    ],
+    [
       'gateway start time, mean',
       `${(run.starts.ms / Math.max(1, run.starts.count) / 1000).toFixed(1)} s over ${run.starts.count} starts`,
     ],

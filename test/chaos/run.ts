@@ -11,7 +11,8 @@
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { buildJavaScript } from '../../scripts/build.ts';
 import { parseRunArgs, UsageError, type RunArgs } from './args.ts';
 import { audit } from './auditor.ts';
 import { createClients } from './clients.ts';
@@ -59,7 +60,10 @@ async function main(): Promise<number> {
   const plan = planOperations({ seed, count: tier.operations });
   const schedule = planFaults({ seed, tier });
   const logDir = await mkdtemp(join(tmpdir(), `pgw-chaos-${seed}-`));
-  const registry = new ProcessRegistry(logDir);
+  // The run's own build: another run's (or `npm start`'s) swap of dist/ cannot land under a
+  // gateway that is restarting.
+  const builtDir = resolve(import.meta.dirname, '../..', `.build-chaos-${process.pid}`);
+  const registry = new ProcessRegistry(logDir, builtDir);
   let db: ScratchDatabase | undefined;
   let keepEvidence = false;
   let faults: FaultInjector | undefined;
@@ -67,7 +71,8 @@ async function main(): Promise<number> {
   /** Marks the gateways' coming exits as ours, so they are not reported as crashes. */
   let retire = () => undefined as void;
 
-  // Ctrl-C (or a CI timeout's SIGTERM): stop every process we started, drop the database.
+  // Ctrl-C, a CI timeout's SIGTERM, or the terminal closing (SIGHUP, whose default would end
+  // the harness at once): stop every process we started, drop the database and the build.
   let interrupted = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (interrupted) return;
@@ -76,15 +81,21 @@ async function main(): Promise<number> {
     faults?.stop();
     void registry
       .killAll()
+      .then(() => rm(builtDir, { recursive: true, force: true }))
       .then(() => db?.drop())
       .then(() => db?.close())
       .finally(() => process.exit(EXIT_INTERRUPTED));
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  process.on('SIGHUP', onSignal);
   process.on('exit', () => registry.killAllNow());
 
   try {
+    // What runs is what `npm start` runs: the compiled JavaScript, with plain node.
+    const buildStart = Date.now();
+    buildJavaScript(builtDir);
+    console.log(`  built the gateway and provider in ${Date.now() - buildStart} ms`);
     db = await createScratchDatabase(seed);
     console.log(`  database ${db.name}, process logs in ${logDir}`);
     const stack = await startStack({ registry, databaseUrl: db.url, gateways: GATEWAY_COUNT });
@@ -178,6 +189,7 @@ async function main(): Promise<number> {
       faults?.stop();
       retire();
       await registry.killAll();
+      await rm(builtDir, { recursive: true, force: true });
       await sink?.close();
       if (db !== undefined) {
         if (!keepEvidence) await db.drop();

@@ -41,8 +41,13 @@ const PAUSE_MS = { min: 3_000, max: 6_000 } as const;
 
 /** Share of SIGKILL events whose replacement is killed again while it starts. */
 const KILL_DURING_START_SHARE = 0.35;
-/** A start takes seconds (tsx, migrations check, bootstrap); this lands inside it. */
-const DURING_START_MS = { min: 300, max: 2_500 } as const;
+/**
+ * A start of the built gateway took 1.1 s on average in a CI-tier run on two busy cores
+ * (loading modules, the migrations check, bootstrap, maintenance; 1.7 s through tsx); a kill
+ * this long after spawn lands inside most starts, and kills the new gateway as it serves when
+ * the start was quicker. The report counts how many landed inside.
+ */
+const DURING_START_MS = { min: 100, max: 1_200 } as const;
 
 /** One lane per fault kind; each lane's events are in firing order. */
 export type FaultSchedule = Record<FaultKind, FaultEvent[]>;
