@@ -36,6 +36,7 @@ import {
   type ScratchDatabase,
 } from './bench/scratch-database.ts';
 import { baselineTarget, productTarget, type SystemName, type Target } from './bench/targets.ts';
+import { analyzeAfterWarmUp } from './bench/statistics.ts';
 import { startPerfProfiling } from './bench/perf-profiling.ts';
 import { startProfiling, type Profiling } from './bench/profiling.ts';
 
@@ -208,6 +209,7 @@ async function main(): Promise<void> {
     const systems = await startSystems({ children, db, options }, profiling);
     profiling?.attach?.(systems.children);
     const replayKeys = await warmUp(systems.targets, options);
+    const autovacuum = await analyzeAfterWarmUp(pool);
     const ctx: PhaseContext = {
       db: pool,
       dbName: db.name,
@@ -240,7 +242,7 @@ async function main(): Promise<void> {
       options,
       environment: [
         `createPayment benchmark, ${new Date().toISOString()}: concurrency ${options.concurrencies.join(', ')}; ${options.requests} requests per phase (or ${options.phaseLimitMs / 1000} s); storms of ${options.stormKeys} keys × ${options.stormCopies} copies`,
-        `machine: ${cpus().length} CPUs, load average ${loadBefore} before, ${loadAfter} after; node ${process.version}; PostgreSQL ${await serverVersion(pool)} (${db.cluster} cluster${db.statements ? ', pg_stat_statements' : ''}); gateway LOG_LEVEL=${options.logLevel}${options.profile || options.perf ? '; PROFILING (figures include its overhead)' : ''}`,
+        `machine: ${cpus().length} CPUs, load average ${loadBefore} before, ${loadAfter} after; node ${process.version}; PostgreSQL ${await serverVersion(pool)} (${db.cluster} cluster${db.statements ? ', pg_stat_statements' : ''}; autovacuum ${autovacuum}, so the bench ANALYZEs after the warm-up); gateway LOG_LEVEL=${options.logLevel}${options.profile || options.perf ? '; PROFILING (figures include its overhead)' : ''}`,
         `systems: product = gateway (GraphQL → tRPC → engine → PostgreSQL → PSP); reference = hand-written design (node:http + pg); bare = no idempotency`,
       ],
       ...measured,
