@@ -2,7 +2,7 @@ import { createTRPCClient, localLink, type TRPCClient } from '@trpc/client';
 import type { ServiceContext, ServiceDeps } from './context.ts';
 import { createPool } from './kernel/db/pool.ts';
 import type { Logger } from './kernel/logging/logger.ts';
-import type { RequestContext } from './kernel/logging/request-context.ts';
+import type { RequestTrace } from './kernel/logging/request-trace.ts';
 import type { FaultPoints } from './kernel/faults.ts';
 import { IdempotencyEngine } from './kernel/idempotency/engine.ts';
 import { RecoveryWorker } from './kernel/idempotency/recovery-worker.ts';
@@ -52,7 +52,6 @@ export interface ServicesConfig {
   faults: FaultPoints;
   metrics: Metrics;
   log: Logger;
-  requestContext: RequestContext;
   onError: (error: unknown) => void;
 }
 
@@ -60,9 +59,15 @@ export interface Services {
   deps: ServiceDeps;
   /** A typed tRPC client that calls the routers in this process (tRPC's local link). */
   client: TRPCClient<AppRouter>;
-  /** The same routers through tRPC's server-side caller: what the request path uses. */
+  /** The same routers through tRPC's server-side caller, with the process-wide deps. */
   caller: ServiceCaller;
-  createContext: () => ServiceContext;
+  /**
+   * The routers for one request, through tRPC's server-side caller: what the request path uses.
+   * Every procedure it calls, and every procedure those call, sees `trace`.
+   */
+  callerFor: (trace: RequestTrace) => ServiceCaller;
+  /** The tRPC context of one request (the /trpc HTTP handler's). */
+  contextFor: (trace: RequestTrace) => ServiceContext;
   worker: RecoveryWorker;
   /** Settles unknown outcomes against the provider's statement on a schedule. */
   reconciler: PeriodicJob;
@@ -83,6 +88,18 @@ function serviceOfConsumer(consumerKind: string): ServiceName {
   return consumerKind === 'ledger' ? 'ledger' : 'notifications';
 }
 
+/**
+ * payments → provider goes through tRPC like any service-to-service call, so the provider
+ * service can move to its own process without the payments code changing.
+ */
+function providerThrough(caller: () => ServiceCaller): ServiceDeps['provider'] {
+  return {
+    charge: (request) => caller().provider.charge(request),
+    statement: (range) => caller().provider.statement(range),
+    operate: (request) => caller().provider.operate(request),
+  };
+}
+
 /** The recovery worker never waits longer than this between attempts at one request. */
 const BACKOFF_CAP_MS = 5 * 60_000;
 
@@ -97,7 +114,7 @@ export function createServices(config: ServicesConfig): Services {
     faults: config.faults,
     metrics: config.metrics,
     log: config.log,
-    requestContext: config.requestContext,
+    trace: null,
     leaseMs: config.leaseMs,
     ttlSeconds: config.ttlSeconds,
     responseMaxBytes: config.responseMaxBytes,
@@ -105,24 +122,17 @@ export function createServices(config: ServicesConfig): Services {
     backoffBaseMs: config.backoffBaseMs,
     backoffCapMs: BACKOFF_CAP_MS,
   });
-  const providerAdapter = createHttpProviderAdapter(
-    config.pspUrl,
-    () => config.requestContext.current()?.requestId,
-  );
+  const providerAdapter = createHttpProviderAdapter(config.pspUrl);
   const deps: ServiceDeps = {
     pool,
     engine,
     faults: config.faults,
     metrics: config.metrics,
     log: config.log,
+    trace: null,
+    forTrace: (trace) => boundTo(trace).deps,
     providerAdapter,
-    // payments → provider goes through tRPC like any service-to-service call, so the
-    // provider service can move to its own process without the payments code changing.
-    provider: {
-      charge: (request) => caller.provider.charge(request),
-      statement: (range) => caller.provider.statement(range),
-      operate: (request) => caller.provider.operate(request),
-    },
+    provider: providerThrough(() => caller),
     config: {
       providerTimeoutMs: config.providerTimeoutMs,
       providerMaxAttempts: config.providerMaxAttempts,
@@ -130,12 +140,21 @@ export function createServices(config: ServicesConfig): Services {
       latestMigration: config.latestMigration,
     },
   };
-  const createContext = (): ServiceContext => ({ deps });
-  const caller = createServiceCaller(createContext);
+  const caller = createServiceCaller({ deps });
+  /** Deps and caller for one request; each sees the other, so provider calls see the trace. */
+  const boundTo = (trace: RequestTrace): { deps: ServiceDeps; caller: ServiceCaller } => {
+    const bound: ServiceDeps = {
+      ...deps,
+      log: trace.log,
+      engine: engine.forTrace(trace),
+      trace,
+      provider: providerThrough(() => boundCaller),
+    };
+    const boundCaller = createServiceCaller({ deps: bound });
+    return { deps: bound, caller: boundCaller };
+  };
   const client = createTRPCClient<AppRouter>({
-    links: [
-      localLink({ router: appRouter, createContext: () => Promise.resolve(createContext()) }),
-    ],
+    links: [localLink({ router: appRouter, createContext: () => Promise.resolve({ deps }) })],
   });
   const operations = new Map(
     [...RESUMABLE_OPERATIONS, REGISTER_WEBHOOK_ENDPOINT].map((op) => [op.id, op]),
@@ -220,7 +239,8 @@ export function createServices(config: ServicesConfig): Services {
     deps,
     client,
     caller,
-    createContext,
+    callerFor: (trace) => boundTo(trace).caller,
+    contextFor: (trace) => ({ deps: boundTo(trace).deps }),
     worker,
     reconciler,
     dispatcher,

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { FaultPoints } from './kernel/faults.ts';
 import type { IdempotencyEngine } from './kernel/idempotency/engine.ts';
 import type { Logger } from './kernel/logging/logger.ts';
+import { RequestTrace } from './kernel/logging/request-trace.ts';
 import type { Metrics } from './kernel/metrics.ts';
 import type { ProviderAdapter } from './provider/provider-adapter.ts';
 import type { ProviderPort } from './provider/provider-port.ts';
@@ -12,8 +13,19 @@ export interface ServiceDeps {
   engine: IdempotencyEngine;
   faults: FaultPoints;
   metrics: Metrics;
-  /** Structured logs; every line carries the current request's id, tenant and operation. */
+  /** Structured logs: the request's logger (its id, tenant and operation on every line) when
+   * `trace` is set, else the process's. */
   log: Logger;
+  /**
+   * The request these deps work for, or null: the process-wide deps of background jobs (the
+   * reconciler, the outbox) and of tests. A request's deps come from `forTrace`.
+   */
+  trace: RequestTrace | null;
+  /**
+   * The same deps working for one request: its logger, an engine that annotates it, and
+   * provider calls whose procedures see it (and send its id to the PSP).
+   */
+  forTrace(trace: RequestTrace): ServiceDeps;
   /** The provider service's own adapter to the PSP. Only the provider service touches it. */
   providerAdapter: ProviderAdapter;
   /** How the payments service reaches the provider service (a tRPC client in production). */
@@ -34,4 +46,14 @@ export interface ServiceDeps {
 
 export interface ServiceContext {
   deps: ServiceDeps;
+}
+
+/**
+ * `deps` working for a request: their own, or a fresh one for work that starts a request of its
+ * own without one (an operator's re-drive through the in-process client).
+ */
+export function tracedDeps(deps: ServiceDeps): { deps: ServiceDeps; trace: RequestTrace } {
+  if (deps.trace !== null) return { deps, trace: deps.trace };
+  const trace = RequestTrace.start(deps.log, undefined);
+  return { deps: deps.forTrace(trace), trace };
 }

@@ -2,8 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { DestinationStream } from 'pino';
 import { FaultPoints } from '../services/kernel/faults.ts';
 import { DEFAULT_RETENTION_POLICY } from '../services/kernel/idempotency/retention.ts';
-import { createLogger } from '../services/kernel/logging/logger.ts';
-import { RequestContext } from '../services/kernel/logging/request-context.ts';
+import { createLogger, type Logger } from '../services/kernel/logging/logger.ts';
 import { createMetrics, type Metrics } from '../services/kernel/metrics.ts';
 import { createServices, type Services } from '../services/compose.ts';
 import { LATEST_MIGRATION } from '../migrations/migration-list.ts';
@@ -101,14 +100,16 @@ async function maintainPartitionsAtStart(
 
 /** Composes one gateway process: services, Apollo, the HTTP server and the recovery worker. */
 export async function startApp(options: AppOptions): Promise<App> {
-  const requestContext = new RequestContext();
   const log = createLogger({
     level: options.logLevel ?? 'info',
-    requestContext,
     destination: options.logDestination,
   });
-  const reportError =
-    options.reportError ?? ((error: unknown) => log.error({ err: error }, 'unexpected error'));
+  // An error inside a request is logged with that request's logger, so its line carries the id.
+  const reportErrorIn = (error: unknown, where: Logger) => {
+    if (options.reportError) options.reportError(error);
+    else where.error({ err: error }, 'unexpected error');
+  };
+  const reportError = (error: unknown) => reportErrorIn(error, log);
   const faults = options.faults ?? new FaultPoints();
   const metrics = createMetrics({ defaultMetrics: true });
   const services = createServices({
@@ -139,7 +140,6 @@ export async function startApp(options: AppOptions): Promise<App> {
     faults,
     metrics,
     log,
-    requestContext,
     onError: reportError,
   });
   // Partitions for today's keys must exist before the first request: a process that starts after
@@ -149,12 +149,12 @@ export async function startApp(options: AppOptions): Promise<App> {
   const gateway = createGatewayServer({
     apollo,
     services: services.caller,
-    serviceContext: services.createContext,
+    servicesFor: services.callerFor,
+    serviceContext: services.contextFor,
     metrics,
     log,
-    requestContext,
     internalToken: options.internalToken,
-    reportError,
+    reportError: reportErrorIn,
   });
   await new Promise<void>((resolve, reject) => {
     gateway.server.once('error', reject);

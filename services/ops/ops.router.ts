@@ -1,6 +1,6 @@
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
-import type { ServiceDeps } from '../context.ts';
+import { tracedDeps, type ServiceDeps } from '../context.ts';
 import { withTransaction } from '../kernel/db/pool.ts';
 import { claimForSettlement, recordIntervention } from '../kernel/idempotency/settlement.ts';
 import { finishWithOutcome, loadPayment } from '../payments/create-payment.flow.ts';
@@ -43,7 +43,7 @@ export const opsRouter = router({
     }),
 
   redrive: procedure.input(target).mutation(async ({ ctx, input }) => {
-    const { deps } = ctx;
+    const { deps, trace } = tracedDeps(ctx.deps);
     const scope = scopeOf(input);
     const current = await currentOf(deps, input);
     const request = await claimForSettlement(deps.engine.deps, {
@@ -64,7 +64,7 @@ export const opsRouter = router({
     const resumer = paymentResumers(deps).find((r) => r.operation.id === scope.operation.id);
     if (resumer === undefined)
       throw new TRPCError({ code: 'BAD_REQUEST', message: `cannot resume ${scope.operation.id}` });
-    await resumer.resume(request);
+    await resumer.resume(request, trace);
     return { state: (await currentOf(deps, input)).state };
   }),
 

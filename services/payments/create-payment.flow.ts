@@ -144,7 +144,8 @@ export async function createPayment(
 export function createPaymentResumer(deps: ServiceDeps): Resumer {
   return {
     operation: CREATE_PAYMENT,
-    resume: (request) => driveCreatePayment(deps, { request, known: undefined }),
+    resume: (request, trace) =>
+      driveCreatePayment(deps.forTrace(trace), { request, known: undefined }),
   };
 }
 

@@ -201,7 +201,8 @@ export async function runPaymentOperation(
 export function paymentOperationResumer(deps: ServiceDeps, spec: PaymentOperationSpec): Resumer {
   return {
     operation: spec.operation,
-    resume: (request) => driveOperation(deps, { spec, request, known: undefined }),
+    resume: (request, trace) =>
+      driveOperation(deps.forTrace(trace), { spec, request, known: undefined }),
   };
 }
 

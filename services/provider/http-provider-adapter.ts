@@ -1,6 +1,11 @@
 import { EventEmitter } from 'node:events';
 import { Agent, type Dispatcher } from 'undici';
-import type { AdapterChargeRequest, ProbeOutcome, ProviderAdapter } from './provider-adapter.ts';
+import type {
+  AdapterChargeRequest,
+  ProbeOutcome,
+  ProviderAdapter,
+  Traced,
+} from './provider-adapter.ts';
 import type {
   ChargeOperationOutcome,
   ChargeOutcome,
@@ -34,7 +39,7 @@ type CallResult =
   | { kind: 'lost' }
   | { kind: 'answered'; status: number; retryAfter: unknown; body: unknown };
 
-interface Call {
+interface Call extends Traced {
   method: 'GET' | 'POST';
   path: string;
   headers: Record<string, string>;
@@ -50,25 +55,20 @@ interface Call {
  * Calls go through undici's `request` on the adapter's own keep-alive pool, not `fetch`:
  * fetch's WHATWG streams and AbortSignal cost about 1 ms of CPU per call on this machine,
  * four times `request` (the provider call was 20% of a new payment's CPU). `close()` ends
- * the pool's connections.
- *
- * `requestId` names the request a call belongs to (sent as X-Request-Id, so the provider's logs
- * and ours can be joined); it is read at each call, from the caller's async context.
+ * the pool's connections. A call's `requestId` goes to the provider as X-Request-Id.
  */
 export function createHttpProviderAdapter(
   baseUrl: string,
-  requestId: () => string | undefined = () => undefined,
 ): ProviderAdapter & { close(): Promise<void> } {
   const origin = new URL(baseUrl).origin;
   // undici's idle timeout (4 s unless the provider's Keep-Alive header says less, minus a
   // margin) stays under the usual server's 5 s, so we do not send on a connection the
   // provider is closing: a POST lost that way would be an unknown outcome to settle later.
   const pool = new Agent();
-  const traced = (headers: Record<string, string> = {}): Record<string, string> => {
-    const id = requestId();
-    return id === undefined ? headers : { ...headers, 'x-request-id': id };
-  };
-  const call = async ({ method, path, headers, body, timeoutMs }: Call): Promise<CallResult> => {
+  const call = async (spec: Call): Promise<CallResult> => {
+    const { method, path, body, timeoutMs, requestId } = spec;
+    const headers =
+      requestId === undefined ? spec.headers : { ...spec.headers, 'x-request-id': requestId };
     // The deadline covers the answer's body too: headers alone do not settle an outcome.
     const abort = new EventEmitter();
     const timer = setTimeout(() => abort.emit('abort'), timeoutMs);
@@ -79,7 +79,7 @@ export function createHttpProviderAdapter(
           origin,
           path,
           method,
-          headers: traced(headers),
+          headers,
           body,
           signal: abort,
         });
@@ -113,6 +113,7 @@ export function createHttpProviderAdapter(
       reason,
       idempotencyKey,
       timeoutMs,
+      requestId,
     }): Promise<ChargeOperationOutcome> {
       const path = kind === 'refund' ? 'refunds' : kind;
       const payload =
@@ -124,6 +125,7 @@ export function createHttpProviderAdapter(
       const result = await call({
         ...post(`/v1/charges/${encodeURIComponent(chargeId)}/${path}`, idempotencyKey, payload),
         timeoutMs,
+        requestId,
       });
       if (result.kind === 'refused') return unavailable(undefined);
       if (result.kind === 'lost') return { kind: 'timeout' };
@@ -150,12 +152,13 @@ export function createHttpProviderAdapter(
       throw new ProviderRequestRejectedError(status, body.error?.code);
     },
 
-    async probe({ idempotencyKey, timeoutMs }): Promise<ProbeOutcome> {
+    async probe({ idempotencyKey, timeoutMs, requestId }): Promise<ProbeOutcome> {
       const result = await call({
         method: 'GET',
         path: `/v1/charges/by-idempotency-key/${encodeURIComponent(idempotencyKey)}`,
         headers: {},
         timeoutMs,
+        requestId,
       });
       if (result.kind !== 'answered') return { kind: 'timeout' };
       if (result.status === 404) return { kind: 'missing' };
@@ -168,13 +171,14 @@ export function createHttpProviderAdapter(
       }
     },
 
-    async statement({ from, to, timeoutMs }): Promise<ProviderStatement> {
+    async statement({ from, to, timeoutMs, requestId }): Promise<ProviderStatement> {
       const query = new URLSearchParams({ from, to });
       const result = await call({
         method: 'GET',
         path: `/v1/statement?${query.toString()}`,
         headers: {},
         timeoutMs,
+        requestId,
       });
       if (result.kind !== 'answered') throw new Error(`provider statement: ${result.kind}`);
       if (result.status !== 200) throw new Error(`provider statement: HTTP ${result.status}`);
@@ -194,6 +198,7 @@ export function createHttpProviderAdapter(
           capture: request.capture,
         }),
         timeoutMs: request.timeoutMs,
+        requestId: request.requestId,
       });
       if (result.kind === 'refused') return unavailable(undefined);
       if (result.kind === 'lost') return { kind: 'timeout' };

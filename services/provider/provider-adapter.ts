@@ -5,7 +5,15 @@ import type {
   ProviderStatement,
 } from './provider-port.ts';
 
-export interface AdapterChargeRequest {
+/**
+ * Every call may name the request it belongs to: sent as X-Request-Id, so the provider's logs
+ * and ours can be joined.
+ */
+export interface Traced {
+  requestId?: string | undefined;
+}
+
+export interface AdapterChargeRequest extends Traced {
   idempotencyKey: string;
   amount: string;
   currency: string;
@@ -23,16 +31,20 @@ export type ProbeOutcome =
 export interface ProviderAdapter {
   charge(request: AdapterChargeRequest): Promise<ChargeOutcome>;
   /** Captures, voids or refunds a charge under the operation's own idempotency key. */
-  operate(request: {
-    kind: 'capture' | 'void' | 'refund';
-    chargeId: string;
-    amount: string | null;
-    reason: string | null;
-    idempotencyKey: string;
-    timeoutMs: number;
-  }): Promise<ChargeOperationOutcome>;
+  operate(
+    request: Traced & {
+      kind: 'capture' | 'void' | 'refund';
+      chargeId: string;
+      amount: string | null;
+      reason: string | null;
+      idempotencyKey: string;
+      timeoutMs: number;
+    },
+  ): Promise<ChargeOperationOutcome>;
   /** Looks a charge up by the idempotency key it was (or would have been) made with. */
-  probe(request: { idempotencyKey: string; timeoutMs: number }): Promise<ProbeOutcome>;
+  probe(request: Traced & { idempotencyKey: string; timeoutMs: number }): Promise<ProbeOutcome>;
   /** The provider's books for [from, to). Throws when it cannot be had: reconciliation waits. */
-  statement(request: { from: string; to: string; timeoutMs: number }): Promise<ProviderStatement>;
+  statement(
+    request: Traced & { from: string; to: string; timeoutMs: number },
+  ): Promise<ProviderStatement>;
 }

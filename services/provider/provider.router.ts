@@ -56,6 +56,7 @@ export const providerRouter = router({
       ctx.deps.providerAdapter.statement({
         ...input,
         timeoutMs: ctx.deps.config.providerTimeoutMs,
+        requestId: ctx.deps.trace?.requestId,
       }),
     ),
 });
@@ -74,6 +75,7 @@ async function chargeResolved(deps: ServiceDeps, request: ChargeRequest): Promis
   const probe = await deps.providerAdapter.probe({
     idempotencyKey: providerChargeKey(request.paymentId),
     timeoutMs,
+    requestId: deps.trace?.requestId,
   });
   const labels = { service: 'provider' as const, operation: 'createPayment' };
   switch (probe.kind) {
@@ -126,6 +128,7 @@ async function chargeOnce(
       reference: request.reference,
       capture: request.capture,
       timeoutMs: call.timeoutMs,
+      requestId: deps.trace?.requestId,
     });
     countCall(deps, labels, metricOutcome(outcome));
     return outcome;
@@ -182,6 +185,7 @@ async function operateWithRetries(
             : formatAmount(BigInt(request.amountMinor), request.currency),
         idempotencyKey: providerOperationKey(request.kind, request.operationId),
         timeoutMs: deps.config.providerTimeoutMs,
+        requestId: deps.trace?.requestId,
       });
     } catch (error) {
       countCall(deps, labels, 'error');

@@ -6,7 +6,7 @@ import type { Metrics } from '../../services/kernel/metrics.ts';
 import { appRouter, type ServiceCaller } from '../../services/router.ts';
 import type { GatewayContext } from '../graphql/context.ts';
 import type { Logger } from '../../services/kernel/logging/logger.ts';
-import type { RequestContext } from '../../services/kernel/logging/request-context.ts';
+import { RequestTrace } from '../../services/kernel/logging/request-trace.ts';
 import { bearerToken, sameSecret } from './bearer.ts';
 import { BodyTooLargeError, readBody } from './read-body.ts';
 import { sendGraphQLError, sendJson } from './respond.ts';
@@ -17,13 +17,18 @@ export const MAX_BODY_BYTES = 100 * 1024;
 
 export interface GatewayServerOptions {
   apollo: ApolloServer<GatewayContext>;
+  /** The internal services with the process-wide deps: authentication and readiness. */
   services: ServiceCaller;
-  serviceContext: () => ServiceContext;
+  /** The internal services for one request: every procedure they call sees its trace. */
+  servicesFor: (trace: RequestTrace) => ServiceCaller;
+  /** The tRPC context of one request to /trpc. */
+  serviceContext: (trace: RequestTrace) => ServiceContext;
   metrics: Metrics;
+  /** The process's logger; each request writes through its own (RequestTrace.log). */
   log: Logger;
-  requestContext: RequestContext;
   internalToken: string;
-  reportError: (error: unknown) => void;
+  /** Where unexpected errors go, with the logger of the request they happened in. */
+  reportError: (error: unknown, log: Logger) => void;
 }
 
 export interface GatewayServer {
@@ -53,28 +58,27 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
     const started = performance.now();
     const header = req.headers['x-request-id'];
     // Everything this request causes — resolvers, tRPC calls, provider calls — logs under its id.
-    opts.requestContext.run(typeof header === 'string' ? header : undefined, (scope) => {
-      res.setHeader('x-request-id', scope.requestId);
-      res.on('close', () => {
-        inFlight -= 1;
-        if (inFlight === 0) idle?.();
-        if (req.url !== '/metrics') {
-          opts.log.info(
-            {
-              method: req.method,
-              path: (req.url ?? '/').split('?')[0],
-              status: res.statusCode,
-              durationMs: Math.round(performance.now() - started),
-            },
-            'request',
-          );
-        }
-      });
-      route(opts, req, res).catch((error: unknown) => {
-        opts.reportError(error);
-        if (!res.headersSent) sendGraphQLError(res, 'INTERNAL_SERVER_ERROR');
-        else res.destroy();
-      });
+    const trace = RequestTrace.start(opts.log, typeof header === 'string' ? header : undefined);
+    res.setHeader('x-request-id', trace.requestId);
+    res.on('close', () => {
+      inFlight -= 1;
+      if (inFlight === 0) idle?.();
+      if (req.url !== '/metrics') {
+        trace.log.info(
+          {
+            method: req.method,
+            path: (req.url ?? '/').split('?')[0],
+            status: res.statusCode,
+            durationMs: Math.round(performance.now() - started),
+          },
+          'request',
+        );
+      }
+    });
+    route(opts, { req, res, trace }).catch((error: unknown) => {
+      opts.reportError(error, trace.log);
+      if (!res.headersSent) sendGraphQLError(res, 'INTERNAL_SERVER_ERROR');
+      else res.destroy();
     });
   });
 
@@ -104,11 +108,13 @@ interface Exchange {
   req: IncomingMessage;
   res: ServerResponse;
   url: URL;
+  trace: RequestTrace;
 }
 
-async function route(opts: RouteOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function route(opts: RouteOptions, incoming: Omit<Exchange, 'url'>): Promise<void> {
+  const { req, res } = incoming;
   const url = new URL(req.url ?? '/', 'http://gateway.invalid');
-  const exchange = { req, res, url };
+  const exchange = { ...incoming, url };
   if (url.pathname === '/trpc' || url.pathname.startsWith('/trpc/'))
     return serveTrpc(opts, exchange);
   switch (url.pathname) {
@@ -134,7 +140,7 @@ async function route(opts: RouteOptions, req: IncomingMessage, res: ServerRespon
   }
 }
 
-async function serveTrpc(opts: RouteOptions, { req, res, url }: Exchange): Promise<void> {
+async function serveTrpc(opts: RouteOptions, { req, res, url, trace }: Exchange): Promise<void> {
   const token = bearerToken(req.headers);
   if (token === null || !sameSecret(token, opts.internalToken)) {
     return sendJson(res, {
@@ -149,14 +155,14 @@ async function serveTrpc(opts: RouteOptions, { req, res, url }: Exchange): Promi
     res,
     path: url.pathname.replace(/^\/trpc\/?/, ''),
     maxBodySize: MAX_BODY_BYTES,
-    createContext: () => opts.serviceContext(),
+    createContext: () => opts.serviceContext(trace),
     onError: ({ error }) => {
-      if (error.code === 'INTERNAL_SERVER_ERROR') opts.reportError(error);
+      if (error.code === 'INTERNAL_SERVER_ERROR') opts.reportError(error, trace.log);
     },
   });
 }
 
-async function serveGraphQL(opts: RouteOptions, { req, res, url }: Exchange): Promise<void> {
+async function serveGraphQL(opts: RouteOptions, { req, res, url, trace }: Exchange): Promise<void> {
   let raw: string;
   try {
     raw = await readBody(req, MAX_BODY_BYTES);
@@ -169,7 +175,7 @@ async function serveGraphQL(opts: RouteOptions, { req, res, url }: Exchange): Pr
   const tenant = apiKey === null ? null : await opts.authenticate(apiKey);
   if (tenant === null)
     return sendGraphQLError(res, 'UNAUTHENTICATED', { 'www-authenticate': 'Bearer' });
-  opts.requestContext.annotate({ tenantId: tenant.id });
+  trace.annotate({ tenantId: tenant.id });
 
   let body: unknown;
   if (req.method === 'POST') {
@@ -193,9 +199,9 @@ async function serveGraphQL(opts: RouteOptions, { req, res, url }: Exchange): Pr
     context: () =>
       Promise.resolve({
         tenantId: tenant.id,
-        services: opts.services,
+        services: opts.servicesFor(trace),
         replayed: false,
-        reportError: opts.reportError,
+        reportError: (error: unknown) => opts.reportError(error, trace.log),
       }),
   });
   for (const [name, value] of answer.headers) res.setHeader(name, value);

@@ -90,8 +90,8 @@ describe('http provider adapter', () => {
         res.end(JSON.stringify({ charge: { id: 'ch_1' } }));
       });
     });
-    const adapter = createHttpProviderAdapter(url, () => 'req-1');
-    expect(await adapter.charge(request)).toEqual({
+    const adapter = createHttpProviderAdapter(url);
+    expect(await adapter.charge({ ...request, requestId: 'req-1' })).toEqual({
       kind: 'approved',
       providerReference: 'ch_1',
       captured: true,

@@ -116,6 +116,63 @@ describe('structured logs', () => {
   });
 });
 
+describe('a payment through the gateway', () => {
+  it("sends the merchant's request id to the provider with the charge", async () => {
+    // A recording proxy in front of the sandbox, as the second gateway's provider.
+    const seen: Array<{ method?: string; url?: string; requestId?: string | string[] }> = [];
+    const proxyErrors: unknown[] = [];
+    const proxy = createServer((req, res) => {
+      seen.push({ method: req.method, url: req.url, requestId: req.headers['x-request-id'] });
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const headers = Object.fromEntries(
+          Object.entries(req.headers).filter(
+            (entry): entry is [string, string] =>
+              typeof entry[1] === 'string' &&
+              !['host', 'connection', 'content-length'].includes(entry[0]),
+          ),
+        );
+        fetch(`${stack.sandbox.url}${req.url ?? '/'}`, {
+          method: req.method,
+          headers,
+          body: req.method === 'POST' ? Buffer.concat(chunks) : undefined,
+        })
+          .then(async (answer) => {
+            res.writeHead(answer.status, { 'content-type': 'application/json' });
+            res.end(await answer.text());
+          })
+          .catch((error: unknown) => {
+            proxyErrors.push(error);
+            res.destroy();
+          });
+      });
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const { port } = proxy.address() as AddressInfo;
+    const proxied = await startTestStack({
+      databaseUrl: database.url,
+      app: { pspUrl: `http://127.0.0.1:${port}` },
+    });
+    try {
+      const answer = await graphql(proxied.app.url, {
+        apiKey: TENANT_A.apiKey,
+        query: CREATE_PAYMENT,
+        variables: { input: paymentInput('log-psp-request-id') },
+        requestId: 'req-log-psp',
+      });
+      expect(proxyErrors).toEqual([]);
+      paymentOf(answer);
+      expect(seen.filter((call) => call.method === 'POST')).toEqual([
+        { method: 'POST', url: '/v1/charges', requestId: 'req-log-psp' },
+      ]);
+    } finally {
+      await proxied.stop();
+      await new Promise((resolve) => proxy.close(resolve));
+    }
+  });
+});
+
 describe('the provider adapter', () => {
   it('sends the request id to the provider with every call', async () => {
     const seen: IncomingHttpHeaders[] = [];
@@ -126,8 +183,8 @@ describe('the provider adapter', () => {
     await new Promise<void>((resolve) => psp.listen(0, '127.0.0.1', resolve));
     try {
       const { port } = psp.address() as AddressInfo;
-      const adapter = createHttpProviderAdapter(`http://127.0.0.1:${port}`, () => 'req-psp-1');
-      await adapter.probe({ idempotencyKey: 'pay_x', timeoutMs: 1_000 });
+      const adapter = createHttpProviderAdapter(`http://127.0.0.1:${port}`);
+      await adapter.probe({ idempotencyKey: 'pay_x', timeoutMs: 1_000, requestId: 'req-psp-1' });
       expect(seen[0]?.['x-request-id']).toBe('req-psp-1');
     } finally {
       await new Promise((resolve) => psp.close(resolve));

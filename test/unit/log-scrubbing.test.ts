@@ -1,20 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../services/kernel/logging/logger.ts';
-import { RequestContext } from '../../services/kernel/logging/request-context.ts';
+import { RequestTrace } from '../../services/kernel/logging/request-trace.ts';
 import { REDACTED, TOO_DEEP, scrubSecrets } from '../../services/kernel/logging/scrub-secrets.ts';
 
 // Synthetic values only: none of these is a real key or card.
 const API_KEY = 'sk_test_synthetic_0001';
 const RAW_KEY = 'idem-synthetic-0001';
 
-function capturingLogger(requestContext = new RequestContext()): {
+function capturingLogger(): {
   log: ReturnType<typeof createLogger>;
   lines: string[];
 } {
   const lines: string[] = [];
   const log = createLogger({
     level: 'info',
-    requestContext,
     destination: { write: (line: string) => void lines.push(line) },
   });
   return { log, lines };
@@ -50,12 +49,10 @@ describe('log lines', () => {
   });
 
   it('keep what is not secret, with the request context', () => {
-    const context = new RequestContext();
-    const { log, lines } = capturingLogger(context);
-    context.run('req-1', () => {
-      context.annotate({ tenantId: 't1', keyRef: 'ab12' });
-      log.info({ status: 200, durationMs: 3, at: new Date(0) }, 'request');
-    });
+    const { log, lines } = capturingLogger();
+    const trace = RequestTrace.start(log, 'req-1');
+    trace.annotate({ tenantId: 't1', keyRef: 'ab12' });
+    trace.log.info({ status: 200, durationMs: 3, at: new Date(0) }, 'request');
     log.info({ n: 1 }, 'outside a request');
     expect(JSON.parse(lines[0]!)).toMatchObject({
       requestId: 'req-1',
@@ -66,6 +63,33 @@ describe('log lines', () => {
       at: '1970-01-01T00:00:00.000Z',
     });
     expect(JSON.parse(lines[1]!)).toMatchObject({ n: 1, msg: 'outside a request' });
+    expect(JSON.parse(lines[1]!)).not.toHaveProperty('requestId');
+  });
+
+  it('carry only their own request, however two requests interleave', () => {
+    const { log, lines } = capturingLogger();
+    const first = RequestTrace.start(log, 'req-a');
+    const second = RequestTrace.start(log, 'req-b');
+    first.log.info('a before');
+    second.annotate({ tenantId: 't2', operation: 'createPayment' });
+    first.annotate({ tenantId: 't1' });
+    second.log.info({ tenantId: 'from the line' }, 'b after');
+    first.log.info('a after');
+    const [aBefore, bAfter, aAfter] = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(aBefore).toMatchObject({ requestId: 'req-a', msg: 'a before' });
+    expect(aBefore).not.toHaveProperty('tenantId');
+    // A line's own field wins over the request's.
+    expect(bAfter).toMatchObject({ requestId: 'req-b', tenantId: 'from the line' });
+    expect(bAfter).toMatchObject({ operation: 'createPayment' });
+    expect(aAfter).toMatchObject({ requestId: 'req-a', tenantId: 't1' });
+    expect(aAfter).not.toHaveProperty('operation');
+  });
+
+  it('replace a malformed request id with one of their own', () => {
+    const { log } = capturingLogger();
+    expect(RequestTrace.start(log, 'ok.id-1:2').requestId).toBe('ok.id-1:2');
+    expect(RequestTrace.start(log, 'not valid').requestId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(RequestTrace.start(log, undefined).requestId).toMatch(/^[0-9a-f-]{36}$/);
   });
 });
 

@@ -13,6 +13,7 @@ import {
   TAKE_OVER_KEY,
   UNFINISHED_SUMMARY,
 } from './idempotency.sql.ts';
+import type { RequestTrace } from '../logging/request-trace.ts';
 import type { ServiceName } from '../metrics.ts';
 import { assertIdempotencyKey } from './idempotency-key.ts';
 import type { OperationDef } from './operation.ts';
@@ -89,9 +90,14 @@ export type FirstPhase = {
 export class IdempotencyEngine {
   constructor(readonly deps: EngineDeps) {}
 
+  /** This engine working for one request: its lines carry the request, and admission annotates it. */
+  forTrace(trace: RequestTrace): IdempotencyEngine {
+    return new IdempotencyEngine({ ...this.deps, log: trace.log, trace });
+  }
+
   async admit(input: { scope: Scope; requestHash: Buffer; first: FirstPhase }): Promise<Admission> {
     const { scope, requestHash } = input;
-    this.deps.requestContext.annotate(scopeAnnotation(scope));
+    this.deps.trace?.annotate(scopeAnnotation(scope));
     for (let round = 0; round < ADMISSION_MAX_ROUNDS; round++) {
       // Read first: a replay or a conflict then costs one indexed read and no transaction.
       // This is not check-then-insert: ownership is still decided under the scope lock below.

@@ -1,3 +1,4 @@
+import { RequestTrace } from '../logging/request-trace.ts';
 import { PeriodicJob } from '../periodic-job.ts';
 import { randomUUID } from 'node:crypto';
 import { metricLabels, scopeAnnotation, type IdempotencyEngine } from './engine.ts';
@@ -13,7 +14,8 @@ const SWEEP_BATCH_SIZE = 16;
 /** Drives an unfinished request of one operation from its recovery point to the end. */
 export interface Resumer {
   operation: OperationDef;
-  resume(request: OwnedRequest): Promise<unknown>;
+  /** `trace`: the resumption as a request of its own, for its logs and its provider calls. */
+  resume(request: OwnedRequest, trace: RequestTrace): Promise<unknown>;
 }
 
 /**
@@ -61,7 +63,7 @@ export class RecoveryWorker {
 
   /** Claims and resumes one batch; returns how many requests it claimed. */
   async sweepOnce(): Promise<number> {
-    const { pool, leaseMs, metrics, log, requestContext } = this.engine.deps;
+    const { pool, leaseMs, metrics, log } = this.engine.deps;
     const { rows } = await pool.query<
       OwnedRow & { tenant_id: string; operation: string; key: string }
     >(CLAIM_STALE_KEYS, [leaseMs, SWEEP_BATCH_SIZE, [...this.resumers.keys()]]);
@@ -72,15 +74,14 @@ export class RecoveryWorker {
         const scope = { tenantId: row.tenant_id, operation: resumer.operation, key: row.key };
         metrics.takeovers.inc({ ...metricLabels(scope), by: 'worker' });
         // Each resumption is its own request in the logs, named as the worker's.
-        await requestContext.run(`worker-${randomUUID()}`, async () => {
-          requestContext.annotate(scopeAnnotation(scope));
-          log.info({ recoveryPoint: row.recovery_point }, 'resuming a stale request');
-          try {
-            await resumer.resume(this.engine.adopt(scope, row));
-          } catch (error) {
-            this.opts.onError(error);
-          }
-        });
+        const trace = RequestTrace.start(log, `worker-${randomUUID()}`);
+        trace.annotate(scopeAnnotation(scope));
+        trace.log.info({ recoveryPoint: row.recovery_point }, 'resuming a stale request');
+        try {
+          await resumer.resume(this.engine.forTrace(trace).adopt(scope, row), trace);
+        } catch (error) {
+          this.opts.onError(error);
+        }
       }),
     );
     metrics.recoverySweeps.inc({

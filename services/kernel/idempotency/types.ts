@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { JsonValue } from '../canonical-json.ts';
 import type { FaultPoints } from '../faults.ts';
 import type { Logger } from '../logging/logger.ts';
-import type { RequestContext } from '../logging/request-context.ts';
+import type { RequestTrace } from '../logging/request-trace.ts';
 import type { Metrics } from '../metrics.ts';
 import type { OperationDef } from './operation.ts';
 
@@ -10,9 +10,13 @@ export interface EngineDeps {
   pool: pg.Pool;
   faults: FaultPoints;
   metrics: Metrics;
+  /** The request's logger when `trace` is set (IdempotencyEngine.forTrace), else the process's. */
   log: Logger;
-  /** The request each piece of work belongs to; admission adds the tenant, operation and key ref. */
-  requestContext: RequestContext;
+  /**
+   * The request this engine works for, or null for the process-wide engine (background jobs):
+   * admission adds the tenant, operation and key reference to it.
+   */
+  trace: RequestTrace | null;
   /** How long an owner may hold a request without advancing it before others may take over. */
   leaseMs: number;
   /** The replay window: how long a key is remembered (advertised as `expiresAt`). */

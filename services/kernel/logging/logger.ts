@@ -1,25 +1,21 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
-import type { RequestContext } from './request-context.ts';
+import { traceFieldsOf } from './request-trace.ts';
 import { scrubSecrets } from './scrub-secrets.ts';
 
 export type { Logger };
 
 /**
- * JSON lines on stdout (or `destination`), each stamped with the current request's id, tenant,
- * operation and key reference, with secret fields censored (`scrub-secrets.ts`). One logger per
- * process, made by whoever composes it.
+ * JSON lines on stdout (or `destination`), with secret fields censored (`scrub-secrets.ts`). A
+ * line written through a request's logger (RequestTrace.log) carries that request's id, tenant,
+ * operation and key reference. One logger per process, made by whoever composes it.
  */
-export function createLogger(opts: {
-  level: string;
-  requestContext: RequestContext;
-  destination?: DestinationStream;
-}): Logger {
+export function createLogger(opts: { level: string; destination?: DestinationStream }): Logger {
   return pino(
     {
       level: opts.level,
       base: { pid: process.pid },
       formatters: { log: scrubSecrets },
-      mixin: () => ({ ...opts.requestContext.current() }),
+      mixin: (_line, _level, logger) => traceFieldsOf(logger),
     },
     opts.destination,
   );
