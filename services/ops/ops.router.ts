@@ -65,7 +65,10 @@ export const opsRouter = router({
     if (resumer === undefined)
       throw new TRPCError({ code: 'BAD_REQUEST', message: `cannot resume ${scope.operation.id}` });
     await resumer.resume(request, trace);
-    return { state: (await currentOf(deps, input)).state };
+    const { state } = await currentOf(deps, input);
+    // An operator's re-drive is summed up in a line of its own, however it was called.
+    trace.log.info({ actor: input.actor, state, ...trace.summary() }, 'request re-driven');
+    return { state };
   }),
 
   resolve: procedure

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { logStep } from '../kernel/logging/request-trace.ts';
 import { formatAmount } from '../kernel/money/money.ts';
 import { procedure, router } from '../trpc.ts';
 import type { ServiceDeps } from '../context.ts';
@@ -215,5 +216,5 @@ function countCall(
   outcome: string,
 ): void {
   deps.metrics.providerCalls.inc({ ...labels, outcome });
-  deps.log.info({ call: labels.operation, outcome }, 'provider call');
+  logStep(deps, { msg: 'provider call', call: labels.operation, outcome });
 }

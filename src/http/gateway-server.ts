@@ -64,12 +64,14 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
       inFlight -= 1;
       if (inFlight === 0) idle?.();
       if (req.url !== '/metrics') {
+        // The request's one line at info: what it was, how it ended, and what it did.
         trace.log.info(
           {
             method: req.method,
             path: (req.url ?? '/').split('?')[0],
             status: res.statusCode,
             durationMs: Math.round(performance.now() - started),
+            ...trace.summary(),
           },
           'request',
         );

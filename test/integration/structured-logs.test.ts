@@ -7,6 +7,9 @@ import { CREATE_PAYMENT, graphql, paymentOf } from '../support/graphql-client.ts
 import { paymentInput, startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
 
 const database = useTestDatabase('structured-logs');
+/** pino's numeric levels. */
+const INFO = 30;
+const DEBUG = 20;
 let stack: TestStack;
 const lines: Array<Record<string, unknown>> = [];
 const raw: string[] = [];
@@ -15,7 +18,8 @@ beforeAll(async () => {
   stack = await startTestStack({
     databaseUrl: database.url,
     app: {
-      logLevel: 'info',
+      // Debug, so the steps' own lines are written too; info lines are told apart by level.
+      logLevel: 'debug',
       logDestination: {
         write(line: string) {
           raw.push(line);
@@ -44,30 +48,57 @@ describe('structured logs', () => {
     expect(answer.headers.get('x-request-id')).toBe('req-log-1');
     paymentOf(answer);
     const mine = lines.filter((line) => line['requestId'] === 'req-log-1');
-    const messages = mine.map((line) => line['msg']);
-    expect(messages).toEqual(
-      expect.arrayContaining(['admission', 'phase committed', 'provider call', 'request']),
+    const steps = mine.filter((line) => line['level'] === DEBUG);
+    expect(steps.map((line) => line['msg'])).toEqual(
+      expect.arrayContaining(['admission', 'phase committed', 'provider call']),
     );
-    const admission = mine.find((line) => line['msg'] === 'admission');
+    const admission = steps.find((line) => line['msg'] === 'admission');
     expect(admission).toMatchObject({
       tenantId: stack.tenantIds.a,
       operation: 'createPayment',
       outcome: 'executed',
     });
     expect(admission?.['keyRef']).toMatch(/^[0-9a-f]{12}$/);
-    const phases = mine.filter((line) => line['msg'] === 'phase committed');
+    const phases = steps.filter((line) => line['msg'] === 'phase committed');
     expect(phases.map((line) => line['recoveryPoint'])).toEqual([
       'provider_charge_sent',
       'finished',
     ]);
-    expect(mine.find((line) => line['msg'] === 'provider call')).toMatchObject({
+    expect(steps.find((line) => line['msg'] === 'provider call')).toMatchObject({
       outcome: 'approved',
       tenantId: stack.tenantIds.a,
     });
-    expect(mine.find((line) => line['msg'] === 'request')).toMatchObject({
+  });
+
+  it('sum a request up in one line at info, with every step it took', async () => {
+    paymentOf(await send(paymentInput('log-summary'), 'req-log-summary'));
+    const info = lines.filter(
+      (line) => line['requestId'] === 'req-log-summary' && line['level'] === INFO,
+    );
+    expect(info).toHaveLength(1);
+    expect(info[0]).toMatchObject({
+      msg: 'request',
       path: '/graphql',
       status: 200,
+      tenantId: stack.tenantIds.a,
+      operation: 'createPayment',
+      admissions: ['executed'],
+      phases: ['provider_charge_sent', 'finished'],
+      providerCalls: ['approved'],
     });
+    expect(info[0]?.['keyRef']).toMatch(/^[0-9a-f]{12}$/);
+    paymentOf(await send(paymentInput('log-summary'), 'req-log-summary-replay'));
+    const replay = lines.filter(
+      (line) => line['requestId'] === 'req-log-summary-replay' && line['level'] === INFO,
+    );
+    expect(replay).toEqual([
+      expect.objectContaining({
+        msg: 'request',
+        admissions: ['replayed'],
+        phases: [],
+        providerCalls: [],
+      }),
+    ]);
   });
 
   it('never hold a raw idempotency key, API key or card token', async () => {
@@ -113,6 +144,15 @@ describe('structured logs', () => {
     expect(resumed.map((l) => l['msg'])).toEqual(
       expect.arrayContaining(['resuming a stale request', 'provider call', 'phase committed']),
     );
+    expect(resumed.filter((l) => l['level'] === INFO)).toEqual([
+      expect.objectContaining({ msg: 'resuming a stale request' }),
+      expect.objectContaining({
+        msg: 'stale request resumed',
+        result: 'resumed',
+        phases: ['finished'],
+        providerCalls: ['approved'],
+      }),
+    ]);
   });
 });
 

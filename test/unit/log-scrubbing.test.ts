@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../services/kernel/logging/logger.ts';
-import { RequestTrace } from '../../services/kernel/logging/request-trace.ts';
+import { logStep, RequestTrace } from '../../services/kernel/logging/request-trace.ts';
 import { REDACTED, TOO_DEEP, scrubSecrets } from '../../services/kernel/logging/scrub-secrets.ts';
 
 // Synthetic values only: none of these is a real key or card.
@@ -90,6 +90,42 @@ describe('log lines', () => {
     expect(RequestTrace.start(log, 'ok.id-1:2').requestId).toBe('ok.id-1:2');
     expect(RequestTrace.start(log, 'not valid').requestId).toMatch(/^[0-9a-f-]{36}$/);
     expect(RequestTrace.start(log, undefined).requestId).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('a step of some work', () => {
+  const step = { msg: 'provider call', call: 'createPayment', outcome: 'approved' } as const;
+
+  it('is written at info when the work has no request, which has no summary line', () => {
+    const { log, lines } = capturingLogger();
+    logStep({ log, trace: null }, step);
+    expect(lines.map((l) => JSON.parse(l) as Record<string, unknown>)).toEqual([
+      expect.objectContaining({ level: 30, msg: 'provider call', outcome: 'approved' }),
+    ]);
+  });
+
+  it("is kept for the request's summary, and written at debug only", () => {
+    const lines: string[] = [];
+    const log = createLogger({
+      level: 'debug',
+      destination: { write: (line: string) => void lines.push(line) },
+    });
+    const trace = RequestTrace.start(log, 'req-step');
+    const where = { log: trace.log, trace };
+    logStep(where, step);
+    logStep(where, { msg: 'admission', outcome: 'executed' });
+    logStep(where, { msg: 'phase committed', recoveryPoint: 'finished', fencingToken: '1' });
+    expect(trace.summary()).toEqual({
+      admissions: ['executed'],
+      phases: ['finished'],
+      providerCalls: ['approved'],
+    });
+    const written = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(written.map((l) => [l['level'], l['msg'], l['requestId']])).toEqual([
+      [20, 'provider call', 'req-step'],
+      [20, 'admission', 'req-step'],
+      [20, 'phase committed', 'req-step'],
+    ]);
   });
 });
 

@@ -13,7 +13,7 @@ import {
   TAKE_OVER_KEY,
   UNFINISHED_SUMMARY,
 } from './idempotency.sql.ts';
-import type { RequestTrace } from '../logging/request-trace.ts';
+import { logStep, type RequestTrace } from '../logging/request-trace.ts';
 import type { ServiceName } from '../metrics.ts';
 import { assertIdempotencyKey } from './idempotency-key.ts';
 import type { OperationDef } from './operation.ts';
@@ -239,13 +239,11 @@ export class IdempotencyEngine {
       // Committed, but its answers were lost with the connection: the owner reads what it needs.
       answers = [];
     }
-    this.deps.log.info(
-      {
-        recoveryPoint: owned.decided === undefined ? first.to : 'finished',
-        fencingToken: owned.fencing_token,
-      },
-      'phase committed',
-    );
+    logStep(this.deps, {
+      msg: 'phase committed',
+      recoveryPoint: owned.decided === undefined ? first.to : 'finished',
+      fencingToken: owned.fencing_token,
+    });
     if (owned.decided !== undefined) {
       this.countExecuted(scope, executed);
       const response = {
@@ -331,7 +329,7 @@ export class IdempotencyEngine {
     outcome: 'executed' | 'expired_retry' | 'replayed' | 'in_use' | 'key_reused',
   ): void {
     this.deps.metrics.requests.inc({ ...metricLabels(scope), outcome });
-    this.deps.log.info({ outcome }, 'admission');
+    logStep(this.deps, { msg: 'admission', outcome });
   }
 
   /**
@@ -342,7 +340,11 @@ export class IdempotencyEngine {
     try {
       assertIdempotencyKey(key);
     } catch (error) {
-      this.deps.log.info({ operation: operation.publicName, outcome: 'invalid_key' }, 'admission');
+      logStep(this.deps, {
+        msg: 'admission',
+        operation: operation.publicName,
+        outcome: 'invalid_key',
+      });
       this.deps.metrics.requests.inc({
         service: operation.service,
         operation: operation.publicName,

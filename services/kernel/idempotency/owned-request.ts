@@ -6,6 +6,7 @@ import type { Statement } from '../db/pipelined-statements.ts';
 import { withOneRoundTrip, withTransaction, type TxClient } from '../db/pool.ts';
 import { LeaseLostError } from '../errors.ts';
 import { FaultInjectedError } from '../faults.ts';
+import { logStep } from '../logging/request-trace.ts';
 import { ADVANCE_KEY, FINISH_KEY, LOCK_KEY, RELEASE_KEY, SELECT_KEY } from './idempotency.sql.ts';
 import { answerToStore } from './stored-response.ts';
 import type { EngineDeps, OwnedRow, Scope, StoredResponse } from './types.ts';
@@ -218,10 +219,11 @@ export class OwnedRequest {
     }
     this.point = phase.to;
     this.expiry = expiresAt;
-    this.deps.log.info(
-      { recoveryPoint: phase.to, fencingToken: this.row.fencing_token },
-      'phase committed',
-    );
+    logStep(this.deps, {
+      msg: 'phase committed',
+      recoveryPoint: phase.to,
+      fencingToken: this.row.fencing_token,
+    });
     await this.deps.faults.hit(`${faultPrefix}.after-commit`);
   }
 

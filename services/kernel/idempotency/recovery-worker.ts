@@ -77,11 +77,15 @@ export class RecoveryWorker {
         const trace = RequestTrace.start(log, `worker-${randomUUID()}`);
         trace.annotate(scopeAnnotation(scope));
         trace.log.info({ recoveryPoint: row.recovery_point }, 'resuming a stale request');
+        let result: 'resumed' | 'error' = 'resumed';
         try {
           await resumer.resume(this.engine.forTrace(trace).adopt(scope, row), trace);
         } catch (error) {
+          result = 'error';
           this.opts.onError(error);
         }
+        // The resumption's summary, as the gateway's `request` line is a request's.
+        trace.log.info({ result, ...trace.summary() }, 'stale request resumed');
       }),
     );
     metrics.recoverySweeps.inc({

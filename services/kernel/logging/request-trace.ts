@@ -14,6 +14,22 @@ export interface RequestFields {
   keyRef?: string;
 }
 
+/**
+ * What a request did, in order, for its one summary line: each admission's outcome (a document
+ * may hold several commands), each recovery point it committed, each provider call's outcome.
+ */
+export interface RequestSteps {
+  admissions: string[];
+  phases: string[];
+  providerCalls: string[];
+}
+
+/** A step as the engine and the provider service report it (`logStep`). */
+export type Step =
+  | { msg: 'admission'; operation?: string; outcome: string }
+  | { msg: 'phase committed'; recoveryPoint: string; fencingToken: string }
+  | { msg: 'provider call'; call: string; outcome: string };
+
 /** A request id we accept from a caller; anything else is replaced by one of our own. */
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -34,6 +50,7 @@ const TRACE = Symbol('requestTrace');
 export class RequestTrace {
   readonly log: Logger;
   private readonly fields: RequestFields;
+  private readonly steps: RequestSteps = { admissions: [], phases: [], providerCalls: [] };
 
   private constructor(base: Logger, requestId: string) {
     this.fields = { requestId };
@@ -58,6 +75,26 @@ export class RequestTrace {
     Object.assign(this.fields, fields);
   }
 
+  /** Notes a step for the summary line. */
+  record(step: Step): void {
+    switch (step.msg) {
+      case 'admission':
+        this.steps.admissions.push(step.outcome);
+        return;
+      case 'phase committed':
+        this.steps.phases.push(step.recoveryPoint);
+        return;
+      case 'provider call':
+        this.steps.providerCalls.push(step.outcome);
+        return;
+    }
+  }
+
+  /** The steps so far, for the request's summary line (the gateway's `request`). */
+  summary(): RequestSteps {
+    return this.steps;
+  }
+
   /** A copy of the fields, for one log line (pino merges the line's own fields into it). */
   snapshot(): RequestFields {
     return { ...this.fields };
@@ -67,4 +104,21 @@ export class RequestTrace {
 /** The fields of the request a logger writes for, or none (a process-wide logger). */
 export function traceFieldsOf(logger: Logger): RequestFields | Record<string, never> {
   return (logger as Logger & { [TRACE]?: RequestTrace })[TRACE]?.snapshot() ?? {};
+}
+
+/**
+ * One step of some work. Work for a request is summed up in the request's one line at the end
+ * (RequestTrace.summary), so its steps are only noted there and written at debug level: five
+ * info lines per payment were 13% of the gateway's CPU (A/B against LOG_LEVEL=silent). Work
+ * with no request (a background job's, or the process-wide engine's) has no summary line, so
+ * its steps are written at info.
+ */
+export function logStep(where: { log: Logger; trace: RequestTrace | null }, step: Step): void {
+  const { msg, ...fields } = step;
+  if (where.trace === null) {
+    where.log.info(fields, msg);
+    return;
+  }
+  where.trace.record(step);
+  where.log.debug(fields, msg);
 }
