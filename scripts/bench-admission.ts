@@ -12,17 +12,11 @@
  * added migrations/0007-retention-partitions.sql, or HEAD while that file is uncommitted.
  * BENCH_DATABASE_URL is passed through to the benches.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
-import { readFile, symlink, unlink } from 'node:fs/promises';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parseArgs, promisify } from 'node:util';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { parseArgs } from 'node:util';
+import { git, REPO, withWorktree, workingTreeFingerprint } from './bench/worktree.ts';
 import { table } from './ops/render.ts';
 
-const execFileAsync = promisify(execFile);
-
-const REPO = fileURLToPath(new URL('..', import.meta.url));
 const PARTITION_MIGRATION = 'migrations/0007-retention-partitions.sql';
 const BENCH_SCRIPT = 'scripts/bench-create-payment.ts';
 /** One bench run (start-up, 4 load phases of at most 60 s each, teardown) never needs this long. */
@@ -66,15 +60,15 @@ async function main(): Promise<void> {
   const before = await resolveBeforeRef(head);
   progress(`HEAD at start: ${head}`);
   progress(`before = ${before.hash} (${before.why}); after = working tree of ${REPO}`);
-  const worktree = `/tmp/pgw-before-${randomBytes(4).toString('hex')}`;
-  await git(['worktree', 'add', '--detach', worktree, before.hash]);
-  try {
-    await symlink(join(REPO, 'node_modules'), join(worktree, 'node_modules'), 'dir');
-    const runs = await alternate({ options, worktree, beforeHash: before.hash });
-    report({ runs, options, head, before });
-  } finally {
-    await removeWorktree(worktree);
-  }
+  const runs = await withWorktree(
+    before.hash,
+    (worktree) => alternate({ options, worktree, beforeHash: before.hash }),
+    (message) => {
+      progress(message);
+      process.exitCode = 1;
+    },
+  );
+  report({ runs, options, head, before });
 }
 
 function parseOptions(): Options {
@@ -102,11 +96,6 @@ function progress(message: string): void {
   console.error(`[bench:admission] ${message}`);
 }
 
-async function git(args: string[]): Promise<string> {
-  const { stdout } = await execFileAsync('git', args, { cwd: REPO, maxBuffer: 256 * 1024 * 1024 });
-  return stdout.trim();
-}
-
 /**
  * The default compares against the schema without partitions: the commit before 0007 was
  * added. While 0007 is only in the working tree, that is HEAD.
@@ -131,21 +120,6 @@ async function resolveBeforeRef(head: string): Promise<BeforeRef> {
   };
 }
 
-/**
- * A `git worktree remove` that fails leaves the directory and a registration in .git/worktrees;
- * say how to clean up rather than hide it. The node_modules link goes first so nothing can
- * follow it into the real node_modules.
- */
-async function removeWorktree(worktree: string): Promise<void> {
-  await unlink(join(worktree, 'node_modules')).catch(() => undefined);
-  await git(['worktree', 'remove', '--force', worktree]).catch((error: unknown) => {
-    progress(
-      `could not remove ${worktree} (${String(error)}); run: git worktree remove --force ${worktree}`,
-    );
-    process.exitCode = 1;
-  });
-}
-
 async function alternate(opts: {
   options: Options;
   worktree: string;
@@ -163,22 +137,6 @@ async function alternate(opts: {
     }
   }
   return runs;
-}
-
-/**
- * The working tree's state as a short hash of its diff against HEAD and of its untracked files:
- * someone else may be editing it while we measure, and two "after" runs of different code
- * should not be averaged silently.
- */
-async function workingTreeFingerprint(): Promise<string> {
-  const hash = createHash('sha256');
-  hash.update(await git(['diff', 'HEAD', '--binary']));
-  const untracked = await git(['ls-files', '--others', '--exclude-standard', '-z']);
-  for (const path of untracked.split('\0').filter(Boolean).sort()) {
-    hash.update(path);
-    hash.update(await readFile(join(REPO, path)).catch(() => Buffer.from('(unreadable)')));
-  }
-  return hash.digest('hex').slice(0, 12);
 }
 
 /**

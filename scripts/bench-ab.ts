@@ -1,0 +1,297 @@
+/**
+ * `npm run bench:ab`: what one change does to the gateway, measured with both versions running
+ * at once. "Before" is a commit, built in a git worktree; "after" is this working tree. Both
+ * gateways run their built JavaScript on one scratch database and one sandbox provider, each
+ * is warmed up, the database is analyzed, and then they take turns serving blocks of requests
+ * (before, after, after, before, …), so a drift of the machine over the run falls on both alike.
+ * Each block's CPU per request is read from /proc for the gateway and for PostgreSQL's
+ * backends (only one side is busy at a time), and the report gives the after ÷ before ratio of
+ * each block and their median. Nothing is asserted on time.
+ *
+ * Why beside bench:admission, which alternates whole bench runs: on this machine the speed of
+ * the same code moves by ±15% from minute to minute, and two runs a few minutes apart could not
+ * tell a 5% change from noise. Blocks of a few seconds, side by side, can.
+ *
+ *   npm run bench:ab -- [--before HEAD] [--phase new|replay] [--blocks 10] [--requests 1500]
+ *                       [--concurrency 16]
+ *
+ * The before commit must have scripts/build.ts (7c4913b or later).
+ */
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { buildJavaScript } from './build.ts';
+import { Children, type Child } from './bench/children.ts';
+import { runLoad } from './bench/load.ts';
+import { cpuBetween, snapshotCpu } from './bench/process-cpu.ts';
+import {
+  benchPool,
+  createScratchDatabase,
+  type ScratchDatabase,
+} from './bench/scratch-database.ts';
+import { analyzeAfterWarmUp } from './bench/statistics.ts';
+import { fixed } from './bench/stats.ts';
+import { productTarget, type Target } from './bench/targets.ts';
+import { git, REPO, withWorktree, workingTreeFingerprint } from './bench/worktree.ts';
+import { table } from './ops/render.ts';
+
+/** Requests per side before anything is measured: V8 has optimised the hot code by then. */
+const WARM_UP = 3_000;
+/** A block that has not finished by then is cut short and counted as far as it got. */
+const BLOCK_LIMIT_MS = 60_000;
+/** Bounds that keep a mistyped flag from starting an hour-long run. */
+const MAX_BLOCKS = 40;
+const MAX_REQUESTS = 10_000;
+/** The gateways' background work held back, so that blocks measure the request path alone. */
+const HELD_BACK_MS = '3600000';
+
+type Phase = 'new' | 'replay';
+
+interface Options {
+  before: string;
+  phase: Phase;
+  blocks: number;
+  requests: number;
+  concurrency: number;
+}
+
+interface Side {
+  name: 'before' | 'after';
+  source: string;
+  gateway: Child;
+  target: Target;
+  warmKeys: string[];
+  blocks: Array<{ perSecond: number; gatewayUs: number; postgresUs: number }>;
+}
+
+function parseOptions(): Options {
+  const { values } = parseArgs({
+    options: {
+      before: { type: 'string', default: 'HEAD' },
+      phase: { type: 'string', default: 'new' },
+      blocks: { type: 'string', default: '10' },
+      requests: { type: 'string', default: '1500' },
+      concurrency: { type: 'string', default: '16' },
+    },
+  });
+  if (values.phase !== 'new' && values.phase !== 'replay') {
+    throw new Error('--phase is new or replay');
+  }
+  const int = (name: string, raw: string, max: number) => {
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < 1 || value > max) {
+      throw new Error(`--${name} takes an integer in [1, ${max}]`);
+    }
+    return value;
+  };
+  return {
+    before: values.before,
+    phase: values.phase,
+    blocks: int('blocks', values.blocks, MAX_BLOCKS),
+    requests: int('requests', values.requests, MAX_REQUESTS),
+    concurrency: int('concurrency', values.concurrency, 256),
+  };
+}
+
+function progress(message: string): void {
+  console.error(`[bench:ab] ${message}`);
+}
+
+/** The before commit's own build, into its worktree's dist/. */
+function buildWorktree(dir: string): string {
+  if (!existsSync(join(dir, 'scripts/build.ts'))) {
+    throw new Error('the before commit has no scripts/build.ts: pick 7c4913b or later');
+  }
+  const built = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/build.ts'], {
+    cwd: dir,
+    encoding: 'utf8',
+  });
+  if (built.status !== 0) throw new Error(`before build failed:\n${built.stdout}${built.stderr}`);
+  return join(dir, 'dist');
+}
+
+async function startGateway(run: {
+  children: Children;
+  db: ScratchDatabase;
+  pspUrl: string;
+  apiKey: string;
+}): Promise<Child> {
+  return run.children.start({
+    name: 'gateway',
+    entry: 'src/main.ts',
+    env: {
+      DATABASE_URL: run.db.url,
+      PSP_URL: run.pspUrl,
+      PORT: '0',
+      BOOTSTRAP_TENANTS: `bench:${run.apiKey}`,
+      RECOVERY_INTERVAL_MS: HELD_BACK_MS,
+      RECONCILIATION_INTERVAL_MS: HELD_BACK_MS,
+      RETENTION_INTERVAL_MS: HELD_BACK_MS,
+      OUTBOX_INTERVAL_MS: HELD_BACK_MS,
+    },
+    ready: /GraphQL:\s+(http:\/\/127\.0\.0\.1:\d+)\/graphql/,
+  });
+}
+
+async function measureBlocks(run: {
+  sides: [Side, Side];
+  options: Options;
+  db: ScratchDatabase;
+  pspPid: number;
+}): Promise<void> {
+  const { options } = run;
+  const pool = benchPool(run.db.url);
+  try {
+    await analyzeAfterWarmUp(pool);
+    for (let block = 0; block < options.blocks; block++) {
+      const order = block % 2 === 0 ? run.sides : ([run.sides[1], run.sides[0]] as const);
+      for (const side of order) {
+        const pids = { system: side.gateway.process.pid ?? 0, psp: run.pspPid };
+        const spec = { db: pool, dbName: run.db.name, pids };
+        const before = await snapshotCpu(spec);
+        const load = await runLoad({
+          target: side.target,
+          concurrency: options.concurrency,
+          count: options.requests,
+          limitMs: BLOCK_LIMIT_MS,
+          key: (i) =>
+            options.phase === 'new'
+              ? `ab-${side.name}-${block}-${i}`
+              : side.warmKeys[i % side.warmKeys.length]!,
+        });
+        if (load.errors > 0) throw new Error(`${side.name}: ${load.errorSamples.join(' | ')}`);
+        const cpu = cpuBetween({ before, after: await snapshotCpu(spec), pids });
+        const n = Math.max(1, load.done);
+        side.blocks.push({
+          perSecond: load.done / load.seconds,
+          gatewayUs: (cpu.systemMs * 1000) / n,
+          postgresUs: (cpu.postgresMs * 1000) / n,
+        });
+        progress(
+          `block ${block + 1}/${options.blocks} ${side.name}: ${fixed(n / load.seconds, 0)}/s`,
+        );
+      }
+    }
+  } finally {
+    await pool.end();
+  }
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+function report(sides: [Side, Side], options: Options): void {
+  const [before, after] = sides;
+  console.log(
+    `bench:ab, ${new Date().toISOString()}: ${options.phase === 'new' ? 'new payments' : 'replays'} at concurrency ${options.concurrency}, ${options.blocks} blocks of ${options.requests} per side`,
+  );
+  console.log(`before = ${before.source}; after = ${after.source}`);
+  const rows = table(['block', 'throughput /s', 'gateway µs/request', 'PostgreSQL µs/request']);
+  const ratio = (pick: (b: Side['blocks'][number]) => number) =>
+    after.blocks.map((b, i) => pick(b) / pick(before.blocks[i]!));
+  const ratios = {
+    perSecond: ratio((b) => b.perSecond),
+    gatewayUs: ratio((b) => b.gatewayUs),
+    postgresUs: ratio((b) => b.postgresUs),
+  };
+  before.blocks.forEach((b, i) => {
+    const a = after.blocks[i]!;
+    const cell = (x: number, y: number, r: number) =>
+      `${fixed(x, 0)} → ${fixed(y, 0)} (${fixed(r, 2)})`;
+    rows.push([
+      String(i + 1),
+      cell(b.perSecond, a.perSecond, ratios.perSecond[i]!),
+      cell(b.gatewayUs, a.gatewayUs, ratios.gatewayUs[i]!),
+      cell(b.postgresUs, a.postgresUs, ratios.postgresUs[i]!),
+    ]);
+  });
+  console.log(rows.toString());
+  const summary = (label: string, values: number[]) =>
+    `  ${label.padEnd(34)} ${fixed(median(values), 3)} (blocks ${fixed(Math.min(...values), 2)}–${fixed(Math.max(...values), 2)})`;
+  console.log('after ÷ before, median of the blocks:');
+  console.log(summary('throughput', ratios.perSecond));
+  console.log(summary('gateway CPU per request', ratios.gatewayUs));
+  console.log(summary('PostgreSQL CPU per request', ratios.postgresUs));
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions();
+  const beforeHash = await git(['rev-parse', '--verify', `${options.before}^{commit}`]);
+  const afterDir = join(REPO, `.build-ab-${process.pid}`);
+  const afterSource = `working tree ${await workingTreeFingerprint()} on ${(await git(['rev-parse', 'HEAD'])).slice(0, 12)}`;
+  progress(`building after (${afterSource})`);
+  buildJavaScript(afterDir);
+  try {
+    await withWorktree(
+      beforeHash,
+      async (worktree) => {
+        progress(`building before (${beforeHash.slice(0, 12)})`);
+        const beforeDir = buildWorktree(worktree);
+        const db = await createScratchDatabase({ embedded: false });
+        const apiKey = `sk_test_bench_ab_${randomBytes(12).toString('hex')}`;
+        const pspChildren = new Children(afterDir);
+        const gateways = { before: new Children(beforeDir), after: new Children(afterDir) };
+        const stopAll = () =>
+          Promise.all([gateways.before.stopAll(), gateways.after.stopAll(), pspChildren.stopAll()]);
+        // Ctrl-C stops the processes; the load then fails, and the finally blocks below drop
+        // the database and remove the builds and the worktree.
+        process.once('SIGINT', () => {
+          progress('interrupted; stopping its processes');
+          void stopAll();
+        });
+        try {
+          const psp = await pspChildren.start({
+            name: 'sandbox-psp',
+            entry: 'sandbox-psp/main.ts',
+            env: { SANDBOX_PSP_PORT: '0' },
+            ready: /listening on (http:\/\/127\.0\.0\.1:\d+)/,
+          });
+          const sides: Side[] = [];
+          for (const name of ['before', 'after'] as const) {
+            const gateway = await startGateway({
+              children: gateways[name],
+              db,
+              pspUrl: psp.url,
+              apiKey,
+            });
+            const target = productTarget({ url: gateway.url, apiKey });
+            progress(`warming up ${name}`);
+            const warm = await runLoad({
+              target,
+              concurrency: 16,
+              count: WARM_UP,
+              limitMs: BLOCK_LIMIT_MS * 2,
+              key: (i) => `ab-warm-${name}-${i}`,
+            });
+            if (warm.errors > 0)
+              throw new Error(`${name} warm-up: ${warm.errorSamples.join(' | ')}`);
+            const source = name === 'before' ? beforeHash.slice(0, 12) : afterSource;
+            sides.push({ name, source, gateway, target, warmKeys: warm.succeededKeys, blocks: [] });
+          }
+          const pair = sides as [Side, Side];
+          await measureBlocks({ sides: pair, options, db, pspPid: psp.process.pid ?? 0 });
+          report(pair, options);
+        } finally {
+          await stopAll();
+          await db.drop();
+        }
+      },
+      (message) => {
+        progress(message);
+        process.exitCode = 1;
+      },
+    );
+  } finally {
+    rmSync(afterDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
