@@ -1,5 +1,6 @@
 import { createTRPCClient, localLink, type TRPCClient } from '@trpc/client';
 import type { ServiceContext, ServiceDeps } from './context.ts';
+import { warnIfAutovacuumOff } from './kernel/db/autovacuum-check.ts';
 import { createPool } from './kernel/db/pool.ts';
 import type { Logger } from './kernel/logging/logger.ts';
 import type { RequestTrace } from './kernel/logging/request-trace.ts';
@@ -77,6 +78,8 @@ export interface Services {
   retention: PeriodicJob;
   /** One maintenance run now (at start, before serving; and for tests and operators). */
   maintainPartitions(): Promise<RetentionRun>;
+  /** Start-up checks of the server's settings, logged as warnings (autovacuum-check.ts). */
+  checkDatabaseSettings(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -246,6 +249,9 @@ export function createServices(config: ServicesConfig): Services {
     dispatcher,
     retention,
     maintainPartitions: runRetention,
+    async checkDatabaseSettings() {
+      await warnIfAutovacuumOff(pool, config.log);
+    },
     async close() {
       await retention.stop();
       await dispatcher.stop();

@@ -145,6 +145,8 @@ export async function startApp(options: AppOptions): Promise<App> {
   // Partitions for today's keys must exist before the first request: a process that starts after
   // a long pause (or on a fresh database) creates them now rather than on its first schedule.
   await maintainPartitionsAtStart(services, reportError);
+  // A warning, never a refusal to start: a transient error here must not keep the gateway down.
+  await services.checkDatabaseSettings().catch(reportError);
   const apollo = await createApollo(metrics);
   const gateway = createGatewayServer({
     apollo,

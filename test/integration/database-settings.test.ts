@@ -1,0 +1,33 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useTestDatabase } from '../support/test-database.ts';
+import { startTestStack, type TestStack } from '../support/test-stack.ts';
+
+const database = useTestDatabase('database-settings');
+let stack: TestStack;
+const lines: Array<Record<string, unknown>> = [];
+
+beforeAll(async () => {
+  stack = await startTestStack({
+    databaseUrl: database.url,
+    app: {
+      logLevel: 'warn',
+      logDestination: { write: (line: string) => void lines.push(JSON.parse(line) as never) },
+    },
+  });
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+describe('a gateway starting on a server', () => {
+  it('warns exactly when the server runs with autovacuum off', async () => {
+    const { rows } = await stack.db.query<{ setting: string }>(
+      `SELECT current_setting('autovacuum') AS setting`,
+    );
+    const warnings = lines.filter(
+      (line) => line['level'] === 40 && String(line['msg']).startsWith('autovacuum is off'),
+    );
+    // This machine's server (and CI's) runs with autovacuum off; the embedded one with it on.
+    expect(warnings).toHaveLength(rows[0]?.setting === 'on' ? 0 : 1);
+  });
+});
