@@ -53,7 +53,8 @@ export interface ServicesConfig {
   faults: FaultPoints;
   metrics: Metrics;
   log: Logger;
-  onError: (error: unknown) => void;
+  /** Unexpected errors, with the logger of the request they happened in when there is one. */
+  onError: (error: unknown, log?: Logger) => void;
 }
 
 export interface Services {

@@ -104,12 +104,13 @@ export async function startApp(options: AppOptions): Promise<App> {
     level: options.logLevel ?? 'info',
     destination: options.logDestination,
   });
-  // An error inside a request is logged with that request's logger, so its line carries the id.
+  // An error inside a request (or a worker resumption) is logged with that request's logger, so
+  // its line carries the id; a test's collector sees it as well.
   const reportErrorIn = (error: unknown, where: Logger) => {
-    if (options.reportError) options.reportError(error);
-    else where.error({ err: error }, 'unexpected error');
+    where.error({ err: error }, 'unexpected error');
+    options.reportError?.(error);
   };
-  const reportError = (error: unknown) => reportErrorIn(error, log);
+  const reportError = (error: unknown, where?: Logger) => reportErrorIn(error, where ?? log);
   const faults = options.faults ?? new FaultPoints();
   const metrics = createMetrics({ defaultMetrics: true });
   const services = createServices({

@@ -2,6 +2,7 @@ import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { tracedDeps, type ServiceDeps } from '../context.ts';
 import { withTransaction } from '../kernel/db/pool.ts';
+import { scopeAnnotation } from '../kernel/idempotency/engine.ts';
 import { claimForSettlement, recordIntervention } from '../kernel/idempotency/settlement.ts';
 import { finishWithOutcome, loadPayment } from '../payments/create-payment.flow.ts';
 import { paymentResumers, RESUMABLE_OPERATIONS } from '../payments/resumable-operations.ts';
@@ -45,6 +46,7 @@ export const opsRouter = router({
   redrive: procedure.input(target).mutation(async ({ ctx, input }) => {
     const { deps, trace } = tracedDeps(ctx.deps);
     const scope = scopeOf(input);
+    trace.annotate(scopeAnnotation(scope));
     const current = await currentOf(deps, input);
     const request = await claimForSettlement(deps.engine.deps, {
       scope,
@@ -64,11 +66,16 @@ export const opsRouter = router({
     const resumer = paymentResumers(deps).find((r) => r.operation.id === scope.operation.id);
     if (resumer === undefined)
       throw new TRPCError({ code: 'BAD_REQUEST', message: `cannot resume ${scope.operation.id}` });
-    await resumer.resume(request, trace);
-    const { state } = await currentOf(deps, input);
-    // An operator's re-drive is summed up in a line of its own, however it was called.
-    trace.log.info({ actor: input.actor, state, ...trace.summary() }, 'request re-driven');
-    return { state };
+    // An operator's re-drive is summed up in a line of its own, however it was called and
+    // however it ended.
+    let result: 'resumed' | 'error' = 'error';
+    try {
+      await resumer.resume(request, trace);
+      result = 'resumed';
+    } finally {
+      trace.log.info({ actor: input.actor, result, ...trace.summary() }, 'request re-driven');
+    }
+    return { state: (await currentOf(deps, input)).state };
   }),
 
   resolve: procedure

@@ -60,28 +60,46 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
     // Everything this request causes — resolvers, tRPC calls, provider calls — logs under its id.
     const trace = RequestTrace.start(opts.log, typeof header === 'string' ? header : undefined);
     res.setHeader('x-request-id', trace.requestId);
-    res.on('close', () => {
+    // A request ends when its answer is gone (or its client is) and its work has settled, in
+    // either order: a client that disconnects mid-payment does not stop the payment, so neither
+    // the request's line nor the drain may take the disconnect for the end.
+    let answeredMs: number | null = null;
+    /** The connection closed before the whole answer was written: the client gave up. */
+    let aborted = false;
+    let routed = false;
+    const ended = () => {
+      if (answeredMs === null || !routed) return;
       inFlight -= 1;
       if (inFlight === 0) idle?.();
-      if (req.url !== '/metrics') {
-        // The request's one line at info: what it was, how it ended, and what it did.
-        trace.log.info(
-          {
-            method: req.method,
-            path: (req.url ?? '/').split('?')[0],
-            status: res.statusCode,
-            durationMs: Math.round(performance.now() - started),
-            ...trace.summary(),
-          },
-          'request',
-        );
-      }
+      if (req.url === '/metrics') return;
+      // The request's one line at info: what it was, how it ended, and what it did.
+      trace.log.info(
+        {
+          method: req.method,
+          path: (req.url ?? '/').split('?')[0],
+          status: res.statusCode,
+          ...(aborted ? { aborted: true } : {}),
+          durationMs: Math.round(answeredMs),
+          ...trace.summary(),
+        },
+        'request',
+      );
+    };
+    res.on('close', () => {
+      answeredMs = performance.now() - started;
+      aborted = !res.writableFinished;
+      ended();
     });
-    route(opts, { req, res, trace }).catch((error: unknown) => {
-      opts.reportError(error, trace.log);
-      if (!res.headersSent) sendGraphQLError(res, 'INTERNAL_SERVER_ERROR');
-      else res.destroy();
-    });
+    void route(opts, { req, res, trace })
+      .catch((error: unknown) => {
+        opts.reportError(error, trace.log);
+        if (!res.headersSent) sendGraphQLError(res, 'INTERNAL_SERVER_ERROR');
+        else res.destroy();
+      })
+      .finally(() => {
+        routed = true;
+        ended();
+      });
   });
 
   return {

@@ -82,7 +82,9 @@ describe('structured logs', () => {
       status: 200,
       tenantId: stack.tenantIds.a,
       operation: 'createPayment',
-      admissions: ['executed'],
+      admissions: [
+        { operation: 'createPayment', keyRef: info[0]?.['keyRef'], outcome: 'executed' },
+      ],
       phases: ['provider_charge_sent', 'finished'],
       providerCalls: ['approved'],
     });
@@ -94,7 +96,7 @@ describe('structured logs', () => {
     expect(replay).toEqual([
       expect.objectContaining({
         msg: 'request',
-        admissions: ['replayed'],
+        admissions: [expect.objectContaining({ outcome: 'replayed' })],
         phases: [],
         providerCalls: [],
       }),
@@ -148,11 +150,125 @@ describe('structured logs', () => {
       expect.objectContaining({ msg: 'resuming a stale request' }),
       expect.objectContaining({
         msg: 'stale request resumed',
-        result: 'resumed',
+        result: 'finished',
         phases: ['finished'],
         providerCalls: ['approved'],
       }),
     ]);
+  });
+
+  it('name each command of a document in its summary, with its own key reference', async () => {
+    const answer = await graphql(stack.app.url, {
+      apiKey: TENANT_A.apiKey,
+      query: `mutation Two($a: CreatePaymentInput!, $b: CreatePaymentInput!) {
+        a: createPayment(input: $a) { payment { id } }
+        b: createPayment(input: $b) { payment { id } }
+      }`,
+      variables: { a: paymentInput('log-two-a'), b: paymentInput('log-two-b') },
+      requestId: 'req-log-two',
+    });
+    expect(answer.body.errors).toBeUndefined();
+    const info = lines.filter((l) => l['requestId'] === 'req-log-two' && l['level'] === INFO);
+    expect(info).toHaveLength(1);
+    const admissions = info[0]?.['admissions'] as Array<Record<string, unknown>>;
+    expect(admissions.map((a) => a['outcome'])).toEqual(['executed', 'executed']);
+    const refs = admissions.map((a) => a['keyRef']);
+    expect(refs[0]).toMatch(/^[0-9a-f]{12}$/);
+    expect(refs[1]).toMatch(/^[0-9a-f]{12}$/);
+    expect(refs[0]).not.toBe(refs[1]);
+    expect(info[0]?.['phases']).toEqual([
+      'provider_charge_sent',
+      'finished',
+      'provider_charge_sent',
+      'finished',
+    ]);
+  });
+
+  it("sum up an operator's re-drive in a line of its own, with the key's reference", async () => {
+    stack.app.faults.arm('createPayment.provider_charge.before-call', { kind: 'throw' });
+    await send(paymentInput('log-redriven'), 'req-log-redriven');
+    stack.app.faults.disarm('createPayment.provider_charge.before-call');
+    await stack.db.query(
+      `UPDATE idempotency_keys SET lease_expires_at = now() - interval '1 second'
+        WHERE key = 'log-redriven'`,
+    );
+    await stack.app.services.client.ops.redrive.mutate({
+      tenantId: stack.tenantIds.a,
+      operation: 'payments.create.v1',
+      key: 'log-redriven',
+      actor: 'alice',
+      reason: 'a test of the re-drive line',
+    });
+    const first = lines.find(
+      (l) => l['requestId'] === 'req-log-redriven' && l['msg'] === 'admission',
+    );
+    const line = lines.find((l) => l['msg'] === 'request re-driven');
+    expect(line).toMatchObject({
+      level: INFO,
+      actor: 'alice',
+      result: 'resumed',
+      tenantId: stack.tenantIds.a,
+      keyRef: first?.['keyRef'],
+      phases: ['finished'],
+      providerCalls: ['approved'],
+    });
+    expect(line?.['requestId']).not.toBe('req-log-redriven');
+  });
+
+  it('sum up a request whose client gave up, once its work is done', async () => {
+    // pm_card_slow answers after 500 ms here; the client gives up after 100.
+    await expect(
+      graphql(stack.app.url, {
+        apiKey: TENANT_A.apiKey,
+        query: CREATE_PAYMENT,
+        variables: { input: paymentInput('log-gave-up', { paymentMethod: 'pm_card_slow' }) },
+        requestId: 'req-log-gave-up',
+        timeoutMs: 100,
+      }),
+    ).rejects.toThrow();
+    const deadline = Date.now() + 10_000;
+    let info: Array<Record<string, unknown>> = [];
+    while (info.length === 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      info = lines.filter(
+        (line) => line['requestId'] === 'req-log-gave-up' && line['level'] === INFO,
+      );
+    }
+    expect(info).toEqual([
+      expect.objectContaining({
+        msg: 'request',
+        aborted: true,
+        phases: ['provider_charge_sent', 'finished'],
+        providerCalls: ['approved'],
+      }),
+    ]);
+  });
+
+  it("write a failed resumption's error under the resumption's own request", async () => {
+    const fault = 'createPayment.provider_charge.before-call';
+    stack.app.faults.arm(fault, { kind: 'throw' });
+    try {
+      await send(paymentInput('log-resume-fails'), 'req-log-6');
+      await stack.db.query(
+        `UPDATE idempotency_keys SET lease_expires_at = now() - interval '1 second',
+                next_attempt_at = NULL WHERE key = 'log-resume-fails'`,
+      );
+      await stack.app.services.worker.sweepOnce();
+    } finally {
+      stack.app.faults.disarm(fault);
+    }
+    const first = lines.find((l) => l['requestId'] === 'req-log-6' && l['msg'] === 'admission');
+    const resumed = lines.filter(
+      (l) => String(l['requestId']).startsWith('worker-') && l['keyRef'] === first?.['keyRef'],
+    );
+    expect(resumed.filter((l) => Number(l['level']) >= INFO).map((l) => l['msg'])).toEqual([
+      'resuming a stale request',
+      'unexpected error',
+      'stale request resumed',
+    ]);
+    expect(resumed.find((l) => l['msg'] === 'stale request resumed')).toMatchObject({
+      result: 'error',
+    });
   });
 });
 

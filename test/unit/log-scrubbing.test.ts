@@ -116,12 +116,21 @@ describe('a step of some work', () => {
     logStep(where, { msg: 'admission', outcome: 'executed' });
     logStep(where, { msg: 'phase committed', recoveryPoint: 'finished', fencingToken: '1' });
     expect(trace.summary()).toEqual({
-      admissions: ['executed'],
+      admissions: [{ outcome: 'executed' }],
       phases: ['finished'],
       providerCalls: ['approved'],
     });
+    trace.annotate({ operation: 'refundPayment', keyRef: 'aaaaaaaaaaaa' });
+    logStep(where, { msg: 'admission', outcome: 'replayed' });
+    logStep(where, { msg: 'admission', operation: 'capturePayment', outcome: 'invalid_key' });
+    expect(trace.summary().admissions).toEqual([
+      { outcome: 'executed' },
+      { operation: 'refundPayment', keyRef: 'aaaaaaaaaaaa', outcome: 'replayed' },
+      // Refused before it had a scope: the key reference of another command is not its own.
+      { operation: 'capturePayment', outcome: 'invalid_key' },
+    ]);
     const written = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(written.map((l) => [l['level'], l['msg'], l['requestId']])).toEqual([
+    expect(written.slice(0, 3).map((l) => [l['level'], l['msg'], l['requestId']])).toEqual([
       [20, 'provider call', 'req-step'],
       [20, 'admission', 'req-step'],
       [20, 'phase committed', 'req-step'],

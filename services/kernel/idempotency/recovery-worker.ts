@@ -1,10 +1,11 @@
+import type { Logger } from '../logging/logger.ts';
 import { RequestTrace } from '../logging/request-trace.ts';
 import { PeriodicJob } from '../periodic-job.ts';
 import { randomUUID } from 'node:crypto';
 import { metricLabels, scopeAnnotation, type IdempotencyEngine } from './engine.ts';
 import { CLAIM_STALE_KEYS } from './idempotency.sql.ts';
 import type { OperationDef } from './operation.ts';
-import type { OwnedRequest } from './owned-request.ts';
+import { FINISHED, type OwnedRequest } from './owned-request.ts';
 import type { OwnedRow } from './types.ts';
 
 /** Requests claimed per sweep: enough to drain a crash's backlog fast, few enough that one
@@ -33,7 +34,8 @@ export class RecoveryWorker {
     private readonly opts: {
       intervalMs: number;
       resumers: Resumer[];
-      onError: (error: unknown) => void;
+      /** Unexpected errors; a resumption's come with its request's logger. */
+      onError: (error: unknown, log?: Logger) => void;
     },
   ) {
     this.resumers = new Map(opts.resumers.map((r) => [r.operation.id, r]));
@@ -77,12 +79,15 @@ export class RecoveryWorker {
         const trace = RequestTrace.start(log, `worker-${randomUUID()}`);
         trace.annotate(scopeAnnotation(scope));
         trace.log.info({ recoveryPoint: row.recovery_point }, 'resuming a stale request');
-        let result: 'resumed' | 'error' = 'resumed';
+        const request = this.engine.forTrace(trace).adopt(scope, row);
+        // Where the resumption left the request: answered, or given back for a later attempt.
+        let result: 'finished' | 'released' | 'error';
         try {
-          await resumer.resume(this.engine.forTrace(trace).adopt(scope, row), trace);
+          await resumer.resume(request, trace);
+          result = request.recoveryPoint === FINISHED ? 'finished' : 'released';
         } catch (error) {
           result = 'error';
-          this.opts.onError(error);
+          this.opts.onError(error, trace.log);
         }
         // The resumption's summary, as the gateway's `request` line is a request's.
         trace.log.info({ result, ...trace.summary() }, 'stale request resumed');

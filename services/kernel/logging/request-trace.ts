@@ -19,7 +19,8 @@ export interface RequestFields {
  * may hold several commands), each recovery point it committed, each provider call's outcome.
  */
 export interface RequestSteps {
-  admissions: string[];
+  /** Each with the command's operation and key reference: a document may hold several. */
+  admissions: Array<{ operation?: string; keyRef?: string; outcome: string }>;
   phases: string[];
   providerCalls: string[];
 }
@@ -78,9 +79,18 @@ export class RequestTrace {
   /** Notes a step for the summary line. */
   record(step: Step): void {
     switch (step.msg) {
-      case 'admission':
-        this.steps.admissions.push(step.outcome);
+      case 'admission': {
+        // Admission annotated the trace with this command's scope just before (mutations run
+        // one after another), unless the key was refused before it had one.
+        const operation = step.operation ?? this.fields.operation;
+        const keyRef = step.operation === undefined ? this.fields.keyRef : undefined;
+        this.steps.admissions.push({
+          ...(operation === undefined ? {} : { operation }),
+          ...(keyRef === undefined ? {} : { keyRef }),
+          outcome: step.outcome,
+        });
         return;
+      }
       case 'phase committed':
         this.steps.phases.push(step.recoveryPoint);
         return;
