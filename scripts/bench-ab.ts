@@ -13,9 +13,12 @@
  * tell a 5% change from noise. Blocks of a few seconds, side by side, can.
  *
  *   npm run bench:ab -- [--before HEAD] [--phase new|replay] [--blocks 10] [--requests 1500]
- *                       [--concurrency 16]
+ *                       [--concurrency 16] [--env-after KEY=VALUE …]
  *
- * The before commit must have scripts/build.ts (7c4913b or later).
+ * "After" is the working tree, uncommitted edits included; `--before HEAD` with a clean tree is
+ * an A/A run (the method's own noise), and `--env-after` sets a variable on the after side's
+ * gateway only (`LOG_LEVEL=silent`, `NODE_ENV=production`), to measure a setting rather than a
+ * change. The before commit must have scripts/build.ts (7c4913b or later).
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -32,7 +35,7 @@ import {
   type ScratchDatabase,
 } from './bench/scratch-database.ts';
 import { analyzeAfterWarmUp } from './bench/statistics.ts';
-import { fixed } from './bench/stats.ts';
+import { fixed, percentile } from './bench/stats.ts';
 import { productTarget, type Target } from './bench/targets.ts';
 import { git, REPO, withWorktree, workingTreeFingerprint } from './bench/worktree.ts';
 import { table } from './ops/render.ts';
@@ -41,11 +44,16 @@ import { table } from './ops/render.ts';
 const WARM_UP = 3_000;
 /** A block that has not finished by then is cut short and counted as far as it got. */
 const BLOCK_LIMIT_MS = 60_000;
-/** Bounds that keep a mistyped flag from starting an hour-long run. */
+/** Bounds that keep a mistyped flag from starting an hours-long run. */
 const MAX_BLOCKS = 40;
 const MAX_REQUESTS = 10_000;
-/** The gateways' background work held back, so that blocks measure the request path alone. */
-const HELD_BACK_MS = '3600000';
+/** Fewer than this, and /proc's 10 ms ticks are a large part of a block's CPU. */
+const MIN_REQUESTS = 100;
+/**
+ * The gateways' background work held back, so that blocks measure the request path alone: past
+ * the longest run the bounds allow (two warm-ups and every block at its time limit, 84 min).
+ */
+const HELD_BACK_MS = String(3 * 3_600_000);
 
 type Phase = 'new' | 'replay';
 
@@ -55,6 +63,8 @@ interface Options {
   blocks: number;
   requests: number;
   concurrency: number;
+  /** Environment of the after side's gateway only. */
+  envAfter: Record<string, string>;
 }
 
 interface Side {
@@ -74,24 +84,35 @@ function parseOptions(): Options {
       blocks: { type: 'string', default: '10' },
       requests: { type: 'string', default: '1500' },
       concurrency: { type: 'string', default: '16' },
+      'env-after': { type: 'string', multiple: true, default: [] },
     },
   });
   if (values.phase !== 'new' && values.phase !== 'replay') {
     throw new Error('--phase is new or replay');
   }
-  const int = (name: string, raw: string, max: number) => {
+  const int = (name: string, raw: string, [min, max]: [number, number]) => {
     const value = Number(raw);
-    if (!Number.isInteger(value) || value < 1 || value > max) {
-      throw new Error(`--${name} takes an integer in [1, ${max}]`);
+    if (!Number.isInteger(value) || value < min || value > max) {
+      throw new Error(`--${name} takes an integer in [${min}, ${max}]`);
     }
     return value;
   };
+  const blocks = int('blocks', values.blocks, [2, MAX_BLOCKS]);
+  // Each side goes first in half the blocks only if their number is even.
+  if (blocks % 2 !== 0) throw new Error('--blocks takes an even number');
+  const envAfter: Record<string, string> = {};
+  for (const pair of values['env-after']) {
+    const match = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(pair);
+    if (match === null) throw new Error(`--env-after takes KEY=VALUE, not ${pair}`);
+    envAfter[match[1]!] = match[2]!;
+  }
   return {
     before: values.before,
     phase: values.phase,
-    blocks: int('blocks', values.blocks, MAX_BLOCKS),
-    requests: int('requests', values.requests, MAX_REQUESTS),
-    concurrency: int('concurrency', values.concurrency, 256),
+    blocks,
+    requests: int('requests', values.requests, [MIN_REQUESTS, MAX_REQUESTS]),
+    concurrency: int('concurrency', values.concurrency, [1, 256]),
+    envAfter,
   };
 }
 
@@ -117,6 +138,7 @@ async function startGateway(run: {
   db: ScratchDatabase;
   pspUrl: string;
   apiKey: string;
+  env: Record<string, string>;
 }): Promise<Child> {
   return run.children.start({
     name: 'gateway',
@@ -130,6 +152,7 @@ async function startGateway(run: {
       RECONCILIATION_INTERVAL_MS: HELD_BACK_MS,
       RETENTION_INTERVAL_MS: HELD_BACK_MS,
       OUTBOX_INTERVAL_MS: HELD_BACK_MS,
+      ...run.env,
     },
     ready: /GraphQL:\s+(http:\/\/127\.0\.0\.1:\d+)\/graphql/,
   });
@@ -140,11 +163,11 @@ async function measureBlocks(run: {
   options: Options;
   db: ScratchDatabase;
   pspPid: number;
-}): Promise<void> {
+}): Promise<string> {
   const { options } = run;
   const pool = benchPool(run.db.url);
   try {
-    await analyzeAfterWarmUp(pool);
+    const autovacuum = await analyzeAfterWarmUp(pool);
     for (let block = 0; block < options.blocks; block++) {
       const order = block % 2 === 0 ? run.sides : ([run.sides[1], run.sides[0]] as const);
       for (const side of order) {
@@ -162,8 +185,9 @@ async function measureBlocks(run: {
               : side.warmKeys[i % side.warmKeys.length]!,
         });
         if (load.errors > 0) throw new Error(`${side.name}: ${load.errorSamples.join(' | ')}`);
+        if (load.done === 0) throw new Error(`${side.name}: no request answered in a block`);
         const cpu = cpuBetween({ before, after: await snapshotCpu(spec), pids });
-        const n = Math.max(1, load.done);
+        const n = load.done;
         side.blocks.push({
           perSecond: load.done / load.seconds,
           gatewayUs: (cpu.systemMs * 1000) / n,
@@ -174,23 +198,30 @@ async function measureBlocks(run: {
         );
       }
     }
+    return autovacuum;
   } finally {
     await pool.end();
   }
 }
 
+/** The middle block's ratio (the upper one of the two middle blocks). */
 function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  return percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
 }
 
-function report(sides: [Side, Side], options: Options): void {
-  const [before, after] = sides;
+function report(run: { sides: [Side, Side]; options: Options; autovacuum: string }): void {
+  const { options } = run;
+  const [before, after] = run.sides;
   console.log(
     `bench:ab, ${new Date().toISOString()}: ${options.phase === 'new' ? 'new payments' : 'replays'} at concurrency ${options.concurrency}, ${options.blocks} blocks of ${options.requests} per side`,
   );
-  console.log(`before = ${before.source}; after = ${after.source}`);
+  const env = Object.entries(options.envAfter).map(([k, v]) => `${k}=${v}`);
+  console.log(
+    `before = ${before.source}; after = ${after.source}${env.length > 0 ? ` with ${env.join(' ')}` : ''}; autovacuum ${run.autovacuum}, so the database was analyzed after the warm-ups`,
+  );
   const rows = table(['block', 'throughput /s', 'gateway µs/request', 'PostgreSQL µs/request']);
   const ratio = (pick: (b: Side['blocks'][number]) => number) =>
     after.blocks.map((b, i) => pick(b) / pick(before.blocks[i]!));
@@ -221,30 +252,45 @@ function report(sides: [Side, Side], options: Options): void {
 
 async function main(): Promise<void> {
   const options = parseOptions();
+  // Ctrl-C, at any step: the processes started so far are stopped (a load in progress then
+  // fails), a step that finishes checks in, and every finally block below still drops the
+  // database and removes the builds and the worktree. A second Ctrl-C does not cut that short.
+  let interrupted = false;
+  const onInterrupt: Array<() => Promise<unknown>> = [];
+  process.on('SIGINT', () => {
+    if (interrupted) {
+      progress('still cleaning up: the database, the builds and the worktree go first');
+      return;
+    }
+    interrupted = true;
+    progress('interrupted; stopping its processes and cleaning up');
+    for (const stop of onInterrupt) void stop();
+  });
+  const stillWanted = () => {
+    if (interrupted) throw new Error('bench:ab interrupted');
+  };
   const beforeHash = await git(['rev-parse', '--verify', `${options.before}^{commit}`]);
   const afterDir = join(REPO, `.build-ab-${process.pid}`);
   const afterSource = `working tree ${await workingTreeFingerprint()} on ${(await git(['rev-parse', 'HEAD'])).slice(0, 12)}`;
-  progress(`building after (${afterSource})`);
-  buildJavaScript(afterDir);
   try {
+    progress(`building after (${afterSource})`);
+    buildJavaScript(afterDir);
+    stillWanted();
     await withWorktree(
       beforeHash,
       async (worktree) => {
         progress(`building before (${beforeHash.slice(0, 12)})`);
         const beforeDir = buildWorktree(worktree);
+        stillWanted();
         const db = await createScratchDatabase({ embedded: false });
         const apiKey = `sk_test_bench_ab_${randomBytes(12).toString('hex')}`;
         const pspChildren = new Children(afterDir);
         const gateways = { before: new Children(beforeDir), after: new Children(afterDir) };
         const stopAll = () =>
           Promise.all([gateways.before.stopAll(), gateways.after.stopAll(), pspChildren.stopAll()]);
-        // Ctrl-C stops the processes; the load then fails, and the finally blocks below drop
-        // the database and remove the builds and the worktree.
-        process.once('SIGINT', () => {
-          progress('interrupted; stopping its processes');
-          void stopAll();
-        });
+        onInterrupt.push(stopAll);
         try {
+          stillWanted();
           const psp = await pspChildren.start({
             name: 'sandbox-psp',
             entry: 'sandbox-psp/main.ts',
@@ -258,6 +304,7 @@ async function main(): Promise<void> {
               db,
               pspUrl: psp.url,
               apiKey,
+              env: name === 'after' ? options.envAfter : {},
             });
             const target = productTarget({ url: gateway.url, apiKey });
             progress(`warming up ${name}`);
@@ -270,12 +317,19 @@ async function main(): Promise<void> {
             });
             if (warm.errors > 0)
               throw new Error(`${name} warm-up: ${warm.errorSamples.join(' | ')}`);
+            stillWanted();
             const source = name === 'before' ? beforeHash.slice(0, 12) : afterSource;
             sides.push({ name, source, gateway, target, warmKeys: warm.succeededKeys, blocks: [] });
           }
           const pair = sides as [Side, Side];
-          await measureBlocks({ sides: pair, options, db, pspPid: psp.process.pid ?? 0 });
-          report(pair, options);
+          const autovacuum = await measureBlocks({
+            sides: pair,
+            options,
+            db,
+            pspPid: psp.process.pid ?? 0,
+          });
+          stillWanted();
+          report({ sides: pair, options, autovacuum });
         } finally {
           await stopAll();
           await db.drop();

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { SELECT_AUTOVACUUM } from '../../services/kernel/db/autovacuum-check.ts';
 import { BENCH_SQL } from './counters.ts';
 
 /**
@@ -16,8 +17,6 @@ import { BENCH_SQL } from './counters.ts';
  */
 export async function analyzeAfterWarmUp(db: pg.Pool): Promise<string> {
   await db.query(`${BENCH_SQL} ANALYZE`);
-  const { rows } = await db.query<{ setting: string }>(
-    `${BENCH_SQL} SELECT current_setting('autovacuum') AS setting`,
-  );
-  return rows[0]?.setting ?? '?';
+  const { rows } = await db.query<{ enabled: boolean }>(`${BENCH_SQL} ${SELECT_AUTOVACUUM}`);
+  return rows[0]?.enabled === true ? 'on' : 'off';
 }

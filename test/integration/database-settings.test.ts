@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SELECT_AUTOVACUUM } from '../../services/kernel/db/autovacuum-check.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import { startTestStack, type TestStack } from '../support/test-stack.ts';
 
@@ -21,13 +22,11 @@ afterAll(async () => {
 
 describe('a gateway starting on a server', () => {
   it('warns exactly when the server runs with autovacuum off', async () => {
-    const { rows } = await stack.db.query<{ setting: string }>(
-      `SELECT current_setting('autovacuum') AS setting`,
-    );
+    const { rows } = await stack.db.query<{ enabled: boolean }>(SELECT_AUTOVACUUM);
     const warnings = lines.filter(
       (line) => line['level'] === 40 && String(line['msg']).startsWith('autovacuum is off'),
     );
     // This machine's server (and CI's) runs with autovacuum off; the embedded one with it on.
-    expect(warnings).toHaveLength(rows[0]?.setting === 'on' ? 0 : 1);
+    expect(warnings).toHaveLength(rows[0]?.enabled === true ? 0 : 1);
   });
 });
