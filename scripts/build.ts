@@ -8,7 +8,7 @@
  * each named closure (`const f = () => …`, `{ work: async () => … }`) in a `__name` call that
  * redefines its `name` every time the closure is made, and it turns source maps on: a cost
  * spread over every layer. Compiled, the gateway served 1.055× the new payments and 1.09× the
- * replays (README, Benchmarks). A type error fails the build, and so `npm start`, rather than
+ * replays (docs/performance.md). A type error fails the build, and so `npm start`, rather than
  * start code that does not check. Source maps are written beside the JavaScript; stack traces
  * name dist/ files unless node runs with --enable-source-maps, which makes building them dear.
  *

@@ -52,7 +52,7 @@ export class SkippedStatementError extends Error {
  * pipeline. node-postgres alone sends one statement per round trip, and on the hot path a
  * round trip costs more than most statements: a loop of transactions on an idle machine spent
  * 407 µs of the gateway's CPU on six round trips and 155 µs on the same statements in two,
- * before PostgreSQL's own share of each (README, Benchmarks).
+ * before PostgreSQL's own share of each (docs/performance.md).
  *
  * What one Sync means, and why callers can rely on it:
  * - The statements run in order, each with its own snapshot (READ COMMITTED) that sees the

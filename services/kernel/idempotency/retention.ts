@@ -44,10 +44,11 @@ export const DEFAULT_RETENTION_POLICY: Readonly<RetentionPolicy> = {
  * expiry moves to now + ttl); IdempotencyPartitionsRunningOut pages with half of it left.
  *
  * A day, in whole partitions, but never more than MAX_PARTITIONS_AHEAD of them: every lookup by
- * key opens every partition, and each costs PostgreSQL CPU on every request (README). So with
- * the default daily partitions it is one partition; with hourly ones three hours, and with the
- * narrowest (a minute) three minutes. A day of minute partitions would be 1,440 per table: made
- * in one transaction they exhaust PostgreSQL's lock table, and every lookup would open them all.
+ * key opens every partition, and each costs PostgreSQL CPU on every request
+ * (docs/performance.md). So with the default daily partitions it is one partition; with hourly
+ * ones three hours, and with the narrowest (a minute) three minutes. A day of minute partitions
+ * would be 1,440 per table: made in one transaction they exhaust PostgreSQL's lock table, and
+ * every lookup would open them all.
  */
 const TARGET_SLACK_SECONDS = 86_400;
 const MAX_PARTITIONS_AHEAD = 3;
