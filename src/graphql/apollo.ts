@@ -4,11 +4,11 @@ import {
   ApolloServerPluginCacheControlDisabled,
   ApolloServerPluginInlineTraceDisabled,
 } from '@apollo/server/plugin/disabled';
-import { Kind, type DocumentNode } from 'graphql';
+import { Kind, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import type { Metrics } from '../../services/kernel/metrics.ts';
 import type { GatewayContext } from './context.ts';
 import { formatError } from './errors.ts';
-import { documentLimitRules } from './limits.ts';
+import { documentLimitRules, MAX_DOCUMENT_TOKENS } from './limits.ts';
 import { resolvers } from './resolvers.ts';
 
 const typeDefs = readFileSync(new URL('../../schema/payments.graphql', import.meta.url), 'utf8');
@@ -32,24 +32,39 @@ const replayMarkerPlugin: ApolloServerPlugin<GatewayContext> = {
     }),
 };
 
-/** The label of graphql_request_duration_seconds: the root field, which the schema bounds. */
-function rootFieldLabel(document: DocumentNode | undefined): string {
-  const operation = document?.definitions.find((d) => d.kind === Kind.OPERATION_DEFINITION);
-  if (operation?.kind !== Kind.OPERATION_DEFINITION) return 'invalid';
-  const fields = operation.selectionSet.selections.filter((s) => s.kind === Kind.FIELD);
-  if (fields.length !== 1) return fields.length === 0 ? 'invalid' : 'multiple';
-  return fields[0]?.kind === Kind.FIELD ? fields[0].name.value : 'invalid';
+/**
+ * The `operation` label of graphql_request_duration_seconds. It is read from the operation
+ * Apollo resolved, that is after parsing and validation, so a client's document can only ever
+ * name a root field the schema has: a label taken from an unvalidated document would let any
+ * client mint a new series per request, and the registry (and heap) would grow without bound.
+ */
+export function operationLabel(
+  schema: GraphQLSchema,
+  operation: OperationDefinitionNode | undefined,
+): string {
+  if (operation === undefined) return 'invalid';
+  const selections = operation.selectionSet.selections;
+  if (selections.length > 1) return 'multiple';
+  const only = selections[0];
+  if (only?.kind !== Kind.FIELD) return 'invalid';
+  const root = schema.getRootType(operation.operation);
+  return root?.getFields()[only.name.value] === undefined ? 'invalid' : only.name.value;
 }
 
 function durationPlugin(metrics: Metrics): ApolloServerPlugin<GatewayContext> {
   return {
     requestDidStart: () => {
       const started = process.hrtime.bigint();
+      let operation: OperationDefinitionNode | undefined;
       return Promise.resolve({
-        willSendResponse: ({ document }) => {
+        didResolveOperation: (request) => {
+          operation = request.operation;
+          return Promise.resolve();
+        },
+        willSendResponse: ({ schema }) => {
           const seconds = Number(process.hrtime.bigint() - started) / 1e9;
           metrics.graphqlDuration.observe(
-            { service: 'gateway', operation: rootFieldLabel(document) },
+            { service: 'gateway', operation: operationLabel(schema, operation) },
             seconds,
           );
           return Promise.resolve();
@@ -64,6 +79,12 @@ export async function createApollo(metrics: Metrics): Promise<ApolloServer<Gatew
     typeDefs,
     resolvers,
     validationRules: documentLimitRules,
+    // The token limit stops the parser itself, so a huge or deeply nested document is refused
+    // (GRAPHQL_PARSE_FAILED) before any AST exists to walk, and never overflows the stack.
+    parseOptions: { maxTokens: MAX_DOCUMENT_TOKENS },
+    // Explicit rather than Apollo's NODE_ENV default, so a test process (NODE_ENV=test) serves
+    // the same schema surface as production. The schema is public: schema/payments.graphql.
+    introspection: true,
     formatError,
     includeStacktraceInErrorResponses: false,
     // The process owns SIGTERM (drain, then stop Apollo, then exit). Apollo's own handler,

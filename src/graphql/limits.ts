@@ -13,6 +13,15 @@ export const MAX_QUERY_DEPTH = 12;
 export const MAX_ALIASES = 15;
 /** More root mutation fields than this are refused: each one is a command with its own key. */
 export const MAX_ROOT_MUTATION_FIELDS = 10;
+/**
+ * The parser stops after this many tokens, before building an AST that validation would walk.
+ * Every later step is linear in the tokens, so this bounds them all. It also bounds nesting,
+ * which costs at least one token a level: graphql-js parses literals and selection sets by
+ * recursion, and a document nested a few thousand levels deep overflows the stack inside the
+ * parser, where the token count alone would be checked too late. Ten mutations with full
+ * selections, or an introspection query, fit well within it (graphql-armor's default).
+ */
+export const MAX_DOCUMENT_TOKENS = 1_000;
 
 function refuse(context: ValidationContext, message: string): void {
   context.reportError(
@@ -20,37 +29,59 @@ function refuse(context: ValidationContext, message: string): void {
   );
 }
 
-/** Depth of a selection set, following fragment spreads (each fragment at most once per path). */
-function depthOf(
-  context: ValidationContext,
-  set: SelectionSetNode,
-  seen: ReadonlySet<string>,
-): number {
-  let deepest = 0;
-  for (const selection of set.selections) {
-    if (selection.kind === Kind.FIELD) {
-      deepest = Math.max(
-        deepest,
-        selection.selectionSet ? 1 + depthOf(context, selection.selectionSet, seen) : 1,
-      );
-    } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-      deepest = Math.max(deepest, depthOf(context, selection.selectionSet, seen));
-    } else if (!seen.has(selection.name.value)) {
-      const fragment = context.getFragment(selection.name.value);
-      if (fragment)
-        deepest = Math.max(
-          deepest,
-          depthOf(context, fragment.selectionSet, new Set([...seen, selection.name.value])),
-        );
+/**
+ * Depth of each operation, following fragment spreads. Each fragment's depth is computed once per
+ * document and reused: walking a fragment again at every spread costs fanout^levels steps, and a
+ * few hundred bytes of fragments that each spread the next ten times would stall the event loop
+ * for every tenant. With the memo the walk visits each selection once, so it is linear in the
+ * document. A fragment met again while its own depth is being computed is a cycle, which
+ * NoFragmentCyclesRule refuses; it counts as depth 0 here so the walk terminates.
+ */
+class DepthMeter {
+  private readonly fragmentDepths = new Map<string, number>();
+  private readonly inProgress = new Set<string>();
+
+  constructor(private readonly context: ValidationContext) {}
+
+  of(set: SelectionSetNode): number {
+    let deepest = 0;
+    for (const selection of set.selections) {
+      switch (selection.kind) {
+        case Kind.FIELD:
+          deepest = Math.max(
+            deepest,
+            selection.selectionSet ? 1 + this.of(selection.selectionSet) : 1,
+          );
+          break;
+        case Kind.INLINE_FRAGMENT:
+          deepest = Math.max(deepest, this.of(selection.selectionSet));
+          break;
+        case Kind.FRAGMENT_SPREAD:
+          deepest = Math.max(deepest, this.ofFragment(selection.name.value));
+          break;
+      }
     }
+    return deepest;
   }
-  return deepest;
+
+  private ofFragment(name: string): number {
+    const known = this.fragmentDepths.get(name);
+    if (known !== undefined) return known;
+    const fragment = this.context.getFragment(name);
+    if (fragment === undefined || fragment === null || this.inProgress.has(name)) return 0;
+    this.inProgress.add(name);
+    const depth = this.of(fragment.selectionSet);
+    this.inProgress.delete(name);
+    this.fragmentDepths.set(name, depth);
+    return depth;
+  }
 }
 
 export function depthLimitRule(context: ValidationContext): ASTVisitor {
+  const meter = new DepthMeter(context);
   return {
     OperationDefinition(node) {
-      if (depthOf(context, node.selectionSet, new Set()) > MAX_QUERY_DEPTH) {
+      if (meter.of(node.selectionSet) > MAX_QUERY_DEPTH) {
         refuse(context, `the document is deeper than ${MAX_QUERY_DEPTH} levels`);
       }
     },
