@@ -1,3 +1,4 @@
+import { isBearerTokenShape, MAX_BEARER_TOKEN_CHARS } from './http/bearer.ts';
 import { DEFAULT_RETENTION_POLICY } from '../services/kernel/idempotency/retention.ts';
 
 /**
@@ -75,9 +76,9 @@ function tenants(raw: string | undefined): Config['bootstrapTenants'] {
     const at = entry.indexOf(':');
     const name = entry.slice(0, at).trim();
     const apiKey = entry.slice(at + 1).trim();
-    if (at < 1 || name === '' || apiKey.length < 16) {
+    if (at < 1 || name === '' || apiKey.length < 16 || !isBearerTokenShape(apiKey)) {
       throw new Error(
-        'BOOTSTRAP_TENANTS must be name:apiKey,… with API keys of at least 16 characters',
+        `BOOTSTRAP_TENANTS must be name:apiKey,… with API keys of 16 to ${MAX_BEARER_TOKEN_CHARS} characters of [A-Za-z0-9-._~+/]`,
       );
     }
     return { name, apiKey };

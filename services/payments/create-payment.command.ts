@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { canonicalJson, isJsonValue, type JsonValue } from '../kernel/canonical-json.ts';
 import { InputInvalidError } from '../kernel/errors.ts';
+import { assertFreeJson, assertFreeText } from '../kernel/input/free-text.ts';
 import { assertIdempotencyKey } from '../kernel/idempotency/idempotency-key.ts';
 import { normaliseCurrency, parseAmount } from '../kernel/money/money.ts';
 
@@ -56,6 +57,9 @@ export function normaliseCreatePayment(input: CreatePaymentInput): {
       'paymentMethod must be pm_ followed by 1 to 100 of [A-Za-z0-9_]',
     );
   }
+  assertFreeText('paymentMethod', input.paymentMethod);
+  assertFreeText('reference', input.reference);
+  assertFreeText('description', input.description);
   const reference = input.reference ?? null;
   if (reference !== null && (reference.length === 0 || reference.length > REFERENCE_MAX_CHARS)) {
     throw new InputInvalidError(
@@ -95,6 +99,7 @@ function normaliseMetadata(raw: unknown): JsonValue {
       `metadata must be at most ${METADATA_MAX_BYTES} bytes of JSON`,
     );
   }
+  assertFreeJson('metadata', raw);
   return raw;
 }
 

@@ -16,6 +16,7 @@ import {
   type ErrorCode,
   type PublicError,
 } from '../kernel/errors.ts';
+import { assertFreeText, assertNoControlCharacters } from '../kernel/input/free-text.ts';
 import type { OperationDef } from '../kernel/idempotency/operation.ts';
 import type { OwnedRequest } from '../kernel/idempotency/owned-request.ts';
 import type { Resumer } from '../kernel/idempotency/recovery-worker.ts';
@@ -215,6 +216,8 @@ function normalise(input: OperationInput): OperationCommand {
       details: { field: 'reason' },
     });
   }
+  assertFreeText('reason', reason);
+  assertNoControlCharacters('paymentId', input.paymentId);
   const raw = input.amount ?? null;
   if (raw === null) return { paymentId: input.paymentId.toLowerCase(), amount: null, reason };
   const match = /^(\d{1,18})(?:\.(\d{1,4}))?$/.exec(raw.trim());

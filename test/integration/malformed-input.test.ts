@@ -1,0 +1,181 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useTestDatabase } from '../support/test-database.ts';
+import { CREATE_PAYMENT, errorCodeOf, graphql, paymentOf } from '../support/graphql-client.ts';
+import {
+  createPaymentOn,
+  keyRowOf,
+  paymentInput,
+  startTestStack,
+  TENANT_A,
+  type TestStack,
+} from '../support/test-stack.ts';
+
+const database = useTestDatabase('malformed_input');
+let stack: TestStack;
+
+beforeAll(async () => {
+  stack = await startTestStack({ databaseUrl: database.url });
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+async function withAuthorization(value: string): Promise<Response> {
+  return fetch(`${stack.app.url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: value },
+    body: JSON.stringify({ query: '{ balances { currency } }' }),
+  });
+}
+
+describe('a bearer token of any length or shape is a 401', () => {
+  it.each([
+    ['600 characters', `Bearer ${'a'.repeat(600)}`],
+    ['8,000 characters', `Bearer ${'k'.repeat(8_000)}`],
+    ['characters outside RFC 6750', 'Bearer sk_test_{"$ne":null}'],
+    ['non-ASCII', `Bearer sk_test_${'é'.repeat(10)}`],
+    ['no token', 'Bearer'],
+    ['another scheme', `Basic ${Buffer.from('a:b').toString('base64')}`],
+    ['a valid key with trailing junk', `Bearer ${TENANT_A.apiKey} extra`],
+  ])('%s', async (_, value) => {
+    const answer = await withAuthorization(value);
+    expect(answer.status).toBe(401);
+    const body = (await answer.json()) as { errors: Array<{ extensions: { code: string } }> };
+    expect(body.errors[0]?.extensions.code).toBe('UNAUTHENTICATED');
+  });
+});
+
+/** A refused createPayment: BAD_USER_INPUT naming the field, nothing stored, nothing charged. */
+async function expectRefusedCreate(key: string, overrides: Record<string, unknown>, field: string) {
+  const answer = await createPaymentOn(stack, paymentInput(key, overrides));
+  expect(answer.status).toBe(400);
+  expect(errorCodeOf(answer)).toBe('BAD_USER_INPUT');
+  expect(answer.body.errors?.[0]?.extensions?.['field']).toBe(field);
+  expect(await keyRowOf(stack.db, key)).toBeUndefined();
+  expect(stack.sandbox.attempts({ reference: key })).toBe(0);
+}
+
+describe('control characters in free text are BAD_USER_INPUT, never sent on to PostgreSQL', () => {
+  it.each([
+    ['reference', { reference: 'ref\u0000nul' }],
+    ['description', { description: 'bell\u0007' }],
+    ['metadata', { metadata: { note: 'a\u0000b' } }],
+    ['metadata', { metadata: { ['key\u0000']: 'v' } }],
+    ['metadata', { metadata: { lines: [{ sku: 'x', note: 'esc\u001b[0m' }] } }],
+  ])('%s', async (field, overrides) => {
+    await expectRefusedCreate(`ctl-${field}-${JSON.stringify(overrides).length}`, overrides, field);
+  });
+
+  it('keeps tab and newline', async () => {
+    const answer = await createPaymentOn(
+      stack,
+      paymentInput('ctl-ok', { description: 'line one\n\tline two' }),
+    );
+    expect(paymentOf(answer).status).toBe('SUCCEEDED');
+  });
+
+  it('refuses them in a refund reason and a payment id, before any state', async () => {
+    const paid = paymentOf(await createPaymentOn(stack, paymentInput('ctl-paid')));
+    const refund = await graphql(stack.app.url, {
+      apiKey: TENANT_A.apiKey,
+      query: `mutation($input: RefundPaymentInput!) { refundPayment(input: $input) { refund { id } } }`,
+      variables: {
+        input: {
+          idempotencyKey: 'ctl-refund',
+          paymentId: paid.id,
+          amount: '1.00',
+          reason: 'x\u0000',
+        },
+      },
+    });
+    expect(errorCodeOf(refund)).toBe('BAD_USER_INPUT');
+    const cancel = await graphql(stack.app.url, {
+      apiKey: TENANT_A.apiKey,
+      query: `mutation($input: CancelPaymentInput!) { cancelPayment(input: $input) { payment { id } } }`,
+      variables: { input: { idempotencyKey: 'ctl-cancel', paymentId: `${paid.id}\u0000` } },
+    });
+    expect(errorCodeOf(cancel)).toBe('BAD_USER_INPUT');
+    const search = await graphql(stack.app.url, {
+      apiKey: TENANT_A.apiKey,
+      query: `query { payments(reference: "a\\u0000b") { edges { cursor } } }`,
+    });
+    expect(errorCodeOf(search)).toBe('BAD_USER_INPUT');
+  });
+});
+
+describe('a card number is never stored', () => {
+  it.each([
+    ['paymentMethod', { paymentMethod: 'pm_4242424242424242' }],
+    ['reference', { reference: 'order 4242 4242 4242 4242' }],
+    ['description', { description: 'paid with 378282246310005' }],
+    ['metadata', { metadata: { card: '4000-0566-5566-5556' } }],
+    ['metadata', { metadata: { ['6011111111111117']: true } }],
+  ])('%s', async (field, overrides) => {
+    await expectRefusedCreate(`pan-${field}-${JSON.stringify(overrides).length}`, overrides, field);
+    const dump = await stack.db.query<{ t: string }>(
+      `SELECT string_agg(p::text, '') AS t FROM payments p`,
+    );
+    expect(dump.rows[0]?.t ?? '').not.toMatch(/4242424242424242|378282246310005|6011111111111117/);
+  });
+});
+
+describe('a cursor the gateway did not issue is BAD_USER_INPUT', () => {
+  const page = (after: string) =>
+    graphql(stack.app.url, {
+      apiKey: TENANT_A.apiKey,
+      query: `query($after: String) { payments(first: 2, after: $after) { edges { cursor } } }`,
+      variables: { after },
+    });
+  const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const id = 'abcdef00-0000-4000-8000-00000000beef';
+
+  it.each([
+    ['garbage', 'not a cursor'],
+    ['an overflowing time', encode(['99999999999999999999', id])],
+    ['a time past the interval range', encode(['9223372036854775807', id])],
+    ['a negative time', encode(['-1', id])],
+    ['an extra element', encode(['1', id, 'x'])],
+    ['a non-uuid', encode(['1', 'x'])],
+    ['padding', `${encode(['1', id])}==`],
+    ['an upper-case spelling', encode(['1', id.toUpperCase()])],
+  ])('%s', async (_, after) => {
+    const answer = await page(after);
+    expect(answer.status).toBe(400);
+    expect(errorCodeOf(answer)).toBe('BAD_USER_INPUT');
+  });
+
+  it('accepts the cursors it issued', async () => {
+    for (const key of ['cur-1', 'cur-2', 'cur-3']) await createPaymentOn(stack, paymentInput(key));
+    const first = await page('');
+    const edges = (first.body.data?.['payments'] as { edges: Array<{ cursor: string }> }).edges;
+    const next = await page(edges.at(-1)!.cursor);
+    expect(next.body.errors).toBeUndefined();
+  });
+});
+
+describe('deep JSON is refused with a code, not a stack overflow', () => {
+  it('metadata nested far deeper than any merchant needs, in variables', async () => {
+    const depth = 40_000;
+    const body = `{"query":${JSON.stringify(CREATE_PAYMENT)},"variables":{"input":${JSON.stringify(
+      paymentInput('deep-vars'),
+    ).replace(/}$/, `,"metadata":{"a":${'['.repeat(depth)}${']'.repeat(depth)}}}`)}}}`;
+    const answer = await fetch(`${stack.app.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TENANT_A.apiKey}` },
+      body,
+    });
+    expect(answer.status).toBe(400);
+    const json = (await answer.json()) as { errors: Array<{ extensions: { code: string } }> };
+    expect(json.errors[0]?.extensions.code).toBe('BAD_USER_INPUT');
+  });
+
+  it('a literal nested as deep as the token limit allows', async () => {
+    const depth = 480;
+    const answer = await graphql(stack.app.url, {
+      apiKey: TENANT_A.apiKey,
+      query: `mutation { createPayment(input: { idempotencyKey: "deep-lit", amount: "1.00", currency: "EUR", paymentMethod: "pm_card_visa", metadata: { a: ${'['.repeat(depth)}${']'.repeat(depth)} } }) { payment { id } } }`,
+    });
+    expect(answer.status).toBe(400);
+    expect(errorCodeOf(answer)).toBe('BAD_USER_INPUT');
+  });
+});
