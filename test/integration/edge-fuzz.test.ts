@@ -335,7 +335,7 @@ describe('generated documents', () => {
             query,
             variables:
               variables !== null && typeof variables === 'object' && !Array.isArray(variables)
-                ? (variables as Record<string, unknown>)
+                ? (variables)
                 : undefined,
           });
           expectClientAnswer(answer, { query, variables });
