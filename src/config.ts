@@ -85,6 +85,18 @@ function tenants(raw: string | undefined): Config['bootstrapTenants'] {
   });
 }
 
+/**
+ * FAULT_POINTS kills the process at a named point: a test's tool. Outside NODE_ENV=test it is
+ * refused at start, so a variable left in a deployment's environment cannot crash production.
+ */
+function faultPoints(env: NodeJS.ProcessEnv): string | undefined {
+  const spec = env['FAULT_POINTS'] || undefined;
+  if (spec !== undefined && env['NODE_ENV'] !== 'test') {
+    throw new Error('FAULT_POINTS is accepted only with NODE_ENV=test');
+  }
+  return spec;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv): Config {
   const leaseMs = integer(env, { name: 'LEASE_MS', fallback: DEFAULT_LEASE_MS, min: 100 });
   const providerTimeoutMs = integer(env, {
@@ -137,7 +149,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     backoffBaseMs: optionalInteger(env, { name: 'RECOVERY_BACKOFF_BASE_MS', min: 1 }),
     outboxClaimLeaseMs: optionalInteger(env, { name: 'OUTBOX_CLAIM_LEASE_MS', min: 100 }),
     outboxIntervalMs: optionalInteger(env, { name: 'OUTBOX_INTERVAL_MS', min: 10 }),
-    faultPoints: env['FAULT_POINTS'] || undefined,
+    faultPoints: faultPoints(env),
     logLevel: logLevel(env['LOG_LEVEL']),
   };
 }

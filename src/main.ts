@@ -13,6 +13,7 @@ import {
   startEmbeddedServer,
   type DatabaseServer,
 } from '../services/kernel/db/database-server.ts';
+import { FAULT_POINT_CATALOG } from '../services/fault-point-catalog.ts';
 import { FaultPoints } from '../services/kernel/faults.ts';
 import { generateApiKey, upsertTenant } from '../services/tenants/api-keys.ts';
 import { startApp } from './app.ts';
@@ -53,7 +54,7 @@ async function main(): Promise<void> {
     outboxClaimLeaseMs: config.outboxClaimLeaseMs,
     outboxIntervalMs: config.outboxIntervalMs,
     providerTimeoutMs: config.providerTimeoutMs,
-    faults: FaultPoints.fromSpec(config.faultPoints),
+    faults: FaultPoints.fromSpec(config.faultPoints, FAULT_POINT_CATALOG),
   });
   const base = `http://127.0.0.1:${new URL(app.url).port}`;
   console.log(

@@ -19,8 +19,12 @@ export class FaultInjectedError extends Error {
 export class FaultPoints {
   private readonly armed = new Map<string, FaultAction>();
 
-  /** Parses `name=crash,other=throw` (the FAULT_POINTS variable of a test's child process). */
-  static fromSpec(spec: string | undefined): FaultPoints {
+  /**
+   * Parses `name=crash,other=throw` (the FAULT_POINTS variable of a test's child process). A name
+   * outside `known` is refused: a misspelt point would arm nothing, and the crash test that
+   * relied on it would pass without ever crashing.
+   */
+  static fromSpec(spec: string | undefined, known: ReadonlySet<string>): FaultPoints {
     const faults = new FaultPoints();
     for (const entry of (spec ?? '')
       .split(',')
@@ -30,6 +34,7 @@ export class FaultPoints {
       if (!name || (kind !== 'crash' && kind !== 'throw')) {
         throw new Error(`bad FAULT_POINTS entry: ${entry}`);
       }
+      if (!known.has(name)) throw new Error(`FAULT_POINTS names an unknown fault point: ${name}`);
       faults.arm(name, { kind });
     }
     return faults;

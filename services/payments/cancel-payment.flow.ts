@@ -41,6 +41,15 @@ export const CANCEL_SPEC: PaymentOperationSpec = {
     }),
 };
 
+export const CANCEL_PAYMENT_FAULT_POINTS = [
+  'cancelPayment.provider_void_sent.before-commit',
+  'cancelPayment.provider_void_sent.after-commit',
+  'cancelPayment.provider_call.before-call',
+  'cancelPayment.provider_call.after-call',
+  'cancelPayment.finished.before-commit',
+  'cancelPayment.finished.after-commit',
+] as const;
+
 export function cancelPayment(
   deps: ServiceDeps,
   input: Omit<OperationInput, 'amount'>,

@@ -38,7 +38,8 @@ export async function startGatewayProcess(opts: {
       ...(opts.builtMain === undefined ? {} : { NODE_OPTIONS: '' }),
       // As in production: vitest sets NODE_ENV=test, which changes libraries' behaviour (Apollo's
       // signal handling among others) and once hid a shutdown hang from the tests.
-      NODE_ENV: 'production',
+      // Fault points are refused outside NODE_ENV=test; a crash test's gateway runs under it.
+      NODE_ENV: opts.env?.['FAULT_POINTS'] === undefined ? 'production' : 'test',
       DATABASE_URL: opts.databaseUrl,
       PSP_URL: opts.pspUrl ?? '',
       PORT: '0',
