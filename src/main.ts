@@ -53,6 +53,7 @@ async function main(): Promise<void> {
     outboxClaimLeaseMs: config.outboxClaimLeaseMs,
     outboxIntervalMs: config.outboxIntervalMs,
     providerTimeoutMs: config.providerTimeoutMs,
+    webhookAllowList: config.webhookAllowList,
     faults: FaultPoints.fromSpec(config.faultPoints),
   });
   const base = `http://127.0.0.1:${new URL(app.url).port}`;
