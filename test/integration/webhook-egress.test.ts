@@ -14,6 +14,7 @@ import {
   parseWebhookAllowList,
   type WebhookAllowList,
 } from '../../services/notifications/webhook-url.policy.ts';
+import { startGatewayProcess } from '../support/gateway-process.ts';
 import { errorCodeOf, graphql, paymentOf } from '../support/graphql-client.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import {
@@ -291,5 +292,25 @@ describe('delivery', () => {
     );
     expect((await webhookAttempt(eventId, endpointId)).status).toBe('delivered');
     expect(sinkHits.slice(hitsBefore)).toEqual([path]);
+  });
+});
+
+describe('WEBHOOK_ALLOWED_HOSTS at start', () => {
+  it('a bad CIDR fails the start with a line naming the variable', async () => {
+    // A gateway that started anyway is stopped here, then fails the assertion.
+    const outcome = await startGatewayProcess({
+      databaseUrl: database.url,
+      pspUrl: stack.sandbox.url,
+      env: { WEBHOOK_ALLOWED_HOSTS: '127.0.0.1/32,10.0.0.0/33' },
+    }).then(
+      async (gateway) => {
+        await gateway.kill('SIGKILL');
+        return 'started';
+      },
+      (error: unknown) => (error instanceof Error ? error.message : String(error)),
+    );
+    expect(outcome).toMatch(
+      /gateway exited during start:[\s\S]*WEBHOOK_ALLOWED_HOSTS: "10\.0\.0\.0\/33"/,
+    );
   });
 });
