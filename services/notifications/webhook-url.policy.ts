@@ -10,6 +10,7 @@ import { WebhookUrlNotAllowedError } from './notifications.errors.ts';
  * judged (webhook-egress.client.ts), so a record changed in between gains nothing.
  */
 
+/** The long-standing practical URL limit of browsers and proxies; a longer one is not an endpoint. */
 const URL_MAX_CHARS = 2_048;
 
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
@@ -66,14 +67,11 @@ function rangeOf(entry: string): readonly [Address, number] | undefined {
 }
 
 /**
- * IPv6 ranges ipaddr.js calls unicast that still lead inside: IPv4-compatible addresses
- * (::a.b.c.d, deprecated, some stacks route them to the embedded IPv4 address) and the
- * local-use NAT64 prefix, which a NAT64 gateway translates to any IPv4 address.
+ * IPv4-compatible IPv6 (::a.b.c.d): ipaddr.js calls it unicast, but it is deprecated, no
+ * endpoint has one, and some stacks route it to the IPv4 address it embeds. (NAT64, 6to4 and
+ * Teredo, which embed one too, are ranges of their own, so refused as not `unicast`.)
  */
-const REFUSED_UNICAST_V6: ReadonlyArray<readonly [ipaddr.IPv6, number, string]> = [
-  [ipaddr.IPv6.parse('::'), 96, 'ipv4Compatible'],
-  [ipaddr.IPv6.parse('64:ff9b:1::'), 48, 'rfc8215'],
-];
+const IPV4_COMPATIBLE: [ipaddr.IPv6, number] = [ipaddr.IPv6.parse('::'), 96];
 
 /**
  * Why an address is refused, or undefined when a webhook may reach it. IPv4-mapped IPv6 is
@@ -88,11 +86,7 @@ export function addressRefusal(address: string, allow: WebhookAllowList): string
   const judged = unmapped(parsed);
   const range = judged.range();
   if (range !== 'unicast') return parsed === judged ? range : `ipv4Mapped ${range}`;
-  if (judged.kind() === 'ipv6') {
-    for (const [prefix, bits, name] of REFUSED_UNICAST_V6) {
-      if ((judged as ipaddr.IPv6).match(prefix, bits)) return name;
-    }
-  }
+  if (judged instanceof ipaddr.IPv6 && judged.match(IPV4_COMPATIBLE)) return 'ipv4Compatible';
   return undefined;
 }
 
