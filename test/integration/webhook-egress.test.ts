@@ -1,9 +1,12 @@
+import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { OutboxDispatcher } from '../../services/kernel/outbox/dispatcher.ts';
 import { ledgerHandler } from '../../services/ledger/ledger-consumer.ts';
 import { notificationHandlers } from '../../services/notifications/delivery-handlers.ts';
+import { INSERT_ENDPOINT } from '../../services/notifications/notifications.sql.ts';
+import { generateWebhookSecret } from '../../services/notifications/webhook-signature.ts';
 import {
   createWebhookEgress,
   type ResolveAllAddresses,
@@ -147,7 +150,7 @@ async function webhookAttempt(
 
 /** An egress for one scenario; the test owns it and closes it. */
 async function withEgress<T>(
-  opts: { allowList: WebhookAllowList; resolveAll: ResolveAllAddresses },
+  opts: { allowList: WebhookAllowList; resolveAll?: ResolveAllAddresses },
   run: (egress: WebhookEgress) => Promise<T>,
 ): Promise<T> {
   const egress = createWebhookEgress(opts);
@@ -292,6 +295,42 @@ describe('delivery', () => {
     );
     expect((await webhookAttempt(eventId, endpointId)).status).toBe('delivered');
     expect(sinkHits.slice(hitsBefore)).toEqual([path]);
+  });
+});
+
+describe('delivery through the system resolver', () => {
+  /** Stored as if registered under an allow-list naming localhost (registration refuses it now). */
+  async function localhostEndpoint(path: string): Promise<string> {
+    const id = randomUUID();
+    await stack.db.query(INSERT_ENDPOINT, [
+      stack.tenantIds.a,
+      id,
+      `http://localhost:${sinkPort}${path}`,
+      generateWebhookSecret(),
+    ]);
+    return id;
+  }
+
+  it('refuses localhost when the allow-list does not name it or its addresses', async () => {
+    const endpointId = await localhostEndpoint('/localhost-refused');
+    const hitsBefore = sinkHits.length;
+    const eventId = await withEgress({ allowList: EMPTY_WEBHOOK_ALLOW_LIST }, (egress) =>
+      deliverOnePayment('localhost-refused-1', egress),
+    );
+    expect((await webhookAttempt(eventId, endpointId)).last_error).toMatch(
+      /^address not allowed: (127\.0\.0\.1|::1) \(loopback\)$/,
+    );
+    expect(sinkHits.slice(hitsBefore)).toEqual([]);
+  });
+
+  it('delivers to localhost when the allow-list names it', async () => {
+    const endpointId = await localhostEndpoint('/localhost-allowed');
+    const hitsBefore = sinkHits.length;
+    const eventId = await withEgress({ allowList: parseWebhookAllowList('localhost') }, (egress) =>
+      deliverOnePayment('localhost-allowed-1', egress),
+    );
+    expect((await webhookAttempt(eventId, endpointId)).status).toBe('delivered');
+    expect(sinkHits.slice(hitsBefore)).toEqual(['/localhost-allowed']);
   });
 });
 
