@@ -29,6 +29,8 @@ import {
 import { readBacklog } from './kernel/outbox/outbox.ts';
 import { REGISTER_WEBHOOK_ENDPOINT } from './notifications/register-endpoint.flow.ts';
 import { createHttpProviderAdapter } from './provider/http-provider-adapter.ts';
+import { createWebhookEgress } from './notifications/webhook-egress.client.ts';
+import type { WebhookAllowList } from './notifications/webhook-url.policy.ts';
 import { appRouter, createServiceCaller, type AppRouter, type ServiceCaller } from './router.ts';
 
 export interface ServicesConfig {
@@ -50,6 +52,8 @@ export interface ServicesConfig {
   providerTimeoutMs: number;
   providerMaxAttempts: number;
   latestMigration: string;
+  /** WEBHOOK_ALLOWED_HOSTS: loopback or private hosts webhooks may reach (development, tests). */
+  webhookAllowList: WebhookAllowList;
   faults: FaultPoints;
   metrics: Metrics;
   log: Logger;
@@ -127,6 +131,7 @@ export function createServices(config: ServicesConfig): Services {
     backoffCapMs: BACKOFF_CAP_MS,
   });
   const providerAdapter = createHttpProviderAdapter(config.pspUrl);
+  const webhookEgress = createWebhookEgress({ allowList: config.webhookAllowList });
   const deps: ServiceDeps = {
     pool,
     engine,
@@ -137,6 +142,7 @@ export function createServices(config: ServicesConfig): Services {
     forTrace: (trace) => boundTo(trace).deps,
     providerAdapter,
     provider: providerThrough(() => caller),
+    webhookEgress,
     config: {
       providerTimeoutMs: config.providerTimeoutMs,
       providerMaxAttempts: config.providerMaxAttempts,
@@ -259,6 +265,7 @@ export function createServices(config: ServicesConfig): Services {
       await reconciler.stop();
       await worker.stop();
       await providerAdapter.close();
+      await webhookEgress.close();
       await pool.end();
     },
   };

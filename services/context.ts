@@ -6,6 +6,7 @@ import { RequestTrace } from './kernel/logging/request-trace.ts';
 import type { Metrics } from './kernel/metrics.ts';
 import type { ProviderAdapter } from './provider/provider-adapter.ts';
 import type { ProviderPort } from './provider/provider-port.ts';
+import type { WebhookEgress } from './notifications/webhook-egress.client.ts';
 
 /** Everything a service needs, passed in by whoever composes the process: no singletons. */
 export interface ServiceDeps {
@@ -30,6 +31,11 @@ export interface ServiceDeps {
   providerAdapter: ProviderAdapter;
   /** How the payments service reaches the provider service (a tRPC client in production). */
   provider: ProviderPort;
+  /**
+   * Where webhooks may go and the one way they leave the process: registration judges URLs
+   * with its allow-list, delivery posts through it (one connection pool per composition).
+   */
+  webhookEgress: WebhookEgress;
   config: {
     providerTimeoutMs: number;
     /** Attempts per provider call for answers that prove nothing happened (503, 429). */

@@ -8,6 +8,10 @@ import { createServices, type Services } from '../services/compose.ts';
 import { LATEST_MIGRATION } from '../migrations/migration-list.ts';
 import { createApollo } from './graphql/apollo.ts';
 import { createGatewayServer } from './http/gateway-server.ts';
+import {
+  EMPTY_WEBHOOK_ALLOW_LIST,
+  type WebhookAllowList,
+} from '../services/notifications/webhook-url.policy.ts';
 
 /** Attempts per provider call for refusals that prove nothing happened (503/429). */
 const DEFAULT_PROVIDER_MAX_ATTEMPTS = 3;
@@ -55,6 +59,8 @@ export interface AppOptions {
   providerTimeoutMs: number;
   providerMaxAttempts?: number;
   poolMax?: number;
+  /** WEBHOOK_ALLOWED_HOSTS: empty unless given, so webhooks reach public addresses only. */
+  webhookAllowList?: WebhookAllowList;
   faults?: FaultPoints;
   /** pino level (LOG_LEVEL): info by default; 'silent' turns logging off. */
   logLevel?: string;
@@ -138,6 +144,7 @@ export async function startApp(options: AppOptions): Promise<App> {
     providerTimeoutMs: options.providerTimeoutMs,
     providerMaxAttempts: options.providerMaxAttempts ?? DEFAULT_PROVIDER_MAX_ATTEMPTS,
     latestMigration: LATEST_MIGRATION,
+    webhookAllowList: options.webhookAllowList ?? EMPTY_WEBHOOK_ALLOW_LIST,
     faults,
     metrics,
     log,

@@ -1,5 +1,9 @@
 import { isBearerTokenShape, MAX_BEARER_TOKEN_CHARS } from './http/bearer.ts';
 import { DEFAULT_RETENTION_POLICY } from '../services/kernel/idempotency/retention.ts';
+import {
+  parseWebhookAllowList,
+  type WebhookAllowList,
+} from '../services/notifications/webhook-url.policy.ts';
 
 /**
  * Configuration from the environment (CONTRACT §1). Every value is validated at start: a typo
@@ -27,6 +31,8 @@ export interface Config {
   backoffBaseMs: number | undefined;
   outboxClaimLeaseMs: number | undefined;
   outboxIntervalMs: number | undefined;
+  /** WEBHOOK_ALLOWED_HOSTS: hosts and CIDRs webhooks may reach although private or loopback. */
+  webhookAllowList: WebhookAllowList;
   /** Test-only: `name=crash,…` arms fault points in this process. */
   faultPoints: string | undefined;
   logLevel: string;
@@ -149,6 +155,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     backoffBaseMs: optionalInteger(env, { name: 'RECOVERY_BACKOFF_BASE_MS', min: 1 }),
     outboxClaimLeaseMs: optionalInteger(env, { name: 'OUTBOX_CLAIM_LEASE_MS', min: 100 }),
     outboxIntervalMs: optionalInteger(env, { name: 'OUTBOX_INTERVAL_MS', min: 10 }),
+    webhookAllowList: parseWebhookAllowList(env['WEBHOOK_ALLOWED_HOSTS'], 'WEBHOOK_ALLOWED_HOSTS'),
     faultPoints: faultPoints(env),
     logLevel: logLevel(env['LOG_LEVEL']),
   };

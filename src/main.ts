@@ -54,6 +54,7 @@ async function main(): Promise<void> {
     outboxClaimLeaseMs: config.outboxClaimLeaseMs,
     outboxIntervalMs: config.outboxIntervalMs,
     providerTimeoutMs: config.providerTimeoutMs,
+    webhookAllowList: config.webhookAllowList,
     faults: FaultPoints.fromSpec(config.faultPoints, FAULT_POINT_CATALOG),
   });
   const base = `http://127.0.0.1:${new URL(app.url).port}`;

@@ -54,6 +54,12 @@ export const ERROR_CATALOG = {
     message: 'The amount exceeds what can be refunded.',
   },
   RATE_LIMITED: { httpStatus: 429, stored: false, message: 'Too many requests.' },
+  WEBHOOK_URL_NOT_ALLOWED: {
+    httpStatus: 400,
+    stored: false,
+    message:
+      'The webhook URL points inside (a loopback, private, link-local or reserved address, an internal name, or an IPv4 address not written as four decimal parts). Use a public https URL.',
+  },
   INTERNAL_SERVER_ERROR: { httpStatus: 500, stored: false, message: 'Internal server error.' },
 } as const satisfies Record<string, { httpStatus: number; stored: boolean; message: string }>;
 

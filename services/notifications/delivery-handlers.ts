@@ -8,6 +8,7 @@ import {
   SELECT_ENABLED_ENDPOINTS,
   SELECT_ENDPOINT,
 } from './notifications.sql.ts';
+import { WebhookAddressNotAllowedError } from './notifications.errors.ts';
 import { signWebhook } from './webhook-signature.ts';
 
 /** A webhook endpoint gets this long to answer; slow endpoints are retried, not waited on. */
@@ -23,7 +24,8 @@ interface EventPayload {
  * The notifications service's consumers of the outbox: receipts (a sink with its own dedupe
  * identity), the webhook fan-out (one delivery per enabled endpoint, decided at delivery time)
  * and each endpoint's delivery (Standard Webhooks: a stable webhook-id, a timestamp and an HMAC
- * signature; 2xx delivered, 410 disables the endpoint, anything else is retried with backoff).
+ * signature; 2xx delivered, 410 disables the endpoint, anything else is retried with backoff,
+ * redirects included: they are never followed, see webhook-egress.client.ts).
  */
 export function notificationHandlers(deps: ServiceDeps): Record<string, DeliveryHandler> {
   return {
@@ -74,8 +76,8 @@ async function deliverWebhook(deps: ServiceDeps, delivery: Delivery): Promise<De
   });
   let status: number;
   try {
-    const response = await fetch(endpoint.url, {
-      method: 'POST',
+    ({ status } = await deps.webhookEgress.post({
+      url: endpoint.url,
       headers: {
         'content-type': 'application/json',
         'webhook-id': delivery.eventId,
@@ -88,11 +90,11 @@ async function deliverWebhook(deps: ServiceDeps, delivery: Delivery): Promise<De
         }),
       },
       body,
-      signal: AbortSignal.timeout(WEBHOOK_TIMEOUT_MS),
-    });
-    status = response.status;
-    await response.body?.cancel();
+      timeoutMs: WEBHOOK_TIMEOUT_MS,
+    }));
   } catch (error) {
+    const refused = addressRefusalIn(error);
+    if (refused !== undefined) return giveUpOrRetry(delivery, refused.message);
     return giveUpOrRetry(
       delivery,
       `unreachable: ${error instanceof Error ? error.message : String(error)}`,
@@ -108,7 +110,20 @@ async function deliverWebhook(deps: ServiceDeps, delivery: Delivery): Promise<De
     ]);
     return { kind: 'abandon', why: 'endpoint answered 410 Gone; disabled' };
   }
+  if (status >= 300 && status < 400) {
+    // The endpoint may have moved, or may be steering us inside: either way the merchant fixes
+    // the URL; we never follow.
+    return giveUpOrRetry(delivery, `HTTP ${status}: a redirect, not followed`);
+  }
   return giveUpOrRetry(delivery, `HTTP ${status}`);
+}
+
+/** The policy's refusal, whether the socket layer handed it back as is or wrapped as a cause. */
+function addressRefusalIn(error: unknown): WebhookAddressNotAllowedError | undefined {
+  for (let e = error; e instanceof Error; e = e.cause) {
+    if (e instanceof WebhookAddressNotAllowedError) return e;
+  }
+  return undefined;
 }
 
 function giveUpOrRetry(delivery: Delivery, error: string): DeliveryResult {

@@ -2,13 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { idempotencyInfo, type IdempotencyInfo } from '../kernel/idempotency/idempotency-key.ts';
 import { z } from 'zod';
 import type { ServiceDeps } from '../context.ts';
-import { AppError, InputInvalidError, publicError, type PublicError } from '../kernel/errors.ts';
+import { AppError, publicError, type PublicError } from '../kernel/errors.ts';
 import { defineOperation } from '../kernel/idempotency/operation.ts';
 import { requestHash } from '../kernel/idempotency/request-hash.ts';
 import type { StoredResponse } from '../kernel/idempotency/types.ts';
 import { INSERT_ENDPOINT, SELECT_ENDPOINT } from './notifications.sql.ts';
 import { currentBody } from '../kernel/idempotency/stored-response.ts';
 import { generateWebhookSecret } from './webhook-signature.ts';
+import { judgeWebhookUrl } from './webhook-url.policy.ts';
 
 export const REGISTER_WEBHOOK_ENDPOINT = defineOperation({
   id: 'webhooks.register.v1',
@@ -19,9 +20,6 @@ export const REGISTER_WEBHOOK_ENDPOINT = defineOperation({
   outcomeOf: (body) =>
     body !== null && typeof body === 'object' && 'error' in body ? 'refused' : 'registered',
 });
-
-const URL_MAX_CHARS = 2_048;
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 export const registerEndpointInput = z.object({
   tenantId: z.uuid(),
@@ -58,7 +56,9 @@ export async function registerEndpoint(
   let url: string;
   try {
     deps.engine.checkKey(REGISTER_WEBHOOK_ENDPOINT, input.idempotencyKey);
-    url = normaliseUrl(input.url);
+    // Judged before admission: a refused URL stores nothing, and the key stays free for a
+    // corrected one (WEBHOOK_URL_NOT_ALLOWED and BAD_USER_INPUT are never stored).
+    url = judgeWebhookUrl(input.url, deps.webhookEgress.allowList);
   } catch (error) {
     if (error instanceof AppError) return { ok: false, error: error.toPublic(), replayed: false };
     throw error;
@@ -103,25 +103,6 @@ export async function registerEndpoint(
         replayed: false,
       };
   }
-}
-
-/** Webhooks go to https URLs; plain http only to this machine (local development and tests). */
-function normaliseUrl(raw: string): string {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new InputInvalidError('url', 'url must be an absolute URL');
-  }
-  const allowed =
-    url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname));
-  if (!allowed || raw.length > URL_MAX_CHARS || url.username !== '' || url.password !== '') {
-    throw new InputInvalidError(
-      'url',
-      'url must be https (http only to localhost), without credentials, at most 2048 characters',
-    );
-  }
-  return url.toString();
 }
 
 interface EndpointRow {

@@ -88,6 +88,9 @@ export const GATEWAY_ENV: Readonly<Record<string, string>> = {
   IDEMPOTENCY_TTL_SECONDS: String(RETENTION.ttlSeconds),
   IDEMPOTENCY_PARTITION_SECONDS: String(RETENTION.partitionSeconds),
   RETENTION_INTERVAL_MS: '10000',
+  // The harness's webhook sink listens on loopback (webhook-sink.ts): allowed by configuration,
+  // as an operator would, never by a looser policy.
+  WEBHOOK_ALLOWED_HOSTS: '127.0.0.1/32',
 };
 
 /**

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { TENANT_A, TENANT_B, INTERNAL_TOKEN } from './test-stack.ts';
+import { TENANT_A, TENANT_B, INTERNAL_TOKEN, TEST_WEBHOOK_ALLOWED_HOSTS } from './test-stack.ts';
 
 /** How long a gateway child may take to print its ready line (tsx compiles on start). */
 const GATEWAY_START_TIMEOUT_MS = 30_000;
@@ -45,6 +45,8 @@ export async function startGatewayProcess(opts: {
       PORT: '0',
       INTERNAL_TOKEN,
       BOOTSTRAP_TENANTS: `${TENANT_A.name}:${TENANT_A.apiKey},${TENANT_B.name}:${TENANT_B.apiKey}`,
+      // Tests' webhook receivers listen on loopback, which the policy refuses unless allowed.
+      WEBHOOK_ALLOWED_HOSTS: TEST_WEBHOOK_ALLOWED_HOSTS,
       ...opts.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -6,12 +6,18 @@ import {
   type SandboxPspOptions,
 } from '../../sandbox-psp/sandbox-server.ts';
 import { upsertTenant } from '../../services/tenants/api-keys.ts';
+import { parseWebhookAllowList } from '../../services/notifications/webhook-url.policy.ts';
 import { CREATE_PAYMENT, graphql, type GraphQLAnswer } from './graphql-client.ts';
 
 /** Synthetic test keys: long enough for BOOTSTRAP_TENANTS, obviously not real. */
 export const TENANT_A = { name: 'tenant-a', apiKey: 'sk_test_tenant_a_0000000000000000' };
 export const TENANT_B = { name: 'tenant-b', apiKey: 'sk_test_tenant_b_0000000000000000' };
 export const INTERNAL_TOKEN = 'itok_test_0000000000000000';
+/**
+ * Tests' webhook receivers listen on 127.0.0.1, which the webhook policy refuses: the stacks
+ * allow it by configuration, as a developer would (WEBHOOK_ALLOWED_HOSTS), never by a looser check.
+ */
+export const TEST_WEBHOOK_ALLOWED_HOSTS = '127.0.0.1/32';
 
 export interface TestStack {
   app: App;
@@ -44,6 +50,7 @@ export async function startTestStack(opts: {
     startRecoveryWorker: false,
     reportError: (error) => errors.push(error),
     logLevel: 'silent',
+    webhookAllowList: parseWebhookAllowList(TEST_WEBHOOK_ALLOWED_HOSTS),
     ...opts.app,
   });
   return {

@@ -1,0 +1,29 @@
+import { AppError } from '../kernel/errors.ts';
+
+/**
+ * A webhook URL that points inside, judged at registration from the URL as written. Never
+ * stored for the key: the merchant fixes the URL and sends the same key again.
+ */
+export class WebhookUrlNotAllowedError extends AppError {
+  constructor(reason: string) {
+    super('WEBHOOK_URL_NOT_ALLOWED', {
+      message: `webhook URL not allowed: ${reason}; use a public https URL`,
+      details: { field: 'url' },
+    });
+  }
+}
+
+/**
+ * At delivery, the endpoint's host is (or resolves to) an address the policy refuses: DNS was
+ * changed after registration, or the name always pointed inside. A failed attempt, retried with
+ * backoff like any other, so a record fixed in DNS heals by itself.
+ */
+export class WebhookAddressNotAllowedError extends Error {
+  constructor(
+    readonly address: string,
+    readonly reason: string,
+  ) {
+    super(`address not allowed: ${address} (${reason})`);
+    this.name = 'WebhookAddressNotAllowedError';
+  }
+}

@@ -1,0 +1,216 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
+import { AppError } from '../../services/kernel/errors.ts';
+import {
+  addressRefusal,
+  EMPTY_WEBHOOK_ALLOW_LIST,
+  judgeWebhookUrl,
+  parseWebhookAllowList,
+  type WebhookAllowList,
+} from '../../services/notifications/webhook-url.policy.ts';
+
+/**
+ * The webhook URL policy over every address class it must refuse (SSRF): what registration
+ * answers for a URL as written, and what delivery answers for an address a name resolved to.
+ */
+const REFUSED = 'WEBHOOK_URL_NOT_ALLOWED';
+const INVALID = 'BAD_USER_INPUT';
+
+function verdict(url: string, allow: WebhookAllowList = EMPTY_WEBHOOK_ALLOW_LIST): string {
+  try {
+    judgeWebhookUrl(url, allow);
+    return 'allowed';
+  } catch (error) {
+    if (error instanceof AppError) return error.code;
+    throw error;
+  }
+}
+
+describe('registration, with an empty allow-list', () => {
+  it.each([
+    // loopback
+    ['https://127.0.0.1/hooks', REFUSED],
+    ['https://127.255.255.254/hooks', REFUSED],
+    ['https://[::1]/hooks', REFUSED],
+    ['http://127.0.0.1:8080/hooks', REFUSED],
+    // RFC 1918
+    ['https://10.0.0.1/', REFUSED],
+    ['https://10.255.255.255/', REFUSED],
+    ['https://172.16.0.1/', REFUSED],
+    ['https://172.31.255.254/', REFUSED],
+    ['https://192.168.1.1/', REFUSED],
+    // link-local, the cloud metadata service among them
+    ['https://169.254.169.254/latest/meta-data/', REFUSED],
+    ['https://[fe80::1]/', REFUSED],
+    // CGNAT
+    ['https://100.64.0.1/', REFUSED],
+    ['https://100.127.255.254/', REFUSED],
+    // unique-local
+    ['https://[fc00::1]/', REFUSED],
+    ['https://[fd12:3456:789a::1]/', REFUSED],
+    // multicast
+    ['https://224.0.0.1/', REFUSED],
+    ['https://239.255.255.250/', REFUSED],
+    ['https://[ff02::1]/', REFUSED],
+    // unspecified, broadcast, reserved
+    ['https://0.0.0.0/', REFUSED],
+    ['https://0.1.2.3/', REFUSED],
+    ['https://[::]/', REFUSED],
+    ['https://255.255.255.255/', REFUSED],
+    ['https://240.0.0.1/', REFUSED],
+    ['https://192.0.2.10/', REFUSED],
+    ['https://198.18.0.1/', REFUSED],
+    // IPv6 carrying an IPv4 address inside
+    ['https://[::ffff:a9fe:a9fe]/', REFUSED],
+    ['https://[::ffff:169.254.169.254]/', REFUSED],
+    ['https://[::ffff:127.0.0.1]/', REFUSED],
+    ['https://[::ffff:10.0.0.1]/', REFUSED],
+    ['https://[::127.0.0.1]/', REFUSED], // IPv4-compatible
+    ['https://[::a9fe:a9fe]/', REFUSED],
+    ['https://[64:ff9b::a9fe:a9fe]/', REFUSED], // NAT64
+    ['https://[64:ff9b:1::a00:1]/', REFUSED], // local-use NAT64
+    ['https://[2002:a9fe:a9fe::1]/', REFUSED], // 6to4
+    ['https://[2001:0:a9fe:a9fe::1]/', REFUSED], // Teredo
+    // IPv4 not written as four decimal parts: WHATWG turns them into dotted-quad
+    ['http://2852039166/', REFUSED], // decimal 169.254.169.254
+    ['https://2130706433/', REFUSED], // decimal 127.0.0.1
+    ['https://0x7f000001/', REFUSED], // hex
+    ['https://0xa9fe.0xa9fe/', REFUSED], // hex parts WHATWG refuses to parse
+    ['https://0xa9.0xfe.0xa9.0xfe/', REFUSED],
+    ['https://0251.0376.0251.0376/', REFUSED], // octal
+    ['https://0177.0.0.1/', REFUSED],
+    ['https://127.1/', REFUSED], // short
+    ['https://10.1/', REFUSED],
+    ['https://%31%32%37.0.0.1/', REFUSED], // percent-encoded
+    ['https://１２７.０.０.１/', REFUSED], // full-width digits
+    ['https:2852039166/', REFUSED], // no slashes: still a special-scheme host
+    ['https://134744072/', REFUSED], // 8.8.8.8, public, but never written so
+    ['https://8.8.8.8./', REFUSED], // trailing dot
+    // loopback and internal names
+    ['https://localhost/', REFUSED],
+    ['https://LOCALHOST./', REFUSED],
+    ['https://api.localhost/', REFUSED],
+    ['https://metadata.google.internal/computeMetadata/v1/', REFUSED],
+    ['https://printer.local/', REFUSED],
+    ['https://redis/', REFUSED],
+    // public addresses and names
+    ['https://8.8.8.8/hooks', 'allowed'],
+    ['https://93.184.216.34:8443/hooks?x=1', 'allowed'],
+    ['https://[2001:4860:4860::8888]/hooks', 'allowed'],
+    ['https://hooks.example.com/payments', 'allowed'],
+    ['https://does-not-resolve.invalid/hooks', 'allowed'], // no DNS at registration
+    // not a webhook URL at all (unchanged rules)
+    ['http://example.com/hooks', INVALID], // plain http to a host not allow-listed
+    ['http://8.8.8.8/hooks', INVALID],
+    ['ftp://example.com/hooks', INVALID],
+    ['file:///etc/passwd', INVALID],
+    ['https://user:secret@example.com/hooks', INVALID],
+    ['not a url', INVALID],
+    [`https://example.com/${'a'.repeat(2_048)}`, INVALID],
+  ])('%s → %s', (url, expected) => {
+    expect(verdict(url)).toBe(expected);
+  });
+});
+
+describe('registration, with WEBHOOK_ALLOWED_HOSTS', () => {
+  const allow = parseWebhookAllowList('127.0.0.1/32, ::1/128, 10.20.0.0/16, Sink.Test');
+  it.each([
+    ['http://127.0.0.1:4321/hooks', 'allowed'], // plain http too, to an allowed address
+    ['https://127.0.0.1/hooks', 'allowed'],
+    ['http://[::1]:4321/hooks', 'allowed'],
+    ['https://[::ffff:127.0.0.1]/hooks', 'allowed'], // the IPv4 address it maps is listed
+    ['https://10.20.3.4/hooks', 'allowed'],
+    ['http://sink.test:4321/hooks', 'allowed'],
+    ['http://SINK.TEST./hooks', 'allowed'],
+    // outside the listed ranges and names
+    ['https://127.0.0.2/hooks', REFUSED],
+    ['https://10.21.0.1/hooks', REFUSED],
+    ['https://169.254.169.254/', REFUSED],
+    ['https://localhost/hooks', REFUSED],
+    ['https://other.sink.test/hooks', 'allowed'], // a public-looking name: https, judged at delivery
+    ['http://other.sink.test/hooks', INVALID], // but not over plain http
+    // non-canonical forms of a listed address stay refused
+    ['http://127.1:4321/hooks', REFUSED],
+    ['http://2130706433:4321/hooks', REFUSED],
+    // credentials stay refused whatever the host
+    ['http://user:pw@127.0.0.1:4321/hooks', INVALID],
+  ])('%s → %s', (url, expected) => {
+    expect(verdict(url, allow)).toBe(expected);
+  });
+
+  it('stores the URL as WHATWG serialises it', () => {
+    expect(judgeWebhookUrl('HTTP://127.0.0.1:4321/a b', allow)).toBe('http://127.0.0.1:4321/a%20b');
+  });
+
+  it('names the reason in the message', () => {
+    expect(() => judgeWebhookUrl('https://[::ffff:a9fe:a9fe]/', allow)).toThrow(
+      /::ffff:a9fe:a9fe is ipv4Mapped linkLocal/,
+    );
+    expect(() => judgeWebhookUrl('http://2852039166/', allow)).toThrow(
+      /"2852039166" is not a canonical IPv4 address \(it means 169\.254\.169\.254\)/,
+    );
+  });
+});
+
+describe('delivery: addresses a name resolved to', () => {
+  const allow = parseWebhookAllowList('127.0.0.1/32');
+  it.each([
+    ['127.0.0.1', EMPTY_WEBHOOK_ALLOW_LIST, 'loopback'],
+    ['::1', EMPTY_WEBHOOK_ALLOW_LIST, 'loopback'],
+    ['10.0.0.1', EMPTY_WEBHOOK_ALLOW_LIST, 'private'],
+    ['172.16.5.4', EMPTY_WEBHOOK_ALLOW_LIST, 'private'],
+    ['192.168.0.1', EMPTY_WEBHOOK_ALLOW_LIST, 'private'],
+    ['169.254.169.254', EMPTY_WEBHOOK_ALLOW_LIST, 'linkLocal'],
+    ['100.64.0.1', EMPTY_WEBHOOK_ALLOW_LIST, 'carrierGradeNat'],
+    ['fc00::1', EMPTY_WEBHOOK_ALLOW_LIST, 'uniqueLocal'],
+    ['fe80::1', EMPTY_WEBHOOK_ALLOW_LIST, 'linkLocal'],
+    ['224.0.0.251', EMPTY_WEBHOOK_ALLOW_LIST, 'multicast'],
+    ['ff02::fb', EMPTY_WEBHOOK_ALLOW_LIST, 'multicast'],
+    ['0.0.0.0', EMPTY_WEBHOOK_ALLOW_LIST, 'unspecified'],
+    ['::', EMPTY_WEBHOOK_ALLOW_LIST, 'unspecified'],
+    ['255.255.255.255', EMPTY_WEBHOOK_ALLOW_LIST, 'broadcast'],
+    ['::ffff:a9fe:a9fe', EMPTY_WEBHOOK_ALLOW_LIST, 'ipv4Mapped linkLocal'],
+    ['::ffff:127.0.0.1', EMPTY_WEBHOOK_ALLOW_LIST, 'ipv4Mapped loopback'],
+    ['::7f00:1', EMPTY_WEBHOOK_ALLOW_LIST, 'ipv4Compatible'],
+    ['64:ff9b::a00:1', EMPTY_WEBHOOK_ALLOW_LIST, 'rfc6052'],
+    ['2002:a00:1::1', EMPTY_WEBHOOK_ALLOW_LIST, '6to4'],
+    ['8.8.8.8', EMPTY_WEBHOOK_ALLOW_LIST, undefined],
+    ['2606:4700:4700::1111', EMPTY_WEBHOOK_ALLOW_LIST, undefined],
+    ['127.0.0.1', allow, undefined],
+    ['::ffff:127.0.0.1', allow, undefined],
+    ['127.0.0.2', allow, 'loopback'],
+    ['::1', allow, 'loopback'],
+  ])('%s → %s', (address, list, expected) => {
+    expect(addressRefusal(address, list)).toBe(expected);
+  });
+});
+
+describe('WEBHOOK_ALLOWED_HOSTS', () => {
+  it('is empty by default', () => {
+    const config = loadConfig({});
+    expect(config.webhookAllowList.hosts.size).toBe(0);
+    expect(config.webhookAllowList.ranges).toHaveLength(0);
+  });
+
+  it('takes CIDRs, single addresses and hostnames', () => {
+    const list = loadConfig({
+      WEBHOOK_ALLOWED_HOSTS: '127.0.0.1/32,::1/128,localhost, 10.0.0.5 ,fd00::/8',
+    }).webhookAllowList;
+    expect([...list.hosts]).toEqual(['localhost']);
+    expect(list.ranges.map(([address, bits]) => `${address.toString()}/${bits}`)).toEqual([
+      '127.0.0.1/32',
+      '::1/128',
+      '10.0.0.5/32',
+      'fd00::/8',
+    ]);
+  });
+
+  it.each(['127.0.0.1/33', '::1/129', '10.0.0.0/', '127.1', '0x7f000001', 'http://x', 'a b'])(
+    'fails the start on a bad entry (%s), naming the variable',
+    (entry) => {
+      expect(() => loadConfig({ WEBHOOK_ALLOWED_HOSTS: `localhost,${entry}` })).toThrow(
+        /^WEBHOOK_ALLOWED_HOSTS: /,
+      );
+    },
+  );
+});
