@@ -17,6 +17,7 @@ import { FAULT_POINT_CATALOG } from '../services/fault-point-catalog.ts';
 import { FaultPoints } from '../services/kernel/faults.ts';
 import { generateApiKey, upsertTenant } from '../services/tenants/api-keys.ts';
 import { startApp } from './app.ts';
+import { startupBanner, type StartupSecret } from './startup-banner.ts';
 import { loadConfig } from './config.ts';
 
 const DATA_DIR = resolve('.data');
@@ -59,15 +60,15 @@ async function main(): Promise<void> {
   });
   const base = `http://127.0.0.1:${new URL(app.url).port}`;
   console.log(
-    [
-      `payments gateway ready`,
-      `  GraphQL:   ${base}/graphql`,
-      `  metrics:   ${base}/metrics`,
-      `  tRPC:      ${base}/trpc  (Authorization: Bearer ${config.internalToken ? '<INTERNAL_TOKEN>' : internalToken})`,
-      `  database:  ${database.kind === 'embedded' ? `embedded PostgreSQL, data in ${DATA_DIR}` : 'DATABASE_URL'}`,
-      `  provider:  ${config.pspUrl ?? `${sandbox!.url} (sandbox, in-process)`}`,
-      ...tenants.map((t) => `  tenant ${t.name}: API key ${t.apiKey}`),
-    ].join('\n'),
+    startupBanner({
+      base,
+      internalBase: base,
+      database:
+        database.kind === 'embedded' ? `embedded PostgreSQL, data in ${DATA_DIR}` : 'DATABASE_URL',
+      provider: config.pspUrl ?? `${sandbox!.url} (sandbox, in-process)`,
+      internalToken: { value: internalToken, generatedNow: config.internalToken === undefined },
+      tenants,
+    }),
   );
 
   let stopping = false;
@@ -108,27 +109,41 @@ async function openDatabase(
 async function bootstrapTenants(
   databaseUrl: string,
   configured: Array<{ name: string; apiKey: string }> | undefined,
-): Promise<Array<{ name: string; apiKey: string }>> {
-  const tenants = configured ?? [{ name: 'demo', apiKey: demoApiKey() }];
+): Promise<Array<{ name: string; apiKey: StartupSecret }>> {
+  const tenants = configured?.map((t) => ({
+    name: t.name,
+    apiKey: { value: t.apiKey, generatedNow: false },
+  })) ?? [{ name: 'demo', apiKey: demoApiKey() }];
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
   try {
-    for (const tenant of tenants) await upsertTenant(pool, tenant);
+    for (const tenant of tenants)
+      await upsertTenant(pool, { name: tenant.name, apiKey: tenant.apiKey.value });
   } finally {
     await pool.end();
   }
   return tenants;
 }
 
-function demoApiKey(): string {
+function demoApiKey(): StartupSecret {
   const file = resolve(DATA_DIR, 'demo-api-key');
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  if (existsSync(file)) return { value: readFileSync(file, 'utf8').trim(), generatedNow: false };
   mkdirSync(DATA_DIR, { recursive: true });
   const key = generateApiKey();
   writeFileSync(file, `${key}\n`, { mode: 0o600 });
-  return key;
+  return { value: key, generatedNow: true };
+}
+
+/** One line an operator can act on: the reason, and its cause's, without a stack trace. */
+function startFailure(error: unknown): string {
+  const reasons: string[] = [];
+  for (let e: unknown = error; e !== undefined && reasons.length < 4;) {
+    reasons.push(e instanceof Error ? e.message : String(e));
+    e = e instanceof Error ? e.cause : undefined;
+  }
+  return `start failed: ${reasons.join(': ')}`;
 }
 
 main().catch((error: unknown) => {
-  console.error('start failed:', error);
+  console.error(startFailure(error));
   process.exit(1);
 });
