@@ -137,7 +137,7 @@ function demoApiKey(): StartupSecret {
 function startFailure(error: unknown): string {
   const reasons: string[] = [];
   for (let e: unknown = error; e !== undefined && reasons.length < 4;) {
-    reasons.push(e instanceof Error ? e.message : String(e));
+    reasons.push(e instanceof Error ? e.message : JSON.stringify(e));
     e = e instanceof Error ? e.cause : undefined;
   }
   return `start failed: ${reasons.join(': ')}`;
