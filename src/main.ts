@@ -10,16 +10,19 @@ import { migrateDatabase } from '../migrations/migrate.ts';
 import { startSandboxPsp } from '../sandbox-psp/sandbox-server.ts';
 import {
   ensureDatabase,
-  startEmbeddedServer,
-  type DatabaseServer,
+  EmbeddedPostgresUnusableError,
 } from '../services/kernel/db/database-server.ts';
+import { openCheckoutServer } from '../services/kernel/db/embedded-checkout.ts';
 import { FaultPoints } from '../services/kernel/faults.ts';
 import { generateApiKey, upsertTenant } from '../services/tenants/api-keys.ts';
 import { startApp } from './app.ts';
 import { loadConfig } from './config.ts';
 
 const DATA_DIR = resolve('.data');
-/** The embedded PostgreSQL's port: off 5432, so it never collides with a system server. */
+/**
+ * The embedded PostgreSQL's preferred port: off 5432, so it never collides with a system server.
+ * Taken by something else (another checkout's server), a free one is used and kept in .data/.
+ */
 const EMBEDDED_PG_PORT = 54329;
 const DATABASE_NAME = 'payments';
 
@@ -86,11 +89,11 @@ async function openDatabase(
   databaseUrl: string | undefined,
 ): Promise<{ url: string; kind: string; stop(): Promise<void> }> {
   if (databaseUrl) return { url: databaseUrl, kind: 'external', stop: () => Promise.resolve() };
-  mkdirSync(DATA_DIR, { recursive: true });
-  const server: DatabaseServer = await startEmbeddedServer({
-    dataDir: resolve(DATA_DIR, 'pg'),
-    port: EMBEDDED_PG_PORT,
-    persistent: true,
+  // The checkout's own server: already running (reused), or started on a free port; where its
+  // cluster lives and its port are recorded in .data/ (services/kernel/db/embedded-checkout.ts).
+  const { server } = await openCheckoutServer({
+    stateDir: DATA_DIR,
+    preferredPort: EMBEDDED_PG_PORT,
   });
   return {
     url: await ensureDatabase(server, DATABASE_NAME),
@@ -127,6 +130,11 @@ function demoApiKey(): string {
 }
 
 main().catch((error: unknown) => {
-  console.error('start failed:', error);
+  // An embedded server that cannot run here says why and what to do in one line; a stack
+  // trace would bury that.
+  console.error(
+    'start failed:',
+    error instanceof EmbeddedPostgresUnusableError ? error.message : error,
+  );
   process.exit(1);
 });
