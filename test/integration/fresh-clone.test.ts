@@ -1,4 +1,4 @@
-import { chmod, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, readdir, rm, rmdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -162,12 +162,11 @@ afterAll(async () => {
   if (root !== '') await rm(root, { recursive: true, force: true });
   // What this test put under the shared directory (a cluster per checkout, the binaries).
   const sharedAfter = await readdir(SHARED_RUNTIME_DIR).catch(() => []);
-  if (sharedBefore === undefined) await rm(SHARED_RUNTIME_DIR, { recursive: true, force: true });
-  else {
-    for (const entry of sharedAfter.filter((name) => !sharedBefore?.includes(name))) {
-      await rm(join(SHARED_RUNTIME_DIR, entry), { recursive: true, force: true });
-    }
+  for (const entry of sharedAfter.filter((name) => !(sharedBefore ?? []).includes(name))) {
+    await rm(join(SHARED_RUNTIME_DIR, entry), { recursive: true, force: true });
   }
+  // Created by this test and now empty: gone too (rmdir leaves it if anyone else uses it).
+  if (sharedBefore === undefined) await rmdir(SHARED_RUNTIME_DIR).catch(() => undefined);
 }, 120_000);
 
 describe('a fresh clone inside a private directory, nothing configured', () => {

@@ -7,7 +7,12 @@ import { sqlState } from './pool.ts';
 import { readPostmasterPid, removeStalePostmasterPid, stopPostmaster } from './postmaster-pid.ts';
 import { reachableBinaries } from './postgres-binaries.ts';
 import { initialiseCluster, startPostmaster } from './postgres-process.ts';
-import { canExecute, EmbeddedPostgresUnusableError, postgresRunAs } from './postgres-user.ts';
+import {
+  canExecute,
+  EmbeddedPostgresUnusableError,
+  MOVE_OR_CONFIGURE,
+  postgresRunAs,
+} from './postgres-user.ts';
 
 export { EmbeddedPostgresUnusableError, sqlState };
 
@@ -261,7 +266,7 @@ export async function startEmbeddedServer(opts: EmbeddedServerOptions): Promise<
   if (!(await canExecute(runAs, dirname(dataDir)))) {
     throw new EmbeddedPostgresUnusableError(
       `the postgres user cannot enter ${dirname(dataDir)}, where the data directory ` +
-        `${basename(dataDir)} goes: put it in a directory all users may search, or set DATABASE_URL`,
+        `${basename(dataDir)} goes: ${MOVE_OR_CONFIGURE}`,
     );
   }
   const url = embeddedUrl(opts.port);

@@ -19,6 +19,7 @@ import {
   canExecute,
   EmbeddedPostgresUnusableError,
   ensureRootOwnedDir,
+  MOVE_OR_CONFIGURE,
   type RunAs,
 } from './postgres-user.ts';
 
@@ -109,11 +110,19 @@ export async function reachableBinaries(
     () => true,
     () => false,
   );
-  if (!present) await copyNative(installed.nativeDir, target);
+  if (!present) {
+    await copyNative(installed.nativeDir, target).catch((error: unknown) => {
+      throw new EmbeddedPostgresUnusableError(
+        `cannot copy ${installed.nativeDir} to ${target} (${(error as Error).message}): ` +
+          MOVE_OR_CONFIGURE,
+        { cause: error },
+      );
+    });
+  }
   if (!(await reachable(copied))) {
     throw new EmbeddedPostgresUnusableError(
       `the postgres user can execute neither ${installed.postgres} nor its copy in ${target}: ` +
-        `make ${sharedDir} searchable by all, or set DATABASE_URL`,
+        MOVE_OR_CONFIGURE,
     );
   }
   return copied;

@@ -21,6 +21,10 @@ export interface RunAs {
   gid: number;
 }
 
+/** The way out of every "cannot run here": a checkout postgres may enter, or a server of one's own. */
+export const MOVE_OR_CONFIGURE =
+  'clone the project into a directory every user may search (e.g. /srv or /opt), or set DATABASE_URL';
+
 /** The embedded server cannot run here; the message is one line: why, and what to do. */
 export class EmbeddedPostgresUnusableError extends Error {
   override readonly name = 'EmbeddedPostgresUnusableError';
@@ -97,8 +101,16 @@ export async function canExecute(runAs: RunAs | undefined, path: string): Promis
  * anyone else able to write there could plant binaries that root then hands a data directory.
  */
 export async function ensureRootOwnedDir(dir: string): Promise<void> {
-  await mkdir(dir, { recursive: true, mode: 0o755 });
-  const stats = await lstat(dir);
+  const stats = await mkdir(dir, { recursive: true, mode: 0o755 })
+    .then(() => lstat(dir))
+    .catch((error: unknown) => {
+      // A read-only /var/lib (some containers), a full disk: nowhere to put what postgres needs.
+      throw new EmbeddedPostgresUnusableError(
+        `cannot create ${dir} (${(error as NodeJS.ErrnoException).code ?? String(error)}) for ` +
+          `what the postgres user cannot reach in this checkout: ${MOVE_OR_CONFIGURE}`,
+        { cause: error },
+      );
+    });
   const writableByOthers = (stats.mode & 0o022) !== 0;
   if (!stats.isDirectory() || stats.uid !== 0 || writableByOthers) {
     throw new EmbeddedPostgresUnusableError(
