@@ -5,6 +5,8 @@
 # running — so services are held back with policy-rc.d during the install.
 # (Without that hold, the package's init script starts the daemon without a pidfile, fails its
 # own check, and leaves dpkg half-configured with a server that nothing stops.)
+# Idempotent: when both are present it exits at once, silently, so `npm test`'s pretest can run it
+# on every run.
 set -euo pipefail
 
 # A promtool from elsewhere (a tarball, another package) is not enough: the test needs the server.
@@ -39,12 +41,19 @@ if ! { [ -x "$policy" ] && { "$policy" prometheus start >/dev/null 2>&1; [ $? -e
   as_root chmod 755 "$policy"
 fi
 
+# A fresh machine often runs apt itself (unattended upgrades at boot, another install): without
+# a lock wait apt-get fails at once with "Could not get lock" instead of queueing behind it.
+APT_LOCK_TIMEOUT_SECONDS=300
 install_prometheus() {
   as_root env DEBIAN_FRONTEND=noninteractive \
-    apt-get install -y -q --no-install-recommends prometheus >/dev/null
+    apt-get install -y -q --no-install-recommends -o "DPkg::Lock::Timeout=$APT_LOCK_TIMEOUT_SECONDS" \
+    prometheus >/dev/null
 }
 # A fresh machine may have no package lists yet: update once, then try again.
-install_prometheus || { as_root apt-get update -q >/dev/null && install_prometheus; }
+install_prometheus || {
+  as_root apt-get update -q -o "DPkg::Lock::Timeout=$APT_LOCK_TIMEOUT_SECONDS" >/dev/null &&
+    install_prometheus
+}
 
 # Under systemd the package also enables the unit for the next boot: undo that.
 if [ -d /run/systemd/system ]; then

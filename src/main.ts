@@ -8,12 +8,9 @@ import { resolve } from 'node:path';
 import pg from 'pg';
 import { migrateDatabase } from '../migrations/migrate.ts';
 import { startSandboxPsp } from '../sandbox-psp/sandbox-server.ts';
-import {
-  ensureDatabase,
-  startEmbeddedServer,
-  type DatabaseServer,
-} from '../services/kernel/db/database-server.ts';
+import { ensureDatabase } from '../services/kernel/db/database-server.ts';
 import { FAULT_POINT_CATALOG } from '../services/fault-point-catalog.ts';
+import { openCheckoutServer } from '../services/kernel/db/embedded-checkout.ts';
 import { FaultPoints } from '../services/kernel/faults.ts';
 import { generateApiKey, upsertTenant } from '../services/tenants/api-keys.ts';
 import { startApp } from './app.ts';
@@ -21,7 +18,10 @@ import { startupBanner, type StartupSecret } from './startup-banner.ts';
 import { loadConfig } from './config.ts';
 
 const DATA_DIR = resolve('.data');
-/** The embedded PostgreSQL's port: off 5432, so it never collides with a system server. */
+/**
+ * The embedded PostgreSQL's preferred port: off 5432, so it never collides with a system server.
+ * Taken by something else (another checkout's server), a free one is used and kept in .data/.
+ */
 const EMBEDDED_PG_PORT = 54329;
 const DATABASE_NAME = 'payments';
 
@@ -63,8 +63,7 @@ async function main(): Promise<void> {
     startupBanner({
       base,
       internalBase: base,
-      database:
-        database.kind === 'embedded' ? `embedded PostgreSQL, data in ${DATA_DIR}` : 'DATABASE_URL',
+      database: database.description,
       provider: config.pspUrl ?? `${sandbox!.url} (sandbox, in-process)`,
       internalToken: { value: internalToken, generatedNow: config.internalToken === undefined },
       tenants,
@@ -87,17 +86,18 @@ async function main(): Promise<void> {
 
 async function openDatabase(
   databaseUrl: string | undefined,
-): Promise<{ url: string; kind: string; stop(): Promise<void> }> {
-  if (databaseUrl) return { url: databaseUrl, kind: 'external', stop: () => Promise.resolve() };
-  mkdirSync(DATA_DIR, { recursive: true });
-  const server: DatabaseServer = await startEmbeddedServer({
-    dataDir: resolve(DATA_DIR, 'pg'),
-    port: EMBEDDED_PG_PORT,
-    persistent: true,
+): Promise<{ url: string; description: string; stop(): Promise<void> }> {
+  if (databaseUrl)
+    return { url: databaseUrl, description: 'DATABASE_URL', stop: () => Promise.resolve() };
+  // The checkout's own server: already running (reused), or started on a free port; where its
+  // cluster lives and its port are recorded in .data/ (services/kernel/db/embedded-checkout.ts).
+  const { server, dataDir, port } = await openCheckoutServer({
+    stateDir: DATA_DIR,
+    preferredPort: EMBEDDED_PG_PORT,
   });
   return {
     url: await ensureDatabase(server, DATABASE_NAME),
-    kind: 'embedded',
+    description: `embedded PostgreSQL on port ${port}, data in ${dataDir}`,
     stop: () => server.stop(),
   };
 }

@@ -1,10 +1,11 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, inject, test } from 'vitest';
 import { migrateDatabase } from '../../migrations/migrate.ts';
 import { LATEST_MIGRATION } from '../../migrations/migration-list.ts';
 import {
+  EmbeddedPostgresUnusableError,
   ensureDatabase,
   findFreePort,
   sqlState,
@@ -163,6 +164,35 @@ describe('startEmbeddedServer', () => {
         }
       } finally {
         await rm(dataDir, { recursive: true, force: true });
+      }
+    },
+  );
+
+  // As root the server runs as `postgres`, who cannot enter a directory private to root.
+  test.runIf(process.getuid?.() === 0)(
+    'refuses, in one line saying what to do, a data directory the postgres user cannot reach',
+    { timeout: EMBEDDED_TEST_TIMEOUT_MS },
+    async () => {
+      const privateDir = await mkdtemp(join(tmpdir(), 'pgw-embedded-private-'));
+      try {
+        await chmod(privateDir, 0o700);
+        const started = startEmbeddedServer({
+          dataDir: join(privateDir, 'pg'),
+          port: await findFreePort(),
+          persistent: false,
+        });
+        const error = await started.then(
+          () => undefined,
+          (reason: unknown) => reason,
+        );
+        expect(error).toBeInstanceOf(EmbeddedPostgresUnusableError);
+        const message = (error as Error).message;
+        expect(message).toContain(privateDir);
+        expect(message).toContain('DATABASE_URL');
+        expect(message).not.toContain('\n');
+        expect(await readdir(privateDir)).toEqual([]); // nothing initialised, nothing left
+      } finally {
+        await rm(privateDir, { recursive: true, force: true });
       }
     },
   );

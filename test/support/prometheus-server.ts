@@ -1,7 +1,7 @@
 /**
  * A real Prometheus server (Debian's `prometheus` package, which grafana/install-promtool.sh
- * installs and `.ci/run` runs) as a child process of the test, in a temporary directory, on
- * 127.0.0.1 only. Nothing is mocked: it scrapes the gateway, evaluates the rule files and
+ * installs; `npm test`'s pretest and `.ci/run` run it) as a child process of the test, in a
+ * temporary directory, on 127.0.0.1 only. Nothing is mocked: it scrapes the gateway, evaluates the rule files and
  * answers PromQL over its HTTP API.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -78,8 +78,8 @@ export async function findPrometheus(): Promise<string> {
   }
   throw new Error(
     "prometheus (the server) is not on PATH nor at /usr/bin/prometheus. Install Debian's " +
-      '`prometheus` package with `bash grafana/install-promtool.sh` (.ci/run does this before ' +
-      'the tests).',
+      '`prometheus` package with `bash grafana/install-promtool.sh` (`npm test` runs it as its ' +
+      'pretest, .ci/run before the tests; it needs root or passwordless sudo, and apt-get).',
   );
 }
 

