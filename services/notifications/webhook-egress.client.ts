@@ -2,7 +2,12 @@ import { promises as dns, type LookupAddress, type LookupOptions } from 'node:dn
 import { isIP, type LookupFunction } from 'node:net';
 import { Agent } from 'undici';
 import { WebhookAddressNotAllowedError } from './notifications.errors.ts';
-import { addressRefusal, hostAllowListed, type WebhookAllowList } from './webhook-url.policy.ts';
+import {
+  addressAllowListed,
+  addressRefusal,
+  hostAllowListed,
+  type WebhookAllowList,
+} from './webhook-url.policy.ts';
 
 /** Resolves a host name to every address it has (dns.lookup with all: true, by default). */
 export type ResolveAllAddresses = (hostname: string) => Promise<LookupAddress[]>;
@@ -58,6 +63,7 @@ export function createWebhookEgress(opts: {
         const refusal = addressRefusal(host, allowList);
         if (refusal !== undefined) throw new WebhookAddressNotAllowedError(host, refusal);
       }
+      if (url.protocol !== 'https:') await assertPlainHttpAllowed(host, allowList, resolveAll);
       const response = await agent.request({
         origin: url.origin,
         path: `${url.pathname}${url.search}`,
@@ -110,6 +116,29 @@ function checkedLookup(
       (error: unknown) => callback(error as NodeJS.ErrnoException, '', 0),
     );
   };
+}
+
+/**
+ * Plain http is for allow-listed development hosts only: an endpoint registered while its host was
+ * listed is not sent a signed event in clear once it is not. A name is judged by its addresses,
+ * every one of which must be listed; a second resolution here can only make the connection's own
+ * check (which refuses what is not allowed at all) see a different answer, never a laxer rule.
+ */
+async function assertPlainHttpAllowed(
+  host: string,
+  allowList: WebhookAllowList,
+  resolveAll: ResolveAllAddresses,
+): Promise<void> {
+  if (hostAllowListed(host, allowList)) return;
+  const addresses = isIP(host) !== 0 ? [host] : (await resolveAll(host)).map((a) => a.address);
+  for (const address of addresses) {
+    const refusal =
+      addressRefusal(address, allowList) ??
+      (addressAllowListed(address, allowList)
+        ? undefined
+        : 'plain http to an address not allow-listed');
+    if (refusal !== undefined) throw new WebhookAddressNotAllowedError(address, refusal);
+  }
 }
 
 function familyOf(family: LookupOptions['family']): number {

@@ -91,7 +91,7 @@ export function addressRefusal(address: string, allow: WebhookAllowList): string
 }
 
 /** In a range of the allow-list, as written or as the IPv4 address it maps. */
-function addressAllowListed(address: string, allow: WebhookAllowList): boolean {
+export function addressAllowListed(address: string, allow: WebhookAllowList): boolean {
   const parsed = ipaddr.parse(address);
   const judged = unmapped(parsed);
   return allow.ranges.some(
