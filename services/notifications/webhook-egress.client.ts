@@ -124,7 +124,7 @@ function checkedLookup(
  * every one of which must be listed; a second resolution here can only make the connection's own
  * check (which refuses what is not allowed at all) see a different answer, never a laxer rule.
  */
-async function assertPlainHttpAllowed(
+export async function assertPlainHttpAllowed(
   host: string,
   allowList: WebhookAllowList,
   resolveAll: ResolveAllAddresses,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { AppError } from '../../services/kernel/errors.ts';
+import { assertPlainHttpAllowed } from '../../services/notifications/webhook-egress.client.ts';
 import {
   addressRefusal,
   EMPTY_WEBHOOK_ALLOW_LIST,
@@ -213,4 +214,47 @@ describe('WEBHOOK_ALLOWED_HOSTS', () => {
       );
     },
   );
+});
+
+describe('delivery over plain http', () => {
+  const resolves =
+    (...addresses: string[]) =>
+    () =>
+      Promise.resolve(addresses.map((address) => ({ address, family: 4 })));
+
+  it('refuses a name whose addresses are allowed but not listed: nothing signed goes out in clear', async () => {
+    await expect(
+      assertPlainHttpAllowed(
+        'hooks.example',
+        parseWebhookAllowList('127.0.0.1/32'),
+        resolves('93.184.216.34'),
+      ),
+    ).rejects.toThrow(
+      'address not allowed: 93.184.216.34 (plain http to an address not allow-listed)',
+    );
+  });
+
+  it('accepts a listed name, or a name all of whose addresses are listed', async () => {
+    await expect(
+      assertPlainHttpAllowed(
+        'hooks.example',
+        parseWebhookAllowList('hooks.example'),
+        resolves('93.184.216.34'),
+      ),
+    ).resolves.toBeUndefined();
+    await expect(
+      assertPlainHttpAllowed(
+        'sink.test',
+        parseWebhookAllowList('127.0.0.1/32'),
+        resolves('127.0.0.1'),
+      ),
+    ).resolves.toBeUndefined();
+    await expect(
+      assertPlainHttpAllowed(
+        'sink.test',
+        parseWebhookAllowList('127.0.0.1/32'),
+        resolves('127.0.0.1', '127.0.0.2'),
+      ),
+    ).rejects.toThrow('127.0.0.2');
+  });
 });
