@@ -63,6 +63,8 @@ export interface AppOptions {
   /** Off in tests that drive recovery by hand. */
   startRecoveryWorker?: boolean;
   reportError?: (error: unknown) => void;
+  /** PostgreSQL statement_timeout of the services' pool (db/pool.ts has the default and why). */
+  statementTimeoutMs?: number;
 }
 
 export interface App {
@@ -117,6 +119,7 @@ export async function startApp(options: AppOptions): Promise<App> {
     databaseUrl: options.databaseUrl,
     pspUrl: options.pspUrl,
     poolMax: options.poolMax ?? DEFAULT_POOL_MAX,
+    statementTimeoutMs: options.statementTimeoutMs,
     leaseMs: options.leaseMs,
     ttlSeconds: options.ttlSeconds,
     retention: {
