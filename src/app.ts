@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { DestinationStream } from 'pino';
 import { FaultPoints } from '../services/kernel/faults.ts';
@@ -8,6 +9,7 @@ import { createServices, type Services } from '../services/compose.ts';
 import { LATEST_MIGRATION } from '../migrations/migration-list.ts';
 import { createApollo } from './graphql/apollo.ts';
 import { createGatewayServer } from './http/gateway-server.ts';
+import { longestExchangeMs } from './http/server-timeouts.ts';
 
 /** Attempts per provider call for refusals that prove nothing happened (503/429). */
 const DEFAULT_PROVIDER_MAX_ATTEMPTS = 3;
@@ -63,12 +65,21 @@ export interface AppOptions {
   /** Off in tests that drive recovery by hand. */
   startRecoveryWorker?: boolean;
   reportError?: (error: unknown) => void;
+  // The edge (CONTRACT §1, DESIGN §7).
+  /** INTERNAL_PORT: when set, /trpc and /metrics are served only there (0: any free port). */
+  internalPort?: number;
+  /** INTERNAL_HOST: where the internal server listens; loopback unless told otherwise. */
+  internalHost?: string;
+  /** How long receiving one request may take; server-timeouts.ts has the default and why. */
+  requestTimeoutMs?: number;
   /** PostgreSQL statement_timeout of the services' pool (db/pool.ts has the default and why). */
   statementTimeoutMs?: number;
 }
 
 export interface App {
   url: string;
+  /** Where /trpc and /metrics are: the internal server's URL, or `url` without INTERNAL_PORT. */
+  internalUrl: string;
   metrics: Metrics;
   services: Services;
   faults: FaultPoints;
@@ -98,6 +109,19 @@ async function maintainPartitionsAtStart(
       await new Promise((resolve) => setTimeout(resolve, START_MAINTENANCE_BACKOFF_MS * attempt));
     }
   }
+}
+
+/** Listens on host:port (0: any free port) and answers the server's URL. */
+async function listen(server: Server, at: { port: number; host: string }): Promise<string> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(at.port, at.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  return `http://${at.host}:${port}`;
 }
 
 /** Composes one gateway process: services, Apollo, the HTTP server and the recovery worker. */
@@ -161,20 +185,28 @@ export async function startApp(options: AppOptions): Promise<App> {
     log,
     internalToken: options.internalToken,
     reportError: reportErrorIn,
+    separateInternal: options.internalPort !== undefined,
+    timeouts: {
+      requestTimeoutMs: options.requestTimeoutMs ?? longestExchangeMs(options.providerTimeoutMs),
+      socketIdleTimeoutMs: longestExchangeMs(options.providerTimeoutMs),
+    },
   });
-  await new Promise<void>((resolve, reject) => {
-    gateway.server.once('error', reject);
-    gateway.server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
-  });
+  const host = options.host ?? '127.0.0.1';
+  const url = await listen(gateway.server, { port: options.port ?? 0, host });
+  const internalHost = options.internalHost ?? '127.0.0.1';
+  const internalUrl =
+    gateway.internal === null
+      ? url
+      : await listen(gateway.internal, { port: options.internalPort ?? 0, host: internalHost });
   if (options.startRecoveryWorker ?? true) {
     services.worker.start();
     services.reconciler.start();
     services.dispatcher.start();
     services.retention.start();
   }
-  const { port } = gateway.server.address() as AddressInfo;
   return {
-    url: `http://${options.host ?? '127.0.0.1'}:${port}`,
+    url,
+    internalUrl,
     metrics,
     services,
     faults,

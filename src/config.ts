@@ -29,6 +29,9 @@ export interface Config {
   /** Test-only: `name=crash,…` arms fault points in this process. */
   faultPoints: string | undefined;
   logLevel: string;
+  // Edge limits (CONTRACT §1): all off or on their defaults unless set.
+  internalPort: number | undefined;
+  internalHost: string;
 }
 
 /** Default lease: well beyond one provider timeout plus a probe, so a live owner never loses it. */
@@ -84,6 +87,20 @@ function tenants(raw: string | undefined): Config['bootstrapTenants'] {
   });
 }
 
+/**
+ * The edge's internal port. One equal to the public port fails the start: the operator would
+ * believe in a separation that is not there.
+ */
+function edgeConfig(env: NodeJS.ProcessEnv, port: number) {
+  const internalPort = optionalInteger(env, { name: 'INTERNAL_PORT', min: 0 });
+  if (internalPort !== undefined && internalPort !== 0 && internalPort === port)
+    throw new Error(`INTERNAL_PORT must differ from PORT, both are ${port}`);
+  return {
+    internalPort,
+    internalHost: env['INTERNAL_HOST'] || '127.0.0.1',
+  };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv): Config {
   const leaseMs = integer(env, { name: 'LEASE_MS', fallback: DEFAULT_LEASE_MS, min: 100 });
   const providerTimeoutMs = integer(env, {
@@ -91,10 +108,11 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     fallback: DEFAULT_PROVIDER_TIMEOUT_MS,
     min: 1,
   });
+  const port = integer(env, { name: 'PORT', fallback: 4000, min: 0 });
   return {
     // Loopback unless told otherwise: a developer's `npm start` should not face the network.
     host: env['HOST'] || '127.0.0.1',
-    port: integer(env, { name: 'PORT', fallback: 4000, min: 0 }),
+    port,
     databaseUrl: env['DATABASE_URL'] || undefined,
     pspUrl: env['PSP_URL'] || undefined,
     sandboxBlackholeMs: integer(env, {
@@ -138,5 +156,6 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     outboxIntervalMs: optionalInteger(env, { name: 'OUTBOX_INTERVAL_MS', min: 10 }),
     faultPoints: env['FAULT_POINTS'] || undefined,
     logLevel: logLevel(env['LOG_LEVEL']),
+    ...edgeConfig(env, port),
   };
 }

@@ -54,14 +54,18 @@ async function main(): Promise<void> {
     outboxIntervalMs: config.outboxIntervalMs,
     providerTimeoutMs: config.providerTimeoutMs,
     faults: FaultPoints.fromSpec(config.faultPoints),
+    internalPort: config.internalPort,
+    internalHost: config.internalHost,
   });
   const base = `http://127.0.0.1:${new URL(app.url).port}`;
+  // With INTERNAL_PORT, tRPC and metrics are only on the internal server, at its own address.
+  const internal = config.internalPort === undefined ? base : app.internalUrl;
   console.log(
     [
       `payments gateway ready`,
       `  GraphQL:   ${base}/graphql`,
-      `  metrics:   ${base}/metrics`,
-      `  tRPC:      ${base}/trpc  (Authorization: Bearer ${config.internalToken ? '<INTERNAL_TOKEN>' : internalToken})`,
+      `  metrics:   ${internal}/metrics`,
+      `  tRPC:      ${internal}/trpc  (Authorization: Bearer ${config.internalToken ? '<INTERNAL_TOKEN>' : internalToken})`,
       `  database:  ${database.kind === 'embedded' ? `embedded PostgreSQL, data in ${DATA_DIR}` : 'DATABASE_URL'}`,
       `  provider:  ${config.pspUrl ?? `${sandbox!.url} (sandbox, in-process)`}`,
       ...tenants.map((t) => `  tenant ${t.name}: API key ${t.apiKey}`),
