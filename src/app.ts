@@ -9,6 +9,7 @@ import { createServices, type Services } from '../services/compose.ts';
 import { LATEST_MIGRATION } from '../migrations/migration-list.ts';
 import { createApollo } from './graphql/apollo.ts';
 import { createGatewayServer } from './http/gateway-server.ts';
+import type { RateLimitOptions } from './http/rate-limits.ts';
 import { longestExchangeMs } from './http/server-timeouts.ts';
 
 /** Attempts per provider call for refusals that prove nothing happened (503/429). */
@@ -66,6 +67,8 @@ export interface AppOptions {
   startRecoveryWorker?: boolean;
   reportError?: (error: unknown) => void;
   // The edge (CONTRACT §1, DESIGN §7).
+  /** Per-tenant and failed-authentication limits; all off unless set. */
+  rateLimits?: RateLimitOptions;
   /** INTERNAL_PORT: when set, /trpc and /metrics are served only there (0: any free port). */
   internalPort?: number;
   /** INTERNAL_HOST: where the internal server listens; loopback unless told otherwise. */
@@ -190,6 +193,7 @@ export async function startApp(options: AppOptions): Promise<App> {
       requestTimeoutMs: options.requestTimeoutMs ?? longestExchangeMs(options.providerTimeoutMs),
       socketIdleTimeoutMs: longestExchangeMs(options.providerTimeoutMs),
     },
+    rateLimits: options.rateLimits ?? {},
   });
   const host = options.host ?? '127.0.0.1';
   const url = await listen(gateway.server, { port: options.port ?? 0, host });

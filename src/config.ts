@@ -30,6 +30,9 @@ export interface Config {
   faultPoints: string | undefined;
   logLevel: string;
   // Edge limits (CONTRACT §1): all off or on their defaults unless set.
+  rateLimitTenantPerSecond: number | undefined;
+  rateLimitTenantBurst: number | undefined;
+  rateLimitUnauthenticatedPerSecond: number | undefined;
   internalPort: number | undefined;
   internalHost: string;
 }
@@ -88,14 +91,28 @@ function tenants(raw: string | undefined): Config['bootstrapTenants'] {
 }
 
 /**
- * The edge's internal port. One equal to the public port fails the start: the operator would
- * believe in a separation that is not there.
+ * The edge's limits and the internal port. A burst without a rate, or an internal port equal
+ * to the public one, fails the start: either would leave the operator believing in a limit or
+ * a separation that is not there.
  */
 function edgeConfig(env: NodeJS.ProcessEnv, port: number) {
+  const rateLimitTenantPerSecond = optionalInteger(env, {
+    name: 'RATE_LIMIT_TENANT_PER_SECOND',
+    min: 1,
+  });
+  const rateLimitTenantBurst = optionalInteger(env, { name: 'RATE_LIMIT_TENANT_BURST', min: 1 });
+  if (rateLimitTenantBurst !== undefined && rateLimitTenantPerSecond === undefined)
+    throw new Error('RATE_LIMIT_TENANT_BURST is set but RATE_LIMIT_TENANT_PER_SECOND is not');
   const internalPort = optionalInteger(env, { name: 'INTERNAL_PORT', min: 0 });
   if (internalPort !== undefined && internalPort !== 0 && internalPort === port)
     throw new Error(`INTERNAL_PORT must differ from PORT, both are ${port}`);
   return {
+    rateLimitTenantPerSecond,
+    rateLimitTenantBurst,
+    rateLimitUnauthenticatedPerSecond: optionalInteger(env, {
+      name: 'RATE_LIMIT_UNAUTHENTICATED_PER_SECOND',
+      min: 1,
+    }),
     internalPort,
     internalHost: env['INTERNAL_HOST'] || '127.0.0.1',
   };

@@ -54,6 +54,11 @@ async function main(): Promise<void> {
     outboxIntervalMs: config.outboxIntervalMs,
     providerTimeoutMs: config.providerTimeoutMs,
     faults: FaultPoints.fromSpec(config.faultPoints),
+    rateLimits: {
+      tenantPerSecond: config.rateLimitTenantPerSecond,
+      tenantBurst: config.rateLimitTenantBurst,
+      unauthenticatedPerSecond: config.rateLimitUnauthenticatedPerSecond,
+    },
     internalPort: config.internalPort,
     internalHost: config.internalHost,
   });

@@ -9,7 +9,8 @@ import type { Logger } from '../../services/kernel/logging/logger.ts';
 import { RequestTrace } from '../../services/kernel/logging/request-trace.ts';
 import { bearerToken, sameSecret } from './bearer.ts';
 import { BodyTooLargeError, readBody } from './read-body.ts';
-import { sendGraphQLError, sendJson } from './respond.ts';
+import { createRateLimits, type RateLimitOptions, type RateLimits } from './rate-limits.ts';
+import { sendGraphQLError, sendJson, sendRetryLater } from './respond.ts';
 import { createTimedServer, type ServerTimeouts } from './server-timeouts.ts';
 import { createTenantAuthenticator, type AuthenticatedTenant } from './tenant-authenticator.ts';
 
@@ -33,6 +34,7 @@ export interface GatewayServerOptions {
   /** INTERNAL_PORT is set: /trpc and /metrics move to a server of their own. */
   separateInternal: boolean;
   timeouts: ServerTimeouts;
+  rateLimits: RateLimitOptions;
 }
 
 export interface GatewayServer {
@@ -62,7 +64,11 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
     authenticate: createTenantAuthenticator((apiKey) =>
       options.services.tenants.authenticate({ apiKey }),
     ),
+    limits: createRateLimits(options.rateLimits),
   };
+  // Present from the start, at zero, so that the first refusal shows in a rate.
+  for (const limit of ['tenant', 'unauthenticated'])
+    options.metrics.rateLimited.inc({ service: 'gateway', limit }, 0);
   let inFlight = 0;
   let draining = false;
   let idle: (() => void) | null = null;
@@ -148,6 +154,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
 
 interface RouteOptions extends GatewayServerOptions {
   authenticate: (apiKey: string) => Promise<AuthenticatedTenant | null>;
+  limits: RateLimits;
 }
 
 interface Exchange {
@@ -236,11 +243,28 @@ async function serveGraphQL(opts: RouteOptions, { req, res, url, trace }: Exchan
       return sendGraphQLError(res, 'PAYLOAD_TOO_LARGE', { connection: 'close' });
     throw error;
   }
+  // An address that has failed too often is refused before its key is looked up: guessing
+  // keys must not reach the database. Requests in flight at once from one address are each
+  // checked before any of them fails, so it may fail that many more times within a window.
+  const address = req.socket.remoteAddress ?? 'unknown';
+  const blockedSeconds = await opts.limits.unauthenticated(address);
+  if (blockedSeconds !== null) {
+    opts.metrics.rateLimited.inc({ service: 'gateway', limit: 'unauthenticated' });
+    return sendRetryLater(res, 'RATE_LIMITED', blockedSeconds);
+  }
   const apiKey = bearerToken(req.headers);
   const tenant = apiKey === null ? null : await opts.authenticate(apiKey);
-  if (tenant === null)
+  if (tenant === null) {
+    await opts.limits.failedAuthentication(address);
     return sendGraphQLError(res, 'UNAUTHENTICATED', { 'www-authenticate': 'Bearer' });
+  }
   trace.annotate({ tenantId: tenant.id });
+  // Before anything of GraphQL runs; RATE_LIMITED is never stored, so the key stays new.
+  const waitSeconds = await opts.limits.tenant(tenant.id);
+  if (waitSeconds !== null) {
+    opts.metrics.rateLimited.inc({ service: 'gateway', limit: 'tenant' });
+    return sendRetryLater(res, 'RATE_LIMITED', waitSeconds);
+  }
 
   let body: unknown;
   if (req.method === 'POST') {
