@@ -195,13 +195,28 @@ export async function startApp(options: AppOptions): Promise<App> {
     },
     rateLimits: options.rateLimits ?? {},
   });
-  const host = options.host ?? '127.0.0.1';
-  const url = await listen(gateway.server, { port: options.port ?? 0, host });
-  const internalHost = options.internalHost ?? '127.0.0.1';
-  const internalUrl =
-    gateway.internal === null
-      ? url
-      : await listen(gateway.internal, { port: options.internalPort ?? 0, host: internalHost });
+  let url: string;
+  let internalUrl: string;
+  try {
+    url = await listen(gateway.server, {
+      port: options.port ?? 0,
+      host: options.host ?? '127.0.0.1',
+    });
+    internalUrl =
+      gateway.internal === null
+        ? url
+        : await listen(gateway.internal, {
+            port: options.internalPort ?? 0,
+            host: options.internalHost ?? '127.0.0.1',
+          });
+  } catch (error) {
+    // A port in use: close what did start (the other server, the pool), so that the caller's
+    // failure is the whole story and nothing keeps the process alive.
+    await gateway.drain(0);
+    await apollo.stop();
+    await services.close();
+    throw error;
+  }
   if (options.startRecoveryWorker ?? true) {
     services.worker.start();
     services.reconciler.start();

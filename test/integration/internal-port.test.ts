@@ -1,6 +1,7 @@
 import { createTRPCClient, httpLink } from '@trpc/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppRouter } from '../../services/router.ts';
+import { startApp } from '../../src/app.ts';
 import { graphql } from '../support/graphql-client.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import { INTERNAL_TOKEN, startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
@@ -104,6 +105,39 @@ describe('without INTERNAL_PORT', () => {
     ).toBeNull();
     const query = '{ balances { currency } }';
     expect((await graphql(single.app.url, { apiKey: TENANT_A.apiKey, query })).status).toBe(200);
+  });
+});
+
+/** Connections of gateways' service pools to this test's database. */
+async function servicePoolConnections(stack: TestStack): Promise<number> {
+  const { rows } = await stack.db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM pg_stat_activity
+      WHERE datname = current_database() AND application_name = 'payments-services'`,
+  );
+  return rows[0]?.n ?? 0;
+}
+
+describe('start', () => {
+  it('fails on an internal port in use, leaving nothing open behind', async () => {
+    const before = await servicePoolConnections(separate);
+    const failed = startApp({
+      databaseUrl: database.url,
+      pspUrl: separate.sandbox.url,
+      internalToken: INTERNAL_TOKEN,
+      internalPort: Number(new URL(separate.app.internalUrl).port),
+      leaseMs: 5_000,
+      ttlSeconds: 86_400,
+      recoveryIntervalMs: 60_000,
+      providerTimeoutMs: 2_000,
+      startRecoveryWorker: false,
+      logLevel: 'silent',
+    });
+    await expect(failed).rejects.toMatchObject({ code: 'EADDRINUSE' });
+    // The failed start's pool is closed: its connections leave (bounded wait).
+    for (let i = 0; i < 50 && (await servicePoolConnections(separate)) > before; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(await servicePoolConnections(separate)).toBeLessThanOrEqual(before);
   });
 });
 
