@@ -10,7 +10,7 @@ import { LATEST_MIGRATION } from '../migrations/migration-list.ts';
 import { createApollo } from './graphql/apollo.ts';
 import { createGatewayServer } from './http/gateway-server.ts';
 import type { RateLimitOptions } from './http/rate-limits.ts';
-import { longestExchangeMs } from './http/server-timeouts.ts';
+import { longestExchangeMs, socketIdleTimeoutMs } from './http/server-timeouts.ts';
 
 /** Attempts per provider call for refusals that prove nothing happened (503/429). */
 const DEFAULT_PROVIDER_MAX_ATTEMPTS = 3;
@@ -191,7 +191,7 @@ export async function startApp(options: AppOptions): Promise<App> {
     separateInternal: options.internalPort !== undefined,
     timeouts: {
       requestTimeoutMs: options.requestTimeoutMs ?? longestExchangeMs(options.providerTimeoutMs),
-      socketIdleTimeoutMs: longestExchangeMs(options.providerTimeoutMs),
+      socketIdleTimeoutMs: socketIdleTimeoutMs(options.providerTimeoutMs),
     },
     rateLimits: options.rateLimits ?? {},
   });

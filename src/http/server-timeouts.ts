@@ -31,8 +31,8 @@ export const CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
 export const MAX_REQUESTS_PER_SOCKET = 0;
 
 /**
- * The longest a legitimate request may legitimately keep its client waiting, beyond the
- * provider: a duplicate's bounded wait for the first request (`Prefer: wait`, capped at 10 s).
+ * How long a request may keep its client waiting beyond the provider: a duplicate's bounded
+ * wait for the first request's outcome (`Prefer: wait`, capped at 10 s by CONTRACT §1).
  */
 const REQUEST_WAIT_MAX_MS = 10_000;
 /** Room for the database, a body on a slow link and the scheduler, on top of the above. */
@@ -41,10 +41,23 @@ const REQUEST_SLACK_MS = 10_000;
 /**
  * The longest legitimate exchange: one provider call and one probe (each up to the provider
  * timeout), a bounded wait, and slack — 30 s with the defaults. It is the default request
- * timeout, and always the socket's idle timeout.
+ * timeout.
  */
 export function longestExchangeMs(providerTimeoutMs: number): number {
   return 2 * providerTimeoutMs + REQUEST_WAIT_MAX_MS + REQUEST_SLACK_MS;
+}
+
+/**
+ * A socket's idle timeout is this many longest exchanges. Under overload a request also queues
+ * for database connections (up to POOL_CONNECTION_TIMEOUT_MS per checkout, a few checkouts per
+ * request), silently; cutting its socket would make its client retry into the same overload.
+ * A socket silent for twice the longest exchange has lost its client.
+ */
+const SOCKET_IDLE_PER_LONGEST_EXCHANGE = 2;
+
+/** The socket idle timeout for a provider timeout: 60 s with the defaults. */
+export function socketIdleTimeoutMs(providerTimeoutMs: number): number {
+  return SOCKET_IDLE_PER_LONGEST_EXCHANGE * longestExchangeMs(providerTimeoutMs);
 }
 
 export interface ServerTimeouts {
@@ -59,8 +72,9 @@ export interface ServerTimeouts {
   /**
    * How long a socket may send and receive nothing while a request is open (server.timeout;
    * idle keep-alive sockets have KEEP_ALIVE_TIMEOUT_MS instead). A request waiting on the
-   * provider is silent, so this is never below the longest exchange; without it a client that
-   * stops reading its answer would hold the socket for ever.
+   * provider is silent, so this is well above the longest exchange; without it, a socket whose
+   * client vanished without closing it (a crashed host, a dropped NAT mapping) or stopped
+   * reading its answer would stay open until TCP gives up, many minutes later.
    */
   socketIdleTimeoutMs: number;
 }
