@@ -165,8 +165,10 @@ interface Exchange {
   surface: Surface;
 }
 
+type Route = '/trpc' | '/graphql' | '/metrics' | '/healthz' | '/readyz';
+
 /** The route of a path, or null when `surface` does not serve it (404, as for any unknown path). */
-function routeOf(pathname: string, surface: Surface) {
+function routeOf(pathname: string, surface: Surface): Route | null {
   const path =
     pathname === '/trpc' || pathname.startsWith('/trpc/') ? ('/trpc' as const) : pathname;
   switch (path) {

@@ -6,7 +6,11 @@ export interface RateLimitOptions {
   tenantPerSecond?: number;
   /** RATE_LIMIT_TENANT_BURST: the tenant's bucket size; 2 × the rate unless set. */
   tenantBurst?: number;
-  /** RATE_LIMIT_UNAUTHENTICATED_PER_SECOND: failed authentications per second per address. */
+  /**
+   * RATE_LIMIT_UNAUTHENTICATED_PER_SECOND: failed authentications per second per TCP peer
+   * address. Behind a proxy every client has the proxy's address, and one client failing gets
+   * them all refused (docs/decisions/0002-rate-limits-per-process.md).
+   */
   unauthenticatedPerSecond?: number;
 }
 
