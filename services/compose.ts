@@ -37,6 +37,8 @@ export interface ServicesConfig {
   databaseUrl: string;
   pspUrl: string;
   poolMax: number;
+  /** statement_timeout of the pool; db/pool.ts's request default unless set. */
+  statementTimeoutMs?: number;
   leaseMs: number;
   ttlSeconds: number;
   retention: RetentionPolicy;
@@ -116,6 +118,7 @@ export function createServices(config: ServicesConfig): Services {
     connectionString: config.databaseUrl,
     max: config.poolMax,
     applicationName: 'payments-services',
+    statementTimeoutMs: config.statementTimeoutMs,
   });
   const engine = new IdempotencyEngine({
     pool,

@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { DestinationStream } from 'pino';
 import { FaultPoints } from '../services/kernel/faults.ts';
@@ -12,6 +13,8 @@ import {
   EMPTY_WEBHOOK_ALLOW_LIST,
   type WebhookAllowList,
 } from '../services/notifications/webhook-url.policy.ts';
+import type { RateLimitOptions } from './http/rate-limits.ts';
+import { longestExchangeMs, socketIdleTimeoutMs } from './http/server-timeouts.ts';
 
 /** Attempts per provider call for refusals that prove nothing happened (503/429). */
 const DEFAULT_PROVIDER_MAX_ATTEMPTS = 3;
@@ -69,10 +72,23 @@ export interface AppOptions {
   /** Off in tests that drive recovery by hand. */
   startRecoveryWorker?: boolean;
   reportError?: (error: unknown) => void;
+  // The edge (CONTRACT §1, DESIGN §7).
+  /** Per-tenant and failed-authentication limits; all off unless set. */
+  rateLimits?: RateLimitOptions;
+  /** INTERNAL_PORT: when set, /trpc and /metrics are served only there (0: any free port). */
+  internalPort?: number;
+  /** INTERNAL_HOST: where the internal server listens; loopback unless told otherwise. */
+  internalHost?: string;
+  /** How long receiving one request may take; server-timeouts.ts has the default and why. */
+  requestTimeoutMs?: number;
+  /** PostgreSQL statement_timeout of the services' pool (db/pool.ts has the default and why). */
+  statementTimeoutMs?: number;
 }
 
 export interface App {
   url: string;
+  /** Where /trpc and /metrics are: the internal server's URL, or `url` without INTERNAL_PORT. */
+  internalUrl: string;
   metrics: Metrics;
   services: Services;
   faults: FaultPoints;
@@ -104,6 +120,19 @@ async function maintainPartitionsAtStart(
   }
 }
 
+/** Listens on host:port (0: any free port) and answers the server's URL. */
+async function listen(server: Server, at: { port: number; host: string }): Promise<string> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(at.port, at.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  return `http://${at.host}:${port}`;
+}
+
 /** Composes one gateway process: services, Apollo, the HTTP server and the recovery worker. */
 export async function startApp(options: AppOptions): Promise<App> {
   const log = createLogger({
@@ -123,6 +152,7 @@ export async function startApp(options: AppOptions): Promise<App> {
     databaseUrl: options.databaseUrl,
     pspUrl: options.pspUrl,
     poolMax: options.poolMax ?? DEFAULT_POOL_MAX,
+    statementTimeoutMs: options.statementTimeoutMs,
     leaseMs: options.leaseMs,
     ttlSeconds: options.ttlSeconds,
     retention: {
@@ -165,20 +195,44 @@ export async function startApp(options: AppOptions): Promise<App> {
     log,
     internalToken: options.internalToken,
     reportError: reportErrorIn,
+    separateInternal: options.internalPort !== undefined,
+    timeouts: {
+      requestTimeoutMs: options.requestTimeoutMs ?? longestExchangeMs(options.providerTimeoutMs),
+      socketIdleTimeoutMs: socketIdleTimeoutMs(options.providerTimeoutMs),
+    },
+    rateLimits: options.rateLimits ?? {},
   });
-  await new Promise<void>((resolve, reject) => {
-    gateway.server.once('error', reject);
-    gateway.server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
-  });
+  let url: string;
+  let internalUrl: string;
+  try {
+    url = await listen(gateway.server, {
+      port: options.port ?? 0,
+      host: options.host ?? '127.0.0.1',
+    });
+    internalUrl =
+      gateway.internal === null
+        ? url
+        : await listen(gateway.internal, {
+            port: options.internalPort ?? 0,
+            host: options.internalHost ?? '127.0.0.1',
+          });
+  } catch (error) {
+    // A port in use: close what did start (the other server, the pool), so that the caller's
+    // failure is the whole story and nothing keeps the process alive.
+    await gateway.drain(0);
+    await apollo.stop();
+    await services.close();
+    throw error;
+  }
   if (options.startRecoveryWorker ?? true) {
     services.worker.start();
     services.reconciler.start();
     services.dispatcher.start();
     services.retention.start();
   }
-  const { port } = gateway.server.address() as AddressInfo;
   return {
-    url: `http://${options.host ?? '127.0.0.1'}:${port}`,
+    url,
+    internalUrl,
     metrics,
     services,
     faults,

@@ -36,6 +36,12 @@ export interface Config {
   /** Test-only: `name=crash,…` arms fault points in this process. */
   faultPoints: string | undefined;
   logLevel: string;
+  // Edge limits (CONTRACT §1): all off or on their defaults unless set.
+  rateLimitTenantPerSecond: number | undefined;
+  rateLimitTenantBurst: number | undefined;
+  rateLimitUnauthenticatedPerSecond: number | undefined;
+  internalPort: number | undefined;
+  internalHost: string;
 }
 
 /** Default lease: well beyond one provider timeout plus a probe, so a live owner never loses it. */
@@ -103,6 +109,34 @@ function faultPoints(env: NodeJS.ProcessEnv): string | undefined {
   return spec;
 }
 
+/**
+ * The edge's limits and the internal port. A burst without a rate, or an internal port equal
+ * to the public one, fails the start: either would leave the operator believing in a limit or
+ * a separation that is not there.
+ */
+function edgeConfig(env: NodeJS.ProcessEnv, port: number) {
+  const rateLimitTenantPerSecond = optionalInteger(env, {
+    name: 'RATE_LIMIT_TENANT_PER_SECOND',
+    min: 1,
+  });
+  const rateLimitTenantBurst = optionalInteger(env, { name: 'RATE_LIMIT_TENANT_BURST', min: 1 });
+  if (rateLimitTenantBurst !== undefined && rateLimitTenantPerSecond === undefined)
+    throw new Error('RATE_LIMIT_TENANT_BURST is set but RATE_LIMIT_TENANT_PER_SECOND is not');
+  const internalPort = optionalInteger(env, { name: 'INTERNAL_PORT', min: 0 });
+  if (internalPort !== undefined && internalPort !== 0 && internalPort === port)
+    throw new Error(`INTERNAL_PORT must differ from PORT, both are ${port}`);
+  return {
+    rateLimitTenantPerSecond,
+    rateLimitTenantBurst,
+    rateLimitUnauthenticatedPerSecond: optionalInteger(env, {
+      name: 'RATE_LIMIT_UNAUTHENTICATED_PER_SECOND',
+      min: 1,
+    }),
+    internalPort,
+    internalHost: env['INTERNAL_HOST'] || '127.0.0.1',
+  };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv): Config {
   const leaseMs = integer(env, { name: 'LEASE_MS', fallback: DEFAULT_LEASE_MS, min: 100 });
   const providerTimeoutMs = integer(env, {
@@ -110,10 +144,11 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     fallback: DEFAULT_PROVIDER_TIMEOUT_MS,
     min: 1,
   });
+  const port = integer(env, { name: 'PORT', fallback: 4000, min: 0 });
   return {
     // Loopback unless told otherwise: a developer's `npm start` should not face the network.
     host: env['HOST'] || '127.0.0.1',
-    port: integer(env, { name: 'PORT', fallback: 4000, min: 0 }),
+    port,
     databaseUrl: env['DATABASE_URL'] || undefined,
     pspUrl: env['PSP_URL'] || undefined,
     sandboxBlackholeMs: integer(env, {
@@ -158,5 +193,6 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     webhookAllowList: parseWebhookAllowList(env['WEBHOOK_ALLOWED_HOSTS'], 'WEBHOOK_ALLOWED_HOSTS'),
     faultPoints: faultPoints(env),
     logLevel: logLevel(env['LOG_LEVEL']),
+    ...edgeConfig(env, port),
   };
 }

@@ -57,12 +57,21 @@ async function main(): Promise<void> {
     providerTimeoutMs: config.providerTimeoutMs,
     webhookAllowList: config.webhookAllowList,
     faults: FaultPoints.fromSpec(config.faultPoints, FAULT_POINT_CATALOG),
+    rateLimits: {
+      tenantPerSecond: config.rateLimitTenantPerSecond,
+      tenantBurst: config.rateLimitTenantBurst,
+      unauthenticatedPerSecond: config.rateLimitUnauthenticatedPerSecond,
+    },
+    internalPort: config.internalPort,
+    internalHost: config.internalHost,
   });
   const base = `http://127.0.0.1:${new URL(app.url).port}`;
+  // With INTERNAL_PORT, tRPC and metrics are only on the internal server, at its own address.
+  const internal = config.internalPort === undefined ? base : app.internalUrl;
   console.log(
     startupBanner({
       base,
-      internalBase: base,
+      internalBase: internal,
       database: database.description,
       provider: config.pspUrl ?? `${sandbox!.url} (sandbox, in-process)`,
       internalToken: { value: internalToken, generatedNow: config.internalToken === undefined },

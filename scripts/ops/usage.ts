@@ -38,6 +38,7 @@ Options:
 
 Environment:
   GATEWAY_URL     gateway base URL (default http://127.0.0.1:4000); tRPC is served at /trpc
+                  (with INTERNAL_PORT set on the gateway: its internal address, INTERNAL_HOST:INTERNAL_PORT)
   INTERNAL_TOKEN  the gateway's internal token (required)
 
 Exit codes: 0 done, 1 the gateway refused or failed (code and message printed), 2 bad usage.`;

@@ -115,6 +115,12 @@ export function createMetrics(opts: { defaultMetrics: boolean }) {
       labelNames: ['service', 'kind'] as const,
       registers,
     }),
+    rateLimited: new Counter({
+      name: 'gateway_rate_limited_total',
+      help: 'Requests refused with RATE_LIMITED by this process, by limit (tenant, unauthenticated).',
+      labelNames: ['service', 'limit'] as const,
+      registers,
+    }),
   };
 }
 

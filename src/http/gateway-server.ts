@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { HeaderMap, type ApolloServer } from '@apollo/server';
 import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
 import type { ServiceContext } from '../../services/context.ts';
@@ -9,7 +9,9 @@ import type { Logger } from '../../services/kernel/logging/logger.ts';
 import { RequestTrace } from '../../services/kernel/logging/request-trace.ts';
 import { bearerToken, sameSecret } from './bearer.ts';
 import { BodyTooLargeError, readBody } from './read-body.ts';
-import { sendGraphQLError, sendJson } from './respond.ts';
+import { createRateLimits, type RateLimitOptions, type RateLimits } from './rate-limits.ts';
+import { sendGraphQLError, sendJson, sendRetryLater } from './respond.ts';
+import { createTimedServer, type ServerTimeouts } from './server-timeouts.ts';
 import { createTenantAuthenticator, type AuthenticatedTenant } from './tenant-authenticator.ts';
 
 /** CONTRACT §1: a request body over 100 KB is refused with 413 before it is parsed. */
@@ -29,30 +31,49 @@ export interface GatewayServerOptions {
   internalToken: string;
   /** Where unexpected errors go, with the logger of the request they happened in. */
   reportError: (error: unknown, log: Logger) => void;
+  /** INTERNAL_PORT is set: /trpc and /metrics move to a server of their own. */
+  separateInternal: boolean;
+  timeouts: ServerTimeouts;
+  rateLimits: RateLimitOptions;
 }
 
 export interface GatewayServer {
+  /** The public server: /graphql and health, and /trpc and /metrics unless `internal` exists. */
   server: Server;
-  /** Stops accepting, lets in-flight requests finish (up to `timeoutMs`), then closes the rest. */
+  /** With INTERNAL_PORT: the only server of /trpc and /metrics (and health, for probes). */
+  internal: Server | null;
+  /**
+   * Stops accepting on both servers, lets in-flight requests finish (up to `timeoutMs`), then
+   * closes the rest.
+   */
   drain(timeoutMs: number): Promise<void>;
 }
 
 /**
- * The gateway's one HTTP server: GraphQL for merchants, /trpc for internal callers (behind
- * INTERNAL_TOKEN, checked before any routing), /metrics, /healthz and /readyz.
+ * Which routes a server answers. `all`: GraphQL for merchants, /trpc for internal callers
+ * (behind INTERNAL_TOKEN, checked before any routing), /metrics, /healthz and /readyz. With
+ * INTERNAL_PORT, `public` keeps GraphQL and health, and `internal` has tRPC, metrics and health:
+ * the internal procedures and the fleet's numbers never face the merchants' network.
  */
+type Surface = 'all' | 'public' | 'internal';
+
+/** The gateway's HTTP server, or its two when INTERNAL_PORT is set, sharing one drain. */
 export function createGatewayServer(options: GatewayServerOptions): GatewayServer {
   const opts: RouteOptions = {
     ...options,
     authenticate: createTenantAuthenticator((apiKey) =>
       options.services.tenants.authenticate({ apiKey }),
     ),
+    limits: createRateLimits(options.rateLimits),
   };
+  // Present from the start, at zero, so that the first refusal shows in a rate.
+  for (const limit of ['tenant', 'unauthenticated'])
+    options.metrics.rateLimited.inc({ service: 'gateway', limit }, 0);
   let inFlight = 0;
   let draining = false;
   let idle: (() => void) | null = null;
 
-  const server = createServer((req, res) => {
+  const serve = (surface: Surface) => (req: IncomingMessage, res: ServerResponse) => {
     inFlight += 1;
     if (draining) res.setHeader('connection', 'close');
     const started = performance.now();
@@ -90,7 +111,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
       aborted = !res.writableFinished;
       ended();
     });
-    void route(opts, { req, res, trace })
+    void route(opts, { req, res, trace, surface })
       .catch((error: unknown) => {
         opts.reportError(error, trace.log);
         if (!res.headersSent) sendGraphQLError(res, 'INTERNAL_SERVER_ERROR');
@@ -100,21 +121,32 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
         routed = true;
         ended();
       });
-  });
+  };
 
+  const server = createTimedServer(
+    serve(options.separateInternal ? 'public' : 'all'),
+    options.timeouts,
+  );
+  const internal = options.separateInternal
+    ? createTimedServer(serve('internal'), options.timeouts)
+    : null;
+  const servers = internal === null ? [server] : [server, internal];
   return {
     server,
+    internal,
     async drain(timeoutMs) {
       draining = true;
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
+      const closed = Promise.all(
+        servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))),
+      );
+      for (const s of servers) s.closeIdleConnections();
       if (inFlight > 0) {
         await Promise.race([
           new Promise<void>((resolve) => (idle = resolve)),
           new Promise<void>((resolve) => setTimeout(resolve, timeoutMs).unref()),
         ]);
       }
-      server.closeAllConnections();
+      for (const s of servers) s.closeAllConnections();
       await closed;
     },
   };
@@ -122,6 +154,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
 
 interface RouteOptions extends GatewayServerOptions {
   authenticate: (apiKey: string) => Promise<AuthenticatedTenant | null>;
+  limits: RateLimits;
 }
 
 interface Exchange {
@@ -129,15 +162,36 @@ interface Exchange {
   res: ServerResponse;
   url: URL;
   trace: RequestTrace;
+  surface: Surface;
+}
+
+type Route = '/trpc' | '/graphql' | '/metrics' | '/healthz' | '/readyz';
+
+/** The route of a path, or null when `surface` does not serve it (404, as for any unknown path). */
+function routeOf(pathname: string, surface: Surface): Route | null {
+  const path =
+    pathname === '/trpc' || pathname.startsWith('/trpc/') ? ('/trpc' as const) : pathname;
+  switch (path) {
+    case '/trpc':
+    case '/metrics':
+      return surface === 'public' ? null : path;
+    case '/graphql':
+      return surface === 'internal' ? null : path;
+    case '/healthz':
+    case '/readyz':
+      return path;
+    default:
+      return null;
+  }
 }
 
 async function route(opts: RouteOptions, incoming: Omit<Exchange, 'url'>): Promise<void> {
   const { req, res } = incoming;
   const url = new URL(req.url ?? '/', 'http://gateway.invalid');
   const exchange = { ...incoming, url };
-  if (url.pathname === '/trpc' || url.pathname.startsWith('/trpc/'))
-    return serveTrpc(opts, exchange);
-  switch (url.pathname) {
+  switch (routeOf(url.pathname, incoming.surface)) {
+    case '/trpc':
+      return serveTrpc(opts, exchange);
     case '/graphql':
       return serveGraphQL(opts, exchange);
     case '/metrics': {
@@ -155,7 +209,7 @@ async function route(opts: RouteOptions, incoming: Omit<Exchange, 'url'>): Promi
         body: { status: ready ? 'ready' : 'not ready' },
       });
     }
-    default:
+    case null:
       return sendJson(res, { status: 404, body: { error: 'not found' } });
   }
 }
@@ -191,11 +245,28 @@ async function serveGraphQL(opts: RouteOptions, { req, res, url, trace }: Exchan
       return sendGraphQLError(res, 'PAYLOAD_TOO_LARGE', { connection: 'close' });
     throw error;
   }
+  // An address that has failed too often is refused before its key is looked up: guessing
+  // keys must not reach the database. Requests in flight at once from one address are each
+  // checked before any of them fails, so it may fail that many more times within a window.
+  const address = req.socket.remoteAddress ?? 'unknown';
+  const blockedSeconds = await opts.limits.unauthenticated(address);
+  if (blockedSeconds !== null) {
+    opts.metrics.rateLimited.inc({ service: 'gateway', limit: 'unauthenticated' });
+    return sendRetryLater(res, 'RATE_LIMITED', blockedSeconds);
+  }
   const apiKey = bearerToken(req.headers);
   const tenant = apiKey === null ? null : await opts.authenticate(apiKey);
-  if (tenant === null)
+  if (tenant === null) {
+    await opts.limits.failedAuthentication(address);
     return sendGraphQLError(res, 'UNAUTHENTICATED', { 'www-authenticate': 'Bearer' });
+  }
   trace.annotate({ tenantId: tenant.id });
+  // Before anything of GraphQL runs; RATE_LIMITED is never stored, so the key stays new.
+  const waitSeconds = await opts.limits.tenant(tenant.id);
+  if (waitSeconds !== null) {
+    opts.metrics.rateLimited.inc({ service: 'gateway', limit: 'tenant' });
+    return sendRetryLater(res, 'RATE_LIMITED', waitSeconds);
+  }
 
   let body: unknown;
   if (req.method === 'POST') {

@@ -30,3 +30,21 @@ export function sendGraphQLError(
     headers,
   });
 }
+
+/**
+ * A refusal that the client should retry after a while (RATE_LIMITED): the wait as whole
+ * seconds in Retry-After and in `extensions.retryAfterSeconds`, as the resolvers answer
+ * IDEMPOTENCY_KEY_IN_USE, so one client-side rule handles both.
+ */
+export function sendRetryLater(
+  res: ServerResponse,
+  code: ErrorCode,
+  retryAfterSeconds: number,
+): void {
+  const { httpStatus, message } = ERROR_CATALOG[code];
+  sendJson(res, {
+    status: httpStatus,
+    body: { errors: [{ message, extensions: { code, retryAfterSeconds } }] },
+    headers: { 'retry-after': String(retryAfterSeconds) },
+  });
+}

@@ -22,14 +22,40 @@ const POOL_CONNECTION_TIMEOUT_MS = 10_000;
 /** Idle connections are closed after this, so a restarted PostgreSQL is not met with dead ones. */
 const POOL_IDLE_TIMEOUT_MS = 30_000;
 
+/**
+ * The longest one statement of request work may run (PostgreSQL's statement_timeout, set on
+ * every connection of a pool at connect). Request statements take milliseconds; one that runs
+ * for seconds is queued behind a lock (a long transaction, DDL that lost its own lock_timeout of
+ * 2 s) or has a plan gone wrong, and it holds a pooled connection meanwhile: a few of those and
+ * every request waits for a connection. Cancelled, it fails with 57014 (query_canceled), its
+ * transaction rolls back, and the request ends as a masked, retryable error with its key still
+ * new. Ten seconds: well above the 2 s that DDL may hold the tables' locks, and no longer than a
+ * checkout waits for a connection (POOL_CONNECTION_TIMEOUT_MS), so a stuck statement gives its
+ * connection back before the requests queued for one give up.
+ */
+export const REQUEST_STATEMENT_TIMEOUT_MS = 10_000;
+
+/**
+ * Work that legitimately runs longer than a request's statement (partition maintenance moving
+ * a partition's unfinished keys, bulk re-encryption) sets its own bound for its transaction:
+ * `SET LOCAL` ends with the transaction, so the pooled connection keeps the request timeout.
+ * Migrations run on a connection of their own (migrations/migrate.ts), with no timeout.
+ */
+export const SET_MAINTENANCE_STATEMENT_TIMEOUT = `SET LOCAL statement_timeout = '5min'`;
+
 export function createPool(opts: {
   connectionString: string;
   max: number;
   applicationName: string;
+  /** Defaults to REQUEST_STATEMENT_TIMEOUT_MS; 0 turns it off. */
+  statementTimeoutMs?: number;
 }): pg.Pool {
   const pool = new pg.Pool({
     connectionString: opts.connectionString,
     max: opts.max,
+    // Sent in the connection's startup packet: no extra round trip, and a connection opened
+    // anew after a backend was killed has it too.
+    statement_timeout: opts.statementTimeoutMs ?? REQUEST_STATEMENT_TIMEOUT_MS,
     connectionTimeoutMillis: POOL_CONNECTION_TIMEOUT_MS,
     idleTimeoutMillis: POOL_IDLE_TIMEOUT_MS,
     application_name: opts.applicationName,

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { withTransaction, type TxClient } from '../db/pool.ts';
+import { SET_MAINTENANCE_STATEMENT_TIMEOUT, withTransaction, type TxClient } from '../db/pool.ts';
 import {
   LOCK_REGISTERED_PARTITION,
   MOVE_UNFINISHED_KEYS,
@@ -185,6 +185,9 @@ async function exclusively<T>(
   work: (tx: TxClient) => Promise<T>,
 ): Promise<T | null> {
   return withTransaction(pool, async (tx) => {
+    // The pool's statement timeout is a request's; moving a partition's unfinished keys may
+    // take longer, and a run cut short would retry (and be cut) on every schedule.
+    await tx.query(SET_MAINTENANCE_STATEMENT_TIMEOUT);
     const { rows } = await tx.query<{ locked: boolean }>(TRY_RETENTION_LOCK);
     if (rows[0]?.locked !== true) return null;
     return work(tx);

@@ -1,0 +1,93 @@
+import { connect } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { paymentOf } from '../support/graphql-client.ts';
+import { useTestDatabase } from '../support/test-database.ts';
+import {
+  createPaymentOn,
+  paymentInput,
+  startTestStack,
+  TENANT_A,
+  type TestStack,
+} from '../support/test-stack.ts';
+
+/**
+ * The server's request timeout cuts a client that trickles its body, and only that: a request
+ * received in time may take longer to answer (a slow provider) and is answered.
+ */
+const database = useTestDatabase('server_timeouts');
+const REQUEST_TIMEOUT_MS = 1_500;
+/** The sandbox's slow card answers after this: longer than the request timeout. */
+const SLOW_PROVIDER_MS = 3_000;
+/** A body of this many bytes at one a second would take far longer than any wait below. */
+const TRICKLED_BODY_BYTES = 60;
+/** Bounds the wait for the server to close the trickling socket. */
+const CLOSE_DEADLINE_MS = 20_000;
+let stack: TestStack;
+
+beforeAll(async () => {
+  stack = await startTestStack({
+    databaseUrl: database.url,
+    sandbox: { slowMs: SLOW_PROVIDER_MS },
+    app: { requestTimeoutMs: REQUEST_TIMEOUT_MS, providerTimeoutMs: 10_000 },
+  });
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+interface Trickled {
+  closedBy: 'server' | 'deadline';
+  bytesSent: number;
+  answer: string;
+}
+
+/** Sends a request's headers, then its body a byte a second, until the socket closes. */
+function trickle(url: string): Promise<Trickled> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname);
+    let answer = '';
+    let bytesSent = 0;
+    let ticker: NodeJS.Timeout | undefined;
+    const finish = (closedBy: Trickled['closedBy']) => {
+      clearInterval(ticker);
+      clearTimeout(deadline);
+      socket.destroy();
+      resolve({ closedBy, bytesSent, answer });
+    };
+    const deadline = setTimeout(() => finish('deadline'), CLOSE_DEADLINE_MS);
+    socket.on('error', reject);
+    socket.on('data', (chunk) => (answer += chunk.toString('latin1')));
+    socket.on('close', () => finish('server'));
+    socket.on('connect', () => {
+      socket.write(
+        `POST /graphql HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${TENANT_A.apiKey}\r\n` +
+          `Content-Type: application/json\r\nContent-Length: ${TRICKLED_BODY_BYTES}\r\n\r\n`,
+      );
+      ticker = setInterval(() => {
+        if (bytesSent < TRICKLED_BODY_BYTES - 1) {
+          socket.write(' ');
+          bytesSent += 1;
+        }
+      }, 1_000);
+    });
+  });
+}
+
+describe('server timeouts', () => {
+  it('closes the socket of a client trickling its body, with 408', async () => {
+    const result = await trickle(stack.app.url);
+    expect(result.closedBy).toBe('server');
+    expect(result.bytesSent).toBeLessThan(TRICKLED_BODY_BYTES - 1);
+    expect(result.answer).toMatch(/^(HTTP\/1\.1 408 |$)/);
+  });
+
+  it('answers a request that was received in time however long the provider takes', async () => {
+    const answer = await createPaymentOn(
+      stack,
+      paymentInput('slow-provider-1', { paymentMethod: 'pm_card_slow' }),
+    );
+    expect(answer.status).toBe(200);
+    expect(paymentOf(answer).status).toBe('SUCCEEDED');
+  });
+});
