@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { DestinationStream } from 'pino';
+import type { Keyring } from '../services/kernel/crypto/keyring.ts';
 import { FaultPoints } from '../services/kernel/faults.ts';
 import { DEFAULT_RETENTION_POLICY } from '../services/kernel/idempotency/retention.ts';
 import { createLogger, type Logger } from '../services/kernel/logging/logger.ts';
@@ -37,6 +38,11 @@ export interface AppOptions {
   databaseUrl: string;
   pspUrl: string;
   internalToken: string;
+  /**
+   * DATA_ENCRYPTION_KEYS: required, never defaulted here, so no composition of the app can store
+   * answers or secrets under a key nobody keeps (src/main.ts decides where keys come from).
+   */
+  keyring: Keyring;
   host?: string;
   port?: number;
   leaseMs: number;
@@ -140,6 +146,7 @@ export async function startApp(options: AppOptions): Promise<App> {
     latestMigration: LATEST_MIGRATION,
     faults,
     metrics,
+    keyring: options.keyring,
     log,
     onError: reportError,
   });

@@ -1,3 +1,5 @@
+import { Keyring } from '../services/kernel/crypto/keyring.ts';
+import { ConfigInvalidError } from '../services/kernel/errors.ts';
 import { DEFAULT_RETENTION_POLICY } from '../services/kernel/idempotency/retention.ts';
 
 /**
@@ -26,6 +28,13 @@ export interface Config {
   backoffBaseMs: number | undefined;
   outboxClaimLeaseMs: number | undefined;
   outboxIntervalMs: number | undefined;
+  /**
+   * DATA_ENCRYPTION_KEYS, validated; undefined when unset (src/main.ts decides whether a start
+   * without it may go on).
+   */
+  dataEncryptionKeys: Keyring | undefined;
+  /** NODE_ENV: only `test` and `development` may run on DATABASE_URL with a generated data key. */
+  nodeEnv: string | undefined;
   /** Test-only: `name=crash,…` arms fault points in this process. */
   faultPoints: string | undefined;
   logLevel: string;
@@ -84,6 +93,16 @@ function tenants(raw: string | undefined): Config['bootstrapTenants'] {
   });
 }
 
+function keyring(raw: string | undefined): Keyring | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  try {
+    return Keyring.parse(raw, 'DATA_ENCRYPTION_KEYS');
+  } catch (error) {
+    // Keyring.parse names the variable and never echoes key material.
+    throw new ConfigInvalidError(error instanceof Error ? error.message : String(error));
+  }
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv): Config {
   const leaseMs = integer(env, { name: 'LEASE_MS', fallback: DEFAULT_LEASE_MS, min: 100 });
   const providerTimeoutMs = integer(env, {
@@ -136,6 +155,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     backoffBaseMs: optionalInteger(env, { name: 'RECOVERY_BACKOFF_BASE_MS', min: 1 }),
     outboxClaimLeaseMs: optionalInteger(env, { name: 'OUTBOX_CLAIM_LEASE_MS', min: 100 }),
     outboxIntervalMs: optionalInteger(env, { name: 'OUTBOX_INTERVAL_MS', min: 10 }),
+    dataEncryptionKeys: keyring(env['DATA_ENCRYPTION_KEYS']),
+    nodeEnv: env['NODE_ENV'] || undefined,
     faultPoints: env['FAULT_POINTS'] || undefined,
     logLevel: logLevel(env['LOG_LEVEL']),
   };

@@ -13,6 +13,8 @@ import {
   startEmbeddedServer,
   type DatabaseServer,
 } from '../services/kernel/db/database-server.ts';
+import { Keyring } from '../services/kernel/crypto/keyring.ts';
+import { ConfigInvalidError } from '../services/kernel/errors.ts';
 import { FaultPoints } from '../services/kernel/faults.ts';
 import { generateApiKey, upsertTenant } from '../services/tenants/api-keys.ts';
 import { startApp } from './app.ts';
@@ -22,9 +24,17 @@ const DATA_DIR = resolve('.data');
 /** The embedded PostgreSQL's port: off 5432, so it never collides with a system server. */
 const EMBEDDED_PG_PORT = 54329;
 const DATABASE_NAME = 'payments';
+/** Where a generated data key is kept: beside the embedded database it protects. */
+const DATA_KEYS_FILE = resolve(DATA_DIR, 'data-encryption-keys');
+/** The id of a generated data key (a later rotation adds its own id in front). */
+const GENERATED_DATA_KEY_ID = 'local1';
+/** Where a database on DATABASE_URL may run with a generated key kept on this machine. */
+const GENERATED_KEY_ENVIRONMENTS = new Set(['test', 'development']);
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
+  // Before the database: a refusal to start must not leave a half-started process behind.
+  const dataKeys = dataKeyring(config);
   const database = await openDatabase(config.databaseUrl);
   await migrateDatabase(database.url);
   const tenants = await bootstrapTenants(database.url, config.bootstrapTenants);
@@ -36,6 +46,7 @@ async function main(): Promise<void> {
     databaseUrl: database.url,
     pspUrl: config.pspUrl ?? sandbox!.url,
     internalToken,
+    keyring: dataKeys.keyring,
     host: config.host,
     port: config.port,
     leaseMs: config.leaseMs,
@@ -64,6 +75,7 @@ async function main(): Promise<void> {
       `  tRPC:      ${base}/trpc  (Authorization: Bearer ${config.internalToken ? '<INTERNAL_TOKEN>' : internalToken})`,
       `  database:  ${database.kind === 'embedded' ? `embedded PostgreSQL, data in ${DATA_DIR}` : 'DATABASE_URL'}`,
       `  provider:  ${config.pspUrl ?? `${sandbox!.url} (sandbox, in-process)`}`,
+      `  data keys: ${dataKeys.source} (sealing with "${dataKeys.keyring.primaryId}")`,
       ...tenants.map((t) => `  tenant ${t.name}: API key ${t.apiKey}`),
     ].join('\n'),
   );
@@ -117,6 +129,44 @@ async function bootstrapTenants(
   return tenants;
 }
 
+/**
+ * The data-encryption keyring. DATA_ENCRYPTION_KEYS when set. Otherwise a key generated once and
+ * kept in .data/ (mode 0600), as the demo API key is — but only for the embedded database, or a
+ * DATABASE_URL under NODE_ENV test or development (with a warning). A gateway on a real database
+ * refuses to start without configured keys: a key generated on one machine would seal answers
+ * and secrets that the rest of the fleet, or this machine after a rebuild, could never open.
+ */
+function dataKeyring(config: {
+  dataEncryptionKeys: Keyring | undefined;
+  databaseUrl: string | undefined;
+  nodeEnv: string | undefined;
+}): { keyring: Keyring; source: string } {
+  if (config.dataEncryptionKeys !== undefined) {
+    return { keyring: config.dataEncryptionKeys, source: 'DATA_ENCRYPTION_KEYS' };
+  }
+  if (config.databaseUrl !== undefined) {
+    if (!GENERATED_KEY_ENVIRONMENTS.has(config.nodeEnv ?? '')) {
+      throw new ConfigInvalidError(
+        'DATA_ENCRYPTION_KEYS is not set: with DATABASE_URL the gateway needs its data keys ' +
+          '(id:base64key,…; e.g. k1:$(openssl rand -base64 32)); only NODE_ENV=test or development may run without',
+      );
+    }
+    console.warn(
+      `WARNING: DATA_ENCRYPTION_KEYS is not set; NODE_ENV=${config.nodeEnv} on DATABASE_URL uses the key in ${DATA_KEYS_FILE}. ` +
+        'Answers and webhook secrets stored now open only with that key.',
+    );
+  }
+  if (existsSync(DATA_KEYS_FILE)) {
+    const keyring = Keyring.parse(readFileSync(DATA_KEYS_FILE, 'utf8').trim(), DATA_KEYS_FILE);
+    return { keyring, source: DATA_KEYS_FILE };
+  }
+  mkdirSync(DATA_DIR, { recursive: true });
+  const { keyring, spec } = Keyring.generate(GENERATED_DATA_KEY_ID);
+  // 'wx': two processes starting at once must not each write (and use) a different key.
+  writeFileSync(DATA_KEYS_FILE, `${spec}\n`, { mode: 0o600, flag: 'wx' });
+  return { keyring, source: `${DATA_KEYS_FILE} (generated at this start)` };
+}
+
 function demoApiKey(): string {
   const file = resolve(DATA_DIR, 'demo-api-key');
   if (existsSync(file)) return readFileSync(file, 'utf8').trim();
@@ -127,6 +177,8 @@ function demoApiKey(): string {
 }
 
 main().catch((error: unknown) => {
-  console.error('start failed:', error);
+  // A configuration mistake is one line that names the variable; anything else, in full.
+  if (error instanceof ConfigInvalidError) console.error(`start failed: ${error.message}`);
+  else console.error('start failed:', error);
   process.exit(1);
 });

@@ -46,7 +46,7 @@ export const opsRouter = router({
   redrive: procedure.input(target).mutation(async ({ ctx, input }) => {
     const { deps, trace } = tracedDeps(ctx.deps);
     const scope = scopeOf(input);
-    trace.annotate(scopeAnnotation(scope));
+    trace.annotate(scopeAnnotation(scope, deps.engine.deps.keyring));
     const current = await currentOf(deps, input);
     const request = await claimForSettlement(deps.engine.deps, {
       scope,
