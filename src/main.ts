@@ -13,28 +13,22 @@ import {
   startEmbeddedServer,
   type DatabaseServer,
 } from '../services/kernel/db/database-server.ts';
-import { Keyring } from '../services/kernel/crypto/keyring.ts';
 import { ConfigInvalidError } from '../services/kernel/errors.ts';
 import { FaultPoints } from '../services/kernel/faults.ts';
 import { generateApiKey, upsertTenant } from '../services/tenants/api-keys.ts';
 import { startApp } from './app.ts';
 import { loadConfig } from './config.ts';
+import { dataKeyring } from './data-keys.ts';
 
 const DATA_DIR = resolve('.data');
 /** The embedded PostgreSQL's port: off 5432, so it never collides with a system server. */
 const EMBEDDED_PG_PORT = 54329;
 const DATABASE_NAME = 'payments';
-/** Where a generated data key is kept: beside the embedded database it protects. */
-const DATA_KEYS_FILE = resolve(DATA_DIR, 'data-encryption-keys');
-/** The id of a generated data key (a later rotation adds its own id in front). */
-const GENERATED_DATA_KEY_ID = 'local1';
-/** Where a database on DATABASE_URL may run with a generated key kept on this machine. */
-const GENERATED_KEY_ENVIRONMENTS = new Set(['test', 'development']);
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
   // Before the database: a refusal to start must not leave a half-started process behind.
-  const dataKeys = dataKeyring(config);
+  const dataKeys = dataKeyring(config, { dataDir: DATA_DIR, warn: (line) => console.warn(line) });
   const database = await openDatabase(config.databaseUrl);
   await migrateDatabase(database.url);
   const tenants = await bootstrapTenants(database.url, config.bootstrapTenants);
@@ -127,44 +121,6 @@ async function bootstrapTenants(
     await pool.end();
   }
   return tenants;
-}
-
-/**
- * The data-encryption keyring. DATA_ENCRYPTION_KEYS when set. Otherwise a key generated once and
- * kept in .data/ (mode 0600), as the demo API key is — but only for the embedded database, or a
- * DATABASE_URL under NODE_ENV test or development (with a warning). A gateway on a real database
- * refuses to start without configured keys: a key generated on one machine would seal answers
- * and secrets that the rest of the fleet, or this machine after a rebuild, could never open.
- */
-function dataKeyring(config: {
-  dataEncryptionKeys: Keyring | undefined;
-  databaseUrl: string | undefined;
-  nodeEnv: string | undefined;
-}): { keyring: Keyring; source: string } {
-  if (config.dataEncryptionKeys !== undefined) {
-    return { keyring: config.dataEncryptionKeys, source: 'DATA_ENCRYPTION_KEYS' };
-  }
-  if (config.databaseUrl !== undefined) {
-    if (!GENERATED_KEY_ENVIRONMENTS.has(config.nodeEnv ?? '')) {
-      throw new ConfigInvalidError(
-        'DATA_ENCRYPTION_KEYS is not set: with DATABASE_URL the gateway needs its data keys ' +
-          '(id:base64key,…; e.g. k1:$(openssl rand -base64 32)); only NODE_ENV=test or development may run without',
-      );
-    }
-    console.warn(
-      `WARNING: DATA_ENCRYPTION_KEYS is not set; NODE_ENV=${config.nodeEnv} on DATABASE_URL uses the key in ${DATA_KEYS_FILE}. ` +
-        'Answers and webhook secrets stored now open only with that key.',
-    );
-  }
-  if (existsSync(DATA_KEYS_FILE)) {
-    const keyring = Keyring.parse(readFileSync(DATA_KEYS_FILE, 'utf8').trim(), DATA_KEYS_FILE);
-    return { keyring, source: DATA_KEYS_FILE };
-  }
-  mkdirSync(DATA_DIR, { recursive: true });
-  const { keyring, spec } = Keyring.generate(GENERATED_DATA_KEY_ID);
-  // 'wx': two processes starting at once must not each write (and use) a different key.
-  writeFileSync(DATA_KEYS_FILE, `${spec}\n`, { mode: 0o600, flag: 'wx' });
-  return { keyring, source: `${DATA_KEYS_FILE} (generated at this start)` };
 }
 
 function demoApiKey(): string {
