@@ -48,11 +48,14 @@ describe('the v1 envelope (AES-256-GCM)', () => {
     );
   });
 
-  it('refuses a truncated envelope', () => {
+  it('refuses a truncated envelope, and text that is no envelope at all', () => {
     const sealed = keyring.seal(ANSWER, AAD);
     expect(() => keyring.open(sealed.slice(0, -4), AAD, 'an answer')).toThrow(
       CiphertextRejectedError,
     );
+    for (const text of [sealed.split('.').slice(0, 4).join('.'), 'v2.a.x.y.z', ANSWER]) {
+      expect(() => keyring.open(text, AAD, 'an answer')).toThrow(CiphertextRejectedError);
+    }
   });
 
   it('refuses other associated data: a ciphertext copied onto another row does not open', () => {

@@ -1,5 +1,5 @@
 import { hkdfSync, randomBytes } from 'node:crypto';
-import { DataKeyUnknownError } from '../errors.ts';
+import { CiphertextRejectedError, DataKeyUnknownError } from '../errors.ts';
 import { envelopeKeyId, KEY_ID_PATTERN, openEnvelope, sealEnvelope } from './envelope.ts';
 
 /** AES-256 and HMAC-SHA256 both want 32 bytes; a shorter configured key is a typo, refused. */
@@ -111,7 +111,8 @@ export class Keyring {
    * value in either message.
    */
   open(envelope: string, aad: Buffer, what: string): string {
-    const keyId = envelopeKeyId(envelope) ?? '(unreadable)';
+    const keyId = envelopeKeyId(envelope);
+    if (keyId === null) throw new CiphertextRejectedError(`${what} (not a v1 envelope)`);
     const key = this.subkey('seal', keyId, what);
     return openEnvelope(envelope, key, { aad, what }).toString('utf8');
   }
