@@ -7,6 +7,10 @@ import {
   requestHash,
   requestHashMatches,
 } from '../../services/kernel/idempotency/request-hash.ts';
+import {
+  openWebhookSecret,
+  sealWebhookSecret,
+} from '../../services/notifications/webhook-secret.ts';
 import { CREATE_PAYMENT } from '../../services/payments/create-payment.flow.ts';
 
 /** Synthetic keys: fixed bytes, obviously not real. */
@@ -157,5 +161,27 @@ describe('the keyed request hash', () => {
     expect(() => requestHashMatches(Keyring.parse(KEY_B), request, hash)).toThrow(
       DataKeyUnknownError,
     );
+  });
+});
+
+describe('a webhook signing secret at rest', () => {
+  const keyring = Keyring.parse(KEY_A);
+  const endpoint = { tenantId: 'tenant-1', endpointId: 'endpoint-1' };
+  const secret = 'whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0';
+
+  it('is sealed, bound to its endpoint: copied to another one it does not open', () => {
+    const sealed = sealWebhookSecret(keyring, endpoint, secret);
+    expect(sealed).not.toContain(secret.slice('whsec_'.length));
+    expect(openWebhookSecret(keyring, endpoint, sealed)).toBe(secret);
+    for (const other of [
+      { ...endpoint, endpointId: 'endpoint-2' },
+      { ...endpoint, tenantId: 'tenant-2' },
+    ]) {
+      expect(() => openWebhookSecret(keyring, other, sealed)).toThrow(CiphertextRejectedError);
+    }
+  });
+
+  it('registered before sealing (whsec_ in clear) is used as it is', () => {
+    expect(openWebhookSecret(keyring, endpoint, secret)).toBe(secret);
   });
 });
