@@ -24,9 +24,10 @@ export interface DataKey {
 /**
  * The data-encryption keyring (DATA_ENCRYPTION_KEYS, `id:base64key,…`): the first key seals
  * and keys new hashes, every key opens. Stored values name the key they were made with, so
- * putting a new key first changes what new rows use and nothing about existing ones. A key may
- * leave the list only once nothing names it (ADR 0001): `ops reencrypt` moves every sealed value
- * to the first key; request hashes keyed by it must first outlive one replay window.
+ * putting a new key first changes what new rows use and nothing about existing ones. A new key
+ * is added last everywhere before it goes first, so no gateway meets a value it cannot open; a
+ * key leaves only once nothing names it: `ops reencrypt` moves every sealed value to the first
+ * key, and hashes keyed by it must outlive one replay window (ADR 0001 has the runbook).
  */
 export class Keyring {
   readonly primaryId: string;
