@@ -4,7 +4,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { JsonValue } from '../../services/kernel/canonical-json.ts';
 import { envelopeKeyId } from '../../services/kernel/crypto/envelope.ts';
 import { DataKeyUnknownError } from '../../services/kernel/errors.ts';
-import { openStoredAnswer } from '../../services/kernel/idempotency/stored-response.ts';
+import {
+  answerAssociatedData,
+  openStoredAnswer,
+} from '../../services/kernel/idempotency/stored-response.ts';
 import { openWebhookSecret } from '../../services/notifications/webhook-secret.ts';
 import { CREATE_PAYMENT } from '../support/graphql-client.ts';
 import {
@@ -195,5 +198,34 @@ describe('a rotation from key A to key B', () => {
     const refused = await send(b, REQUESTS[0]!);
     expect(refused.status).toBe(500);
     expect(findCause(b.errors, DataKeyUnknownError)?.keyId).toBe('ka');
+  });
+
+  it('ops reencrypt reports a value under a key nobody holds, leaves it as it is, and fails', async () => {
+    const b = stack!;
+    const ghost = testKeyring(`ghost:${Buffer.alloc(32, 0x66).toString('base64')}`);
+    const { answers } = await sealedValues(b.db);
+    const target = answers.find((a) => a.key === 'rot-new')!;
+    const scope = {
+      tenantId: target.tenantId,
+      operation: { id: target.operation },
+      key: target.key,
+    };
+    const answer = openStoredAnswer(b.app.services.deps.keyring, scope, target.body as JsonValue);
+    const underGhost = ghost.seal(JSON.stringify(answer), answerAssociatedData(scope));
+    await b.db.query(
+      `UPDATE idempotency_responses r SET body = to_jsonb($1::text)
+         FROM idempotency_keys k WHERE k.key = 'rot-new' AND r.request_id = k.id`,
+      [underGhost],
+    );
+
+    const run = await ops(b, ['reencrypt']);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/│ could not be opened +│ 1 +│/);
+    expect(run.stdout).toMatch(
+      /answer of request \d+ \(payments\.create\.v1\): .*data key "ghost"/,
+    );
+    expect(run.stdout).toMatch(/│ ghost +│ answers 1, secrets 0, live request hashes 0 +│/);
+    const after = (await sealedValues(b.db)).answers.find((a) => a.key === 'rot-new');
+    expect(after?.body).toBe(underGhost);
   });
 });
