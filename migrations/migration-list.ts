@@ -16,6 +16,7 @@ const SQL_FILES = [
   '0007-retention-partitions.sql',
   '0008-payments-fillfactor.sql',
   '0009-fail-unless.sql',
+  '0010-keyed-request-hashes.sql',
 ] as const;
 
 function sqlMigration(file: string): MigrationObject {

@@ -44,6 +44,8 @@ const API_KEY = `sk_test_bench_${randomBytes(12).toString('hex')}`;
 const BASELINE_TENANT = randomUUID();
 /** The gateway's background work held back, so the figures are the request path's alone. */
 const HELD_BACK_MS = '3600000';
+/** A synthetic data key (32 bytes of 0x42): the gateway seals answers as in production. */
+const BENCH_DATA_ENCRYPTION_KEYS = `bench1:${Buffer.alloc(32, 0x42).toString('base64')}`;
 
 interface Systems {
   psp: Child;
@@ -71,6 +73,8 @@ async function startSystems(
         ...profiling?.spawnFor('product').env,
         PORT: '0',
         BOOTSTRAP_TENANTS: `bench:${API_KEY}`,
+        // A gateway on DATABASE_URL refuses to start without data keys: a throwaway one.
+        DATA_ENCRYPTION_KEYS: BENCH_DATA_ENCRYPTION_KEYS,
         LOG_LEVEL: run.options.logLevel,
         RECOVERY_INTERVAL_MS: HELD_BACK_MS,
         RECONCILIATION_INTERVAL_MS: HELD_BACK_MS,

@@ -7,6 +7,7 @@ import { parseCommand, type Command } from './ops/args.ts';
 import { describeFailure, formatFailure, gatewayConfig, opsClient } from './ops/client.ts';
 import { list, reconcile, redrive, resolve, type Context } from './ops/commands.ts';
 import { redriveAll } from './ops/redrive-all.ts';
+import { reencrypt } from './ops/reencrypt.ts';
 import { ConfigError, EXIT, USAGE, UsageError } from './ops/usage.ts';
 
 /** Signals closer together than this are one Ctrl-C delivered twice. */
@@ -63,6 +64,8 @@ async function run(ctx: Context, command: Exclude<Command, { name: 'help' }>): P
       return EXIT.ok;
     case 'redrive-all':
       return redriveAllInterruptibly(ctx, command);
+    case 'reencrypt':
+      return reencrypt(ctx, command);
   }
 }
 

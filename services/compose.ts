@@ -4,6 +4,7 @@ import { warnIfAutovacuumOff } from './kernel/db/autovacuum-check.ts';
 import { createPool } from './kernel/db/pool.ts';
 import type { Logger } from './kernel/logging/logger.ts';
 import type { RequestTrace } from './kernel/logging/request-trace.ts';
+import type { Keyring } from './kernel/crypto/keyring.ts';
 import type { FaultPoints } from './kernel/faults.ts';
 import { IdempotencyEngine } from './kernel/idempotency/engine.ts';
 import { RecoveryWorker } from './kernel/idempotency/recovery-worker.ts';
@@ -58,6 +59,8 @@ export interface ServicesConfig {
   webhookAllowList: WebhookAllowList;
   faults: FaultPoints;
   metrics: Metrics;
+  /** DATA_ENCRYPTION_KEYS, parsed and validated by whoever starts the process. */
+  keyring: Keyring;
   log: Logger;
   /** Unexpected errors, with the logger of the request they happened in when there is one. */
   onError: (error: unknown, log?: Logger) => void;
@@ -132,6 +135,7 @@ export function createServices(config: ServicesConfig): Services {
     unknownAfterAttempts: config.unknownAfterAttempts,
     backoffBaseMs: config.backoffBaseMs,
     backoffCapMs: BACKOFF_CAP_MS,
+    keyring: config.keyring,
   });
   const providerAdapter = createHttpProviderAdapter(config.pspUrl);
   const webhookEgress = createWebhookEgress({ allowList: config.webhookAllowList });
@@ -140,6 +144,7 @@ export function createServices(config: ServicesConfig): Services {
     engine,
     faults: config.faults,
     metrics: config.metrics,
+    keyring: config.keyring,
     log: config.log,
     trace: null,
     forTrace: (trace) => boundTo(trace).deps,

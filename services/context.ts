@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import type { Keyring } from './kernel/crypto/keyring.ts';
 import type { FaultPoints } from './kernel/faults.ts';
 import type { IdempotencyEngine } from './kernel/idempotency/engine.ts';
 import type { Logger } from './kernel/logging/logger.ts';
@@ -14,6 +15,11 @@ export interface ServiceDeps {
   engine: IdempotencyEngine;
   faults: FaultPoints;
   metrics: Metrics;
+  /**
+   * DATA_ENCRYPTION_KEYS: seals stored answers and webhook signing secrets under its first key,
+   * opens what any of its keys sealed, and keys request hashes.
+   */
+  keyring: Keyring;
   /** Structured logs: the request's logger (its id, tenant and operation on every line) when
    * `trace` is set, else the process's. */
   log: Logger;

@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { DestinationStream } from 'pino';
+import type { Keyring } from '../services/kernel/crypto/keyring.ts';
 import { FaultPoints } from '../services/kernel/faults.ts';
 import { DEFAULT_RETENTION_POLICY } from '../services/kernel/idempotency/retention.ts';
 import { createLogger, type Logger } from '../services/kernel/logging/logger.ts';
@@ -44,6 +45,11 @@ export interface AppOptions {
   databaseUrl: string;
   pspUrl: string;
   internalToken: string;
+  /**
+   * DATA_ENCRYPTION_KEYS: required, never defaulted here, so no composition of the app can store
+   * answers or secrets under a key nobody keeps (src/main.ts decides where keys come from).
+   */
+  keyring: Keyring;
   host?: string;
   port?: number;
   leaseMs: number;
@@ -177,6 +183,7 @@ export async function startApp(options: AppOptions): Promise<App> {
     webhookAllowList: options.webhookAllowList ?? EMPTY_WEBHOOK_ALLOW_LIST,
     faults,
     metrics,
+    keyring: options.keyring,
     log,
     onError: reportError,
   });

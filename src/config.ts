@@ -1,4 +1,6 @@
 import { isBearerTokenShape, MAX_BEARER_TOKEN_CHARS } from './http/bearer.ts';
+import { Keyring } from '../services/kernel/crypto/keyring.ts';
+import { ConfigInvalidError } from '../services/kernel/errors.ts';
 import { DEFAULT_RETENTION_POLICY } from '../services/kernel/idempotency/retention.ts';
 import {
   parseWebhookAllowList,
@@ -33,6 +35,13 @@ export interface Config {
   outboxIntervalMs: number | undefined;
   /** WEBHOOK_ALLOWED_HOSTS: hosts and CIDRs webhooks may reach although private or loopback. */
   webhookAllowList: WebhookAllowList;
+  /**
+   * DATA_ENCRYPTION_KEYS, validated; undefined when unset (src/main.ts decides whether a start
+   * without it may go on).
+   */
+  dataEncryptionKeys: Keyring | undefined;
+  /** NODE_ENV: only `test` and `development` may run on DATABASE_URL with a generated data key. */
+  nodeEnv: string | undefined;
   /** Test-only: `name=crash,…` arms fault points in this process. */
   faultPoints: string | undefined;
   logLevel: string;
@@ -137,6 +146,16 @@ function edgeConfig(env: NodeJS.ProcessEnv, port: number) {
   };
 }
 
+function keyring(raw: string | undefined): Keyring | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  try {
+    return Keyring.parse(raw, 'DATA_ENCRYPTION_KEYS');
+  } catch (error) {
+    // Keyring.parse names the variable and never echoes key material.
+    throw new ConfigInvalidError(error instanceof Error ? error.message : String(error));
+  }
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv): Config {
   const leaseMs = integer(env, { name: 'LEASE_MS', fallback: DEFAULT_LEASE_MS, min: 100 });
   const providerTimeoutMs = integer(env, {
@@ -192,6 +211,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     outboxIntervalMs: optionalInteger(env, { name: 'OUTBOX_INTERVAL_MS', min: 10 }),
     webhookAllowList: parseWebhookAllowList(env['WEBHOOK_ALLOWED_HOSTS'], 'WEBHOOK_ALLOWED_HOSTS'),
     faultPoints: faultPoints(env),
+    dataEncryptionKeys: keyring(env['DATA_ENCRYPTION_KEYS']),
+    nodeEnv: env['NODE_ENV'] || undefined,
     logLevel: logLevel(env['LOG_LEVEL']),
     ...edgeConfig(env, port),
   };

@@ -16,6 +16,7 @@ import { generateApiKey, upsertTenant } from '../services/tenants/api-keys.ts';
 import { startApp } from './app.ts';
 import { startupBanner, type StartupSecret } from './startup-banner.ts';
 import { loadConfig } from './config.ts';
+import { dataKeyring } from './data-keys.ts';
 
 const DATA_DIR = resolve('.data');
 /**
@@ -27,6 +28,8 @@ const DATABASE_NAME = 'payments';
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
+  // Before the database: a refusal to start must not leave a half-started process behind.
+  const dataKeys = dataKeyring(config, { dataDir: DATA_DIR, warn: (line) => console.warn(line) });
   const database = await openDatabase(config.databaseUrl);
   await migrateDatabase(database.url);
   const tenants = await bootstrapTenants(database.url, config.bootstrapTenants);
@@ -38,6 +41,7 @@ async function main(): Promise<void> {
     databaseUrl: database.url,
     pspUrl: config.pspUrl ?? sandbox!.url,
     internalToken,
+    keyring: dataKeys.keyring,
     host: config.host,
     port: config.port,
     leaseMs: config.leaseMs,
@@ -75,6 +79,7 @@ async function main(): Promise<void> {
       database: database.description,
       provider: config.pspUrl ?? `${sandbox!.url} (sandbox, in-process)`,
       internalToken: { value: internalToken, generatedNow: config.internalToken === undefined },
+      dataKeys: `${dataKeys.source} (sealing with "${dataKeys.keyring.primaryId}")`,
       tenants,
     }),
   );

@@ -12,6 +12,8 @@ export interface StartupFacts {
   internalBase: string;
   database: string;
   provider: string;
+  /** Where the data keys came from and which one seals: never the key itself. */
+  dataKeys: string;
   internalToken: StartupSecret;
   tenants: Array<{ name: string; apiKey: StartupSecret }>;
 }
@@ -39,6 +41,7 @@ export function startupBanner(facts: StartupFacts): string {
     `  tRPC:      ${facts.internalBase}/trpc  (Authorization: Bearer ${shown(facts.internalToken)})`,
     `  database:  ${facts.database}`,
     `  provider:  ${facts.provider}`,
+    `  data keys: ${facts.dataKeys}`,
     ...facts.tenants.map((t) => `  tenant ${t.name}: API key ${shown(t.apiKey)}`),
   ].join('\n');
 }

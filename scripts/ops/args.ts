@@ -22,7 +22,8 @@ export type Command =
       providerReference: string | undefined;
     } & Target)
   | { name: 'reconcile'; actor: string }
-  | { name: 'redrive-all'; state: UnfinishedState; reason: string; limit: number; actor: string };
+  | { name: 'redrive-all'; state: UnfinishedState; reason: string; limit: number; actor: string }
+  | { name: 'reencrypt'; batch: number };
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
@@ -46,6 +47,7 @@ const OPTIONS_BY_COMMAND = {
     reason: { type: 'string' },
     limit: { type: 'string' },
   },
+  reencrypt: { batch: { type: 'string' } },
 } satisfies Record<string, Options>;
 type CommandName = keyof typeof OPTIONS_BY_COMMAND;
 
@@ -53,6 +55,10 @@ type CommandName = keyof typeof OPTIONS_BY_COMMAND;
 const MAX_LIMIT = 1_000;
 const DEFAULT_LIST_LIMIT = 50;
 const DEFAULT_SWEEP_LIMIT = 100;
+/** Rows per re-seal call: the server's cap; each batch is one read and one write. */
+const MAX_RESEAL_BATCH = 1_000;
+/** Small enough that a batch never holds the gateway's pool long, big enough to finish soon. */
+const DEFAULT_RESEAL_BATCH = 200;
 
 type Values = Record<string, string | boolean | undefined>;
 
@@ -97,6 +103,15 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): C
         limit: limitOf(optional(values, 'limit'), DEFAULT_SWEEP_LIMIT),
         actor: actorOf(values, env),
       };
+    }
+    case 'reencrypt': {
+      const raw = optional(values, 'batch');
+      const batch = raw === undefined ? DEFAULT_RESEAL_BATCH : Number(raw);
+      if (!Number.isInteger(batch) || batch < 1 || batch > MAX_RESEAL_BATCH)
+        throw new UsageError(
+          `--batch must be a whole number from 1 to ${MAX_RESEAL_BATCH}, not ${raw}`,
+        );
+      return { name: 'reencrypt', batch };
     }
   }
 }

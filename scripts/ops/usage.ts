@@ -31,6 +31,10 @@ Commands:
   redrive-all [--state started|unknown] --reason "..." [--limit N] [--actor NAME]
       Re-drive every matching request one by one (default --state started, --limit 100),
       continuing past conflicts, then print a summary.
+  reencrypt [--batch N]
+      Re-seal every stored answer and webhook signing secret under the gateway's first data
+      key (DATA_ENCRYPTION_KEYS), N rows per call (default 200), with a progress bar. Safe
+      while the gateway serves and safe to re-run; ends with the data keys still in use.
 
 Options:
   --actor NAME   who acts, recorded with the intervention (default: $USER)

@@ -127,3 +127,43 @@ export class LeaseLostError extends Error {
     this.name = 'LeaseLostError';
   }
 }
+
+/**
+ * A stored ciphertext names a data key this process does not hold (DATA_ENCRYPTION_KEYS lost a
+ * key, or a row came from another environment). Never shown to a client as such (masked as
+ * INTERNAL_SERVER_ERROR): answering anything else would be a wrong answer, not a replay.
+ */
+export class DataKeyUnknownError extends Error {
+  constructor(
+    readonly keyId: string,
+    what: string,
+  ) {
+    super(
+      `${what} needs data key "${keyId}", which is not in DATA_ENCRYPTION_KEYS: ` +
+        'add that key back at the end of the list',
+    );
+    this.name = 'DataKeyUnknownError';
+  }
+}
+
+/**
+ * A stored ciphertext failed authentication: it was altered, truncated, or copied from another
+ * row (its associated data names the row it belongs to). Refused, never decrypted into garbage.
+ */
+export class CiphertextRejectedError extends Error {
+  constructor(what: string, options?: { cause?: unknown }) {
+    super(`${what} failed authentication: altered, or not this row's`, options);
+    this.name = 'CiphertextRejectedError';
+  }
+}
+
+/**
+ * The environment a process was started with is wrong (a malformed variable, a missing key).
+ * Its message is one line naming the variable; the start fails with it and nothing else.
+ */
+export class ConfigInvalidError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ConfigInvalidError';
+  }
+}

@@ -9,6 +9,7 @@ import {
   SELECT_ENDPOINT,
 } from './notifications.sql.ts';
 import { WebhookAddressNotAllowedError } from './notifications.errors.ts';
+import { openWebhookSecret } from './webhook-secret.ts';
 import { signWebhook } from './webhook-signature.ts';
 
 /** A webhook endpoint gets this long to answer; slow endpoints are retried, not waited on. */
@@ -68,6 +69,12 @@ async function deliverWebhook(deps: ServiceDeps, delivery: Delivery): Promise<De
   const endpoint = rows[0];
   if (endpoint === undefined || endpoint.status !== 'enabled')
     return { kind: 'abandon', why: 'endpoint disabled or removed' };
+  // Sealed at rest (webhook-secret.ts): opened here, for the signature, and nowhere else.
+  endpoint.secret = openWebhookSecret(
+    deps.keyring,
+    { tenantId: delivery.tenantId, endpointId },
+    endpoint.secret,
+  );
   const timestamp = Math.floor(Date.now() / 1000);
   const body = JSON.stringify({
     type: delivery.event.type,

@@ -19,3 +19,31 @@ UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = $3 WHERE ten
 export const INSERT_ENDPOINT = `
 INSERT INTO webhook_endpoints (tenant_id, id, url, secret) VALUES ($1, $2, $3, $4)
 RETURNING id, url, secret, status, created_at`;
+
+/**
+ * Signing secrets not yet sealed under key $1 (in clear, or under another key), after the
+ * cursor ($2 tenant, $3 id), in key order, at most $4. For `ops reencrypt`.
+ */
+export const SELECT_SECRETS_TO_RESEAL = `
+SELECT tenant_id, id, secret FROM webhook_endpoints
+ WHERE (tenant_id, id) > ($2::uuid, $3::uuid)
+   AND NOT starts_with(secret, 'v1.' || $1 || '.')
+ ORDER BY tenant_id, id
+ LIMIT $4`;
+
+/**
+ * Writes re-sealed secrets, each only if the row still holds the value it was read with, so a
+ * concurrent change is never overwritten. $1 tenants, $2 ids, $3 values as read, $4 sealed.
+ */
+export const WRITE_RESEALED_SECRETS = `
+UPDATE webhook_endpoints e
+   SET secret = u.sealed
+  FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[]) AS u(tenant_id, id, was, sealed)
+ WHERE e.tenant_id = u.tenant_id AND e.id = u.id AND e.secret = u.was`;
+
+/** Signing secrets by the key that sealed them ('' for secrets in clear). */
+export const COUNT_SECRETS_BY_KEY = `
+SELECT CASE WHEN secret LIKE 'v1.%' THEN split_part(secret, '.', 2) ELSE '' END AS key_id,
+       count(*)::int AS n
+  FROM webhook_endpoints
+ GROUP BY 1`;

@@ -4,10 +4,10 @@ import { z } from 'zod';
 import type { ServiceDeps } from '../context.ts';
 import { AppError, publicError, type PublicError } from '../kernel/errors.ts';
 import { defineOperation } from '../kernel/idempotency/operation.ts';
-import { requestHash } from '../kernel/idempotency/request-hash.ts';
 import type { StoredResponse } from '../kernel/idempotency/types.ts';
 import { INSERT_ENDPOINT, SELECT_ENDPOINT } from './notifications.sql.ts';
 import { currentBody } from '../kernel/idempotency/stored-response.ts';
+import { openWebhookSecret, sealWebhookSecret } from './webhook-secret.ts';
 import { generateWebhookSecret } from './webhook-signature.ts';
 import { judgeWebhookUrl } from './webhook-url.policy.ts';
 
@@ -15,7 +15,9 @@ export const REGISTER_WEBHOOK_ENDPOINT = defineOperation({
   id: 'webhooks.register.v1',
   publicName: 'registerWebhookEndpoint',
   service: 'notifications',
-  responseVersion: 1,
+  // v1 stored the signing secret in the answer; v2 stores the endpoint without it, and every
+  // answer (first or replay) reads the secret from the endpoint's sealed column.
+  responseVersion: 2,
   canBecomeUnknown: false,
   outcomeOf: (body) =>
     body !== null && typeof body === 'object' && 'error' in body ? 'refused' : 'registered',
@@ -36,6 +38,10 @@ const endpointView = z.object({
 });
 type EndpointView = z.infer<typeof endpointView>;
 
+/** The endpoint as its stored answer keeps it: everything but the secret (v2). */
+const storedEndpoint = endpointView.omit({ secret: true });
+type StoredEndpoint = z.infer<typeof storedEndpoint>;
+
 export type RegisterEndpointResult =
   | {
       ok: true;
@@ -46,8 +52,10 @@ export type RegisterEndpointResult =
 
 /**
  * registerWebhookEndpoint: one endpoint per key. The whole effect is one local write, so the
- * request is decided at admission: the endpoint row and the stored response (with its signing
- * secret, shown to the merchant here and on replays only) commit with the key.
+ * request is decided at admission: the endpoint row and the stored response commit with the key.
+ * The signing secret is shown to the merchant here and on replays only, and stored once: sealed
+ * in the endpoint row. The stored answer refers to it instead of holding a second copy that
+ * would be replayable for the whole window.
  */
 export async function registerEndpoint(
   deps: ServiceDeps,
@@ -70,18 +78,23 @@ export async function registerEndpoint(
       operation: REGISTER_WEBHOOK_ENDPOINT,
       key: input.idempotencyKey,
     },
-    requestHash: requestHash(REGISTER_WEBHOOK_ENDPOINT, { url }),
+    command: { url },
     first: {
       to: 'endpoint_registered',
       resourceId: endpointId,
       work: async (tx) => {
+        const secret = sealWebhookSecret(
+          deps.keyring,
+          { tenantId: input.tenantId, endpointId },
+          generateWebhookSecret(),
+        );
         const { rows } = await tx.query<EndpointRow>(INSERT_ENDPOINT, [
           input.tenantId,
           endpointId,
           url,
-          generateWebhookSecret(),
+          secret,
         ]);
-        return { decided: { endpoint: toEndpointView(rows[0]!) } };
+        return { decided: { endpoint: toStoredEndpoint(rows[0]!) } };
       },
     },
   });
@@ -113,14 +126,37 @@ interface EndpointRow {
   created_at: Date;
 }
 
-function toEndpointView(row: EndpointRow): EndpointView {
+function toStoredEndpoint(row: EndpointRow): StoredEndpoint {
   return {
     id: row.id,
     url: row.url,
-    secret: row.secret,
     status: row.status,
     createdAt: row.created_at.toISOString(),
   };
+}
+
+/**
+ * The answer's endpoint: the stored one with its secret opened from the endpoint row. The
+ * schema puts the fields in one order, so the first answer and every replay are the same bytes.
+ */
+async function withSecret(
+  deps: ServiceDeps,
+  tenantId: string,
+  endpoint: StoredEndpoint,
+): Promise<EndpointView> {
+  const row = await loadEndpoint(deps, tenantId, endpoint.id);
+  const secret = openWebhookSecret(deps.keyring, { tenantId, endpointId: row.id }, row.secret);
+  return endpointView.parse({ ...endpoint, secret });
+}
+
+async function loadEndpoint(
+  deps: ServiceDeps,
+  tenantId: string,
+  endpointId: string,
+): Promise<EndpointRow> {
+  const { rows } = await deps.pool.query<EndpointRow>(SELECT_ENDPOINT, [tenantId, endpointId]);
+  if (rows[0] === undefined) throw new Error(`webhook endpoint ${endpointId} is missing`);
+  return rows[0];
 }
 
 async function answer(
@@ -128,22 +164,18 @@ async function answer(
   stored: StoredResponse,
   info: { tenantId: string; key: string; replayed: boolean },
 ): Promise<RegisterEndpointResult> {
-  const body = z.object({ endpoint: endpointView }).parse(
+  const body = z.object({ endpoint: storedEndpoint }).parse(
     await currentBody(REGISTER_WEBHOOK_ENDPOINT, stored, {
-      upgrades: {},
-      render: async (endpointId) => {
-        const { rows } = await deps.pool.query<EndpointRow>(SELECT_ENDPOINT, [
-          info.tenantId,
-          endpointId,
-        ]);
-        if (rows[0] === undefined) throw new Error(`webhook endpoint ${endpointId} is missing`);
-        return { endpoint: toEndpointView(rows[0]) };
-      },
+      // v1 held the secret in clear; the endpoint row holds the same one, which replaces it.
+      upgrades: { 1: (v1) => Promise.resolve(z.object({ endpoint: storedEndpoint }).parse(v1)) },
+      render: async (endpointId) => ({
+        endpoint: toStoredEndpoint(await loadEndpoint(deps, info.tenantId, endpointId)),
+      }),
     }),
   );
   return {
     ok: true,
-    endpoint: body.endpoint,
+    endpoint: await withSecret(deps, info.tenantId, body.endpoint),
     idempotency: idempotencyInfo(stored, info),
   };
 }

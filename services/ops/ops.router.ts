@@ -4,6 +4,8 @@ import { tracedDeps, type ServiceDeps } from '../context.ts';
 import { withTransaction } from '../kernel/db/pool.ts';
 import { scopeAnnotation } from '../kernel/idempotency/engine.ts';
 import { claimForSettlement, recordIntervention } from '../kernel/idempotency/settlement.ts';
+import { keysInUse, resealAnswers } from '../kernel/idempotency/reseal-answers.ts';
+import { resealSecrets, secretsByKey } from '../notifications/reseal-secrets.ts';
 import { finishWithOutcome, loadPayment } from '../payments/create-payment.flow.ts';
 import { paymentResumers, RESUMABLE_OPERATIONS } from '../payments/resumable-operations.ts';
 import {
@@ -15,6 +17,10 @@ import { LIST_UNFINISHED, SELECT_FOR_OPS } from './ops.sql.ts';
 
 /** The operations ops can act on, by id. */
 const OPERATIONS = new Map(RESUMABLE_OPERATIONS.map((op) => [op.id, op]));
+
+/** A re-seal batch: enough rows to amortise a round trip, few enough to be quick beside traffic. */
+const RESEAL_BATCH_MAX_ROWS = 1_000;
+const resealLimit = z.number().int().min(1).max(RESEAL_BATCH_MAX_ROWS);
 
 const target = z.object({
   tenantId: z.uuid(),
@@ -46,7 +52,7 @@ export const opsRouter = router({
   redrive: procedure.input(target).mutation(async ({ ctx, input }) => {
     const { deps, trace } = tracedDeps(ctx.deps);
     const scope = scopeOf(input);
-    trace.annotate(scopeAnnotation(scope));
+    trace.annotate(scopeAnnotation(scope, deps.engine.deps.keyring));
     const current = await currentOf(deps, input);
     const request = await claimForSettlement(deps.engine.deps, {
       scope,
@@ -133,6 +139,39 @@ export const opsRouter = router({
       });
       return { state: 'finished' as const };
     }),
+
+  /**
+   * Which data keys stored values still need: answers and signing secrets by the key that sealed
+   * them, live request hashes by the key that made them ('' for clear or plain SHA-256). A key
+   * may leave DATA_ENCRYPTION_KEYS once no count names it.
+   */
+  dataKeys: procedure.query(async ({ ctx }) => {
+    const { pool, keyring } = ctx.deps;
+    const [inUse, secrets] = await Promise.all([keysInUse(pool), secretsByKey(pool)]);
+    return { primary: keyring.primaryId, keyring: keyring.ids, ...inUse, secrets };
+  }),
+
+  /** One batch of `ops reencrypt`: stored answers re-sealed under the first key. */
+  reencryptAnswers: procedure
+    .input(
+      z.object({
+        after: z
+          .object({ requestId: z.string().regex(/^\d{1,19}$/), expiresAt: z.string().max(64) })
+          .nullable(),
+        limit: resealLimit,
+      }),
+    )
+    .mutation(({ ctx, input }) => resealAnswers(ctx.deps.pool, ctx.deps.keyring, input)),
+
+  /** One batch of `ops reencrypt`: webhook signing secrets re-sealed under the first key. */
+  reencryptSecrets: procedure
+    .input(
+      z.object({
+        after: z.object({ tenantId: z.uuid(), endpointId: z.uuid() }).nullable(),
+        limit: resealLimit,
+      }),
+    )
+    .mutation(({ ctx, input }) => resealSecrets(ctx.deps.pool, ctx.deps.keyring, input)),
 
   reconcile: procedure
     .input(z.object({ actor: z.string().min(1).max(100) }))

@@ -11,7 +11,6 @@ import {
   type InterventionAction,
 } from '../kernel/idempotency/settlement.ts';
 import { UNKNOWN_RETRY_AFTER_SECONDS } from '../kernel/idempotency/engine.ts';
-import { requestHash } from '../kernel/idempotency/request-hash.ts';
 import { currentBody } from '../kernel/idempotency/stored-response.ts';
 import type { StoredResponse } from '../kernel/idempotency/types.ts';
 import { providerChargeKey } from '../provider/provider-keys.ts';
@@ -90,7 +89,7 @@ export async function createPayment(
   const paymentId = randomUUID();
   const admission = await deps.engine.admit({
     scope: { tenantId: input.tenantId, operation: CREATE_PAYMENT, key },
-    requestHash: requestHash(CREATE_PAYMENT, command),
+    command,
     first: {
       to: CREATE_PAYMENT_POINTS.chargeSent,
       resourceId: paymentId,

@@ -20,7 +20,6 @@ import { assertFreeText, assertNoControlCharacters } from '../kernel/input/free-
 import type { OperationDef } from '../kernel/idempotency/operation.ts';
 import type { OwnedRequest } from '../kernel/idempotency/owned-request.ts';
 import type { Resumer } from '../kernel/idempotency/recovery-worker.ts';
-import { requestHash } from '../kernel/idempotency/request-hash.ts';
 import type { StoredResponse } from '../kernel/idempotency/types.ts';
 import { providerOperationKey } from '../provider/provider-keys.ts';
 import type { ChargeOperationOutcome } from '../provider/provider-port.ts';
@@ -131,7 +130,7 @@ export async function runPaymentOperation(
     const command = normalise(input);
     admission = await deps.engine.admit({
       scope: { tenantId: input.tenantId, operation: spec.operation, key: input.idempotencyKey },
-      requestHash: requestHash(spec.operation, command),
+      command,
       first: {
         to: spec.sentPoint,
         resourceId: operationId,

@@ -12,6 +12,8 @@ const GATEWAY_READY = /GraphQL:\s+(http:\/\/127\.0\.0\.1:\d+)\/graphql/;
 const SANDBOX_READY = /sandbox-psp listening on (http:\/\/127\.0\.0\.1:\d+)/;
 
 export const INTERNAL_TOKEN = 'itok_chaos_0000000000000000000000';
+/** A synthetic data key (32 bytes of 0x22): gateways on DATABASE_URL refuse to start without. */
+const DATA_ENCRYPTION_KEYS = `chaos1:${Buffer.alloc(32, 0x22).toString('base64')}`;
 /** Synthetic keys, long enough for BOOTSTRAP_TENANTS, obviously not real. */
 export const TENANTS = {
   a: { name: 'chaos-a', apiKey: 'sk_test_chaos_tenant_a_000000000000' },
@@ -171,6 +173,7 @@ export async function startStack(input: {
     PSP_URL: sandbox.url,
     PORT: '0',
     INTERNAL_TOKEN,
+    DATA_ENCRYPTION_KEYS,
     BOOTSTRAP_TENANTS: `${TENANTS.a.name}:${TENANTS.a.apiKey},${TENANTS.b.name}:${TENANTS.b.apiKey}`,
   };
   const slots = Array.from(

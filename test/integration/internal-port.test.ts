@@ -4,7 +4,13 @@ import type { AppRouter } from '../../services/router.ts';
 import { startApp } from '../../src/app.ts';
 import { graphql } from '../support/graphql-client.ts';
 import { useTestDatabase } from '../support/test-database.ts';
-import { INTERNAL_TOKEN, startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
+import {
+  INTERNAL_TOKEN,
+  startTestStack,
+  TENANT_A,
+  testKeyring,
+  type TestStack,
+} from '../support/test-stack.ts';
 
 /**
  * CONTRACT §1 INTERNAL_PORT: /trpc and /metrics only on the internal server, 404 on the public
@@ -124,6 +130,7 @@ describe('start', () => {
       databaseUrl: database.url,
       pspUrl: separate.sandbox.url,
       internalToken: INTERNAL_TOKEN,
+      keyring: testKeyring(),
       internalPort: Number(new URL(separate.app.internalUrl).port),
       leaseMs: 5_000,
       ttlSeconds: 86_400,

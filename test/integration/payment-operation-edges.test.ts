@@ -9,6 +9,7 @@ import {
   paymentInput,
   startTestStack,
   TENANT_A,
+  testKeyring,
   type TestStack,
 } from '../support/test-stack.ts';
 
@@ -109,6 +110,7 @@ describe('payment operation edges', () => {
       databaseUrl: database.url,
       pspUrl: `http://127.0.0.1:${address.port}`,
       internalToken: INTERNAL_TOKEN,
+      keyring: testKeyring(),
       leaseMs: 5_000,
       ttlSeconds: 86_400,
       recoveryIntervalMs: 60_000,

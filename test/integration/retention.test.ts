@@ -208,7 +208,7 @@ describe('dedupe across a partition boundary', () => {
     await layOutPartitions(stack.db, [day - DAY_MS, boundary, day + 3 * DAY_MS]);
     const engine = stack.app.services.deps.engine;
     const scope = { tenantId: stack.tenantIds.a, operation: STRADDLE, key: 'straddle-1' };
-    const hash = Buffer.from('same-command');
+    const command = 'same-command';
     let executions = 0;
     let releaseFirst!: () => void;
     const firstHeld = new Promise<void>((resolve) => (releaseFirst = resolve));
@@ -217,7 +217,7 @@ describe('dedupe across a partition boundary', () => {
 
     const first = engine.admit({
       scope,
-      requestHash: hash,
+      command,
       first: {
         to: 'done_once',
         resourceId: '00000000-0000-4000-8000-000000000001',
@@ -234,7 +234,7 @@ describe('dedupe across a partition boundary', () => {
     }
     const second = engine.admit({
       scope,
-      requestHash: hash,
+      command,
       first: {
         to: 'done_once',
         resourceId: '00000000-0000-4000-8000-000000000002',
@@ -261,7 +261,7 @@ describe('dedupe across a partition boundary', () => {
     if (a.kind === 'owned') await a.request.finish({ done: true }, () => Promise.resolve());
     const retry = await engine.admit({
       scope,
-      requestHash: hash,
+      command,
       first: {
         to: 'done_once',
         resourceId: '00000000-0000-4000-8000-000000000003',

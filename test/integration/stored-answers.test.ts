@@ -1,4 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { JsonValue } from '../../services/kernel/canonical-json.ts';
+import {
+  answerAssociatedData,
+  openStoredAnswer,
+} from '../../services/kernel/idempotency/stored-response.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import { errorCodeOf, graphql, type GraphQLAnswer } from '../support/graphql-client.ts';
 import { paymentInput, startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
@@ -60,9 +65,17 @@ function withoutReplayMarker(data: Record<string, unknown>) {
   return { ...rest, expiresAt: idempotency['expiresAt'] };
 }
 
-async function storedAnswerOf(key: string) {
-  const { rows } = await stack.db.query<{ version: number; stored_as: string; body: unknown }>(
-    `SELECT r.version, r.stored_as, r.body
+interface StoredRow {
+  version: number;
+  stored_as: string;
+  body: JsonValue | null;
+  tenant_id: string;
+  operation: string;
+}
+
+async function storedRowOf(key: string): Promise<StoredRow | undefined> {
+  const { rows } = await stack.db.query<StoredRow>(
+    `SELECT r.version, r.stored_as, r.body, k.tenant_id, k.operation
        FROM idempotency_keys k JOIN idempotency_responses r ON r.request_id = k.id
       WHERE k.key = $1`,
     [key],
@@ -70,14 +83,32 @@ async function storedAnswerOf(key: string) {
   return rows[0];
 }
 
+/** The stored answer of a key, its body opened (answers are sealed at rest). */
+async function storedAnswerOf(key: string) {
+  const row = await storedRowOf(key);
+  if (row === undefined) return undefined;
+  const scope = { tenantId: row.tenant_id, operation: { id: row.operation }, key };
+  const { keyring } = stack.app.services.deps;
+  const body = row.body === null ? null : openStoredAnswer(keyring, scope, row.body);
+  return { version: row.version, stored_as: row.stored_as, body };
+}
+
 describe('an answer stored in an older shape (v1, before payments had captureMethod)', () => {
-  /** Rewrites a stored answer as the previous release wrote it. */
+  /** Rewrites a stored answer as the previous release wrote it (sealed, as this one reads). */
   async function downgradeToV1(key: string): Promise<void> {
+    const row = await storedRowOf(key);
+    const stored = await storedAnswerOf(key);
+    const { payment, ...rest } = stored?.body as { payment: Record<string, unknown> };
+    const { captureMethod: _dropped, ...v1Payment } = payment;
+    const scope = { tenantId: row!.tenant_id, operation: { id: row!.operation }, key };
+    const sealed = stack.app.services.deps.keyring.seal(
+      JSON.stringify({ ...rest, payment: v1Payment }),
+      answerAssociatedData(scope),
+    );
     const { rowCount } = await stack.db.query(
-      `UPDATE idempotency_responses r
-          SET version = 1, body = r.body #- '{payment,captureMethod}'
+      `UPDATE idempotency_responses r SET version = 1, body = to_jsonb($2::text)
          FROM idempotency_keys k WHERE k.key = $1 AND r.request_id = k.id`,
-      [key],
+      [key, sealed],
     );
     expect(rowCount).toBe(1);
   }

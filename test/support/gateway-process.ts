@@ -1,6 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { TENANT_A, TENANT_B, INTERNAL_TOKEN, TEST_WEBHOOK_ALLOWED_HOSTS } from './test-stack.ts';
+import {
+  TENANT_A,
+  TENANT_B,
+  INTERNAL_TOKEN,
+  TEST_DATA_ENCRYPTION_KEYS,
+  TEST_WEBHOOK_ALLOWED_HOSTS,
+} from './test-stack.ts';
 
 /** How long a gateway child may take to print its ready line (tsx compiles on start). */
 const GATEWAY_START_TIMEOUT_MS = 30_000;
@@ -44,6 +50,8 @@ export async function startGatewayProcess(opts: {
       PSP_URL: opts.pspUrl ?? '',
       PORT: '0',
       INTERNAL_TOKEN,
+      // NODE_ENV=production on DATABASE_URL: the gateway refuses to start without data keys.
+      DATA_ENCRYPTION_KEYS: TEST_DATA_ENCRYPTION_KEYS,
       BOOTSTRAP_TENANTS: `${TENANT_A.name}:${TENANT_A.apiKey},${TENANT_B.name}:${TENANT_B.apiKey}`,
       // Tests' webhook receivers listen on loopback, which the policy refuses unless allowed.
       WEBHOOK_ALLOWED_HOSTS: TEST_WEBHOOK_ALLOWED_HOSTS,

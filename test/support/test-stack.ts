@@ -5,6 +5,7 @@ import {
   type SandboxPsp,
   type SandboxPspOptions,
 } from '../../sandbox-psp/sandbox-server.ts';
+import { Keyring } from '../../services/kernel/crypto/keyring.ts';
 import { upsertTenant } from '../../services/tenants/api-keys.ts';
 import { parseWebhookAllowList } from '../../services/notifications/webhook-url.policy.ts';
 import { CREATE_PAYMENT, graphql, type GraphQLAnswer } from './graphql-client.ts';
@@ -18,6 +19,18 @@ export const INTERNAL_TOKEN = 'itok_test_0000000000000000';
  * allow it by configuration, as a developer would (WEBHOOK_ALLOWED_HOSTS), never by a looser check.
  */
 export const TEST_WEBHOOK_ALLOWED_HOSTS = '127.0.0.1/32';
+
+/**
+ * A synthetic data key (32 bytes of 0x11), deterministic so a failed run can be reproduced and
+ * its database read back; DATA_ENCRYPTION_KEYS for gateway processes, and the test stack's
+ * keyring. Obviously not a real key.
+ */
+export const TEST_DATA_ENCRYPTION_KEYS = `test1:${Buffer.alloc(32, 0x11).toString('base64')}`;
+
+/** The keyring of TEST_DATA_ENCRYPTION_KEYS, or of another `id:base64key,…` list. */
+export function testKeyring(spec = TEST_DATA_ENCRYPTION_KEYS): Keyring {
+  return Keyring.parse(spec);
+}
 
 export interface TestStack {
   app: App;
@@ -43,6 +56,7 @@ export async function startTestStack(opts: {
     databaseUrl: opts.databaseUrl,
     pspUrl: sandbox.url,
     internalToken: INTERNAL_TOKEN,
+    keyring: testKeyring(),
     leaseMs: 5_000,
     ttlSeconds: 86_400,
     recoveryIntervalMs: 60_000,

@@ -6,6 +6,7 @@ const facts = (generatedNow: boolean) => ({
   internalBase: 'http://127.0.0.1:4001',
   database: 'DATABASE_URL',
   provider: 'https://psp.example',
+  dataKeys: 'DATA_ENCRYPTION_KEYS (sealing with "k1")',
   internalToken: { value: 'itok_synthetic_00000000000000', generatedNow },
   tenants: [
     { name: 'acme', apiKey: { value: 'sk_test_synthetic_0000000000000000', generatedNow } },

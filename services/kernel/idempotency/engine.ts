@@ -4,7 +4,8 @@ import type { Statement } from '../db/pipelined-statements.ts';
 import { withOneRoundTrip, withTransaction, type TxClient } from '../db/pool.ts';
 import { FaultInjectedError } from '../faults.ts';
 import type { JsonValue } from '../canonical-json.ts';
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
+import type { Keyring } from '../crypto/keyring.ts';
 import {
   FINISH_AT_ADMISSION,
   INSERT_KEY,
@@ -18,7 +19,8 @@ import type { ServiceName } from '../metrics.ts';
 import { assertIdempotencyKey } from './idempotency-key.ts';
 import type { OperationDef } from './operation.ts';
 import { OwnedRequest } from './owned-request.ts';
-import { answerToStore } from './stored-response.ts';
+import { keyedRequestHash, requestHashMatches, type StoredRequestHash } from './request-hash.ts';
+import { answerToStore, openStoredAnswer } from './stored-response.ts';
 import type { EngineDeps, KeyRow, OwnedRow, Scope, StoredResponse } from './types.ts';
 
 /**
@@ -95,9 +97,15 @@ export class IdempotencyEngine {
     return new IdempotencyEngine({ ...this.deps, log: trace.log, trace });
   }
 
-  async admit(input: { scope: Scope; requestHash: Buffer; first: FirstPhase }): Promise<Admission> {
-    const { scope, requestHash } = input;
-    this.deps.trace?.annotate(scopeAnnotation(scope));
+  /**
+   * Admits `command` (validated and normalised) under `scope`. Its request hash is keyed by the
+   * keyring's first key for a new row, and checked against an existing row by that row's own
+   * key (or plain SHA-256 for rows from before keyed hashes).
+   */
+  async admit(input: { scope: Scope; command: JsonValue; first: FirstPhase }): Promise<Admission> {
+    const { scope, command } = input;
+    const { keyring } = this.deps;
+    this.deps.trace?.annotate(scopeAnnotation(scope, keyring));
     for (let round = 0; round < ADMISSION_MAX_ROUNDS; round++) {
       // Read first: a replay or a conflict then costs one indexed read and no transaction.
       // This is not check-then-insert: ownership is still decided under the scope lock below.
@@ -105,8 +113,8 @@ export class IdempotencyEngine {
       const existing = await this.read(scope);
       const decided =
         existing !== undefined && !existing.expired
-          ? await this.decide(scope, requestHash, existing)
-          : await this.insert(scope, requestHash, {
+          ? await this.decide(scope, command, existing)
+          : await this.insert(scope, keyedRequestHash(keyring, scope.operation, command), {
               first: input.first,
               afterExpiry: existing !== undefined,
             });
@@ -154,7 +162,7 @@ export class IdempotencyEngine {
 
   private async insert(
     scope: Scope,
-    requestHash: Buffer,
+    requestHash: StoredRequestHash,
     admission: { first: FirstPhase; afterExpiry: boolean },
   ): Promise<Admission | 'changed'> {
     const { first } = admission;
@@ -168,11 +176,12 @@ export class IdempotencyEngine {
         tenantId,
         operation.id,
         key,
-        requestHash,
+        requestHash.digest,
         first.to,
         first.resourceId,
         leaseMs,
         ttlSeconds,
+        requestHash.keyId,
       ],
     };
     const beforeCommit = `${operation.publicName}.${first.to}.before-commit`;
@@ -204,7 +213,10 @@ export class IdempotencyEngine {
             const row = rows[0]!;
             const outcome = await work(tx);
             if (outcome?.decided !== undefined) {
-              const answer = answerToStore(operation, outcome.decided, this.deps.responseMaxBytes);
+              const answer = answerToStore(scope, outcome.decided, {
+                maxBytes: this.deps.responseMaxBytes,
+                keyring: this.deps.keyring,
+              });
               await tx.query(FINISH_AT_ADMISSION, [
                 tenantId,
                 operation.id,
@@ -233,7 +245,7 @@ export class IdempotencyEngine {
       if (row === undefined || row.resource_id !== first.resourceId) throw error;
       if (row.state === 'finished') {
         this.countExecuted(scope, executed);
-        return { kind: 'decided', response: storedResponse(row) };
+        return { kind: 'decided', response: storedResponse(row, scope, this.deps.keyring) };
       }
       owned = row;
       // Committed, but its answers were lost with the connection: the owner reads what it needs.
@@ -268,14 +280,16 @@ export class IdempotencyEngine {
 
   private async decide(
     scope: Scope,
-    requestHash: Buffer,
+    command: JsonValue,
     row: KeyRow,
   ): Promise<Admission | 'changed'> {
-    const { metrics } = this.deps;
+    const { metrics, keyring } = this.deps;
     const labels = metricLabels(scope);
     // Checked before the state: a key reused for another command is refused whether the first
     // request is finished, failed or still running — never replayed as if it were this one.
-    if (!row.request_hash.equals(requestHash)) {
+    // The row's own hash key decides how (a rotation since its first request changes nothing).
+    const stored = { digest: row.request_hash, keyId: row.request_hash_key };
+    if (!requestHashMatches(keyring, { operation: scope.operation, command }, stored)) {
       this.count(scope, 'key_reused');
       metrics.conflicts.inc({ ...labels, reason: 'different_request' });
       return { kind: 'reused' };
@@ -283,7 +297,7 @@ export class IdempotencyEngine {
     if (row.state === 'finished') {
       this.count(scope, 'replayed');
       metrics.replays.inc(labels);
-      return { kind: 'replay', response: storedResponse(row) };
+      return { kind: 'replay', response: storedResponse(row, scope, keyring) };
     }
     if (row.state === 'unknown') {
       // Retries do not call the provider again: reconciliation settles it, then replays work.
@@ -364,29 +378,45 @@ export function metricLabels(scope: { operation: OperationDef }): {
 }
 
 /**
- * SHA-256 of a scope. Its first 64 bits are the scope's advisory lock id; the next 48 are its
- * `keyRef` in logs, which correlates one key's lines without revealing the key.
+ * SHA-256 of a scope; its first 64 bits are the scope's advisory lock id. Deliberately not
+ * keyed: every process must take the same lock for a scope, including two gateways whose
+ * keyrings differ in the middle of a rotation, or both could admit the same key. It is never
+ * stored or logged (pg_locks shows it while held).
  */
 function scopeDigest(scope: Scope): Buffer {
-  return createHash('sha256')
-    .update(`${scope.tenantId}/${scope.operation.id}/${scope.key}`)
-    .digest();
+  return createHash('sha256').update(scopeText(scope)).digest();
 }
 
-/** What the logs say about the scope a request works on. */
-export function scopeAnnotation(scope: Scope): {
+function scopeText(scope: Scope): string {
+  return `${scope.tenantId}/${scope.operation.id}/${scope.key}`;
+}
+
+/** Hex characters of `keyRef`: 48 bits tell apart the keys one incident involves. */
+const KEY_REF_BYTES = 6;
+
+/**
+ * What the logs say about the scope a request works on. `keyRef` correlates one key's lines
+ * without revealing it: an HMAC under the keyring's key-ref subkey, so a log reader cannot
+ * confirm a guessed key (keys are often guessable: order-123). It changes when the first key
+ * does: lines from either side of a rotation do not correlate, which costs nothing else.
+ */
+export function scopeAnnotation(
+  scope: Scope,
+  keyring: Keyring,
+): {
   tenantId: string;
   operation: string;
   keyRef: string;
 } {
-  return {
-    tenantId: scope.tenantId,
-    operation: scope.operation.publicName,
-    keyRef: scopeDigest(scope).subarray(8, 14).toString('hex'),
-  };
+  const keyRef = createHmac('sha256', keyring.subkey('key-ref'))
+    .update(scopeText(scope))
+    .digest()
+    .subarray(0, KEY_REF_BYTES)
+    .toString('hex');
+  return { tenantId: scope.tenantId, operation: scope.operation.publicName, keyRef };
 }
 
-function storedResponse(row: KeyRow): StoredResponse {
+function storedResponse(row: KeyRow, scope: Scope, keyring: Keyring): StoredResponse {
   const common = {
     resourceId: row.resource_id,
     firstRequestAt: row.created_at,
@@ -401,5 +431,6 @@ function storedResponse(row: KeyRow): StoredResponse {
     return { ...common, version: row.response_version, storedAs: 'reference', body: null };
   }
   if (row.response === null) throw new Error('an inline answer without a body'); // a CHECK
-  return { ...common, version: row.response_version, storedAs: 'inline', body: row.response };
+  const body = openStoredAnswer(keyring, scope, row.response);
+  return { ...common, version: row.response_version, storedAs: 'inline', body };
 }

@@ -26,7 +26,7 @@ SELECT ${columns.map((c) => `${cte}.${c}`).join(', ')}
  * that changes a row names its state (started, unknown), which only the live one can be in.
  */
 const ROW_COLUMNS = `
-  k.id, k.request_hash, k.state, k.recovery_point, k.resource_id, k.fencing_token,
+  k.id, k.request_hash, k.request_hash_key, k.state, k.recovery_point, k.resource_id, k.fencing_token,
   k.lease_expires_at, (k.lease_expires_at IS NOT NULL AND k.lease_expires_at <= now()) AS lease_expired,
   GREATEST(0, EXTRACT(EPOCH FROM k.lease_expires_at - now()))::float8 AS lease_remaining_seconds,
   (k.state = 'finished' AND k.expires_at <= now()) AS expired,
@@ -61,15 +61,16 @@ export function lockingScope(lockKey: bigint): Statement {
  * Admission, fused with the first phase's recovery point and its phase-log entry. Runs after
  * lockingScope, in its own statement so its snapshot sees every admission committed
  * before the lock was granted. $1 tenant, $2 operation, $3 key, $4 request hash, $5 first
- * recovery point, $6 resource id, $7 lease ms, $8 ttl seconds. Fails with
+ * recovery point, $6 resource id, $7 lease ms, $8 ttl seconds, $9 the data key id the request
+ * hash is keyed by. Fails with
  * CHECKS.admissionLost when a live row exists (someone else admitted the key first).
  */
 export const INSERT_KEY = `
 WITH admitted AS (
   INSERT INTO idempotency_keys
-         (tenant_id, operation, key, request_hash, state, recovery_point, resource_id,
-          lease_expires_at, expires_at)
-  SELECT $1, $2, $3, $4, 'started', $5, $6,
+         (tenant_id, operation, key, request_hash, request_hash_key, state, recovery_point,
+          resource_id, lease_expires_at, expires_at)
+  SELECT $1, $2, $3, $4, $9, 'started', $5, $6,
          now() + make_interval(secs => $7::float8 / 1000), now() + make_interval(secs => $8)
    WHERE NOT EXISTS (SELECT 1 FROM idempotency_keys
                       WHERE tenant_id = $1 AND operation = $2 AND key = $3
@@ -84,7 +85,8 @@ WITH admitted AS (
 /**
  * Stores a finished request's answer and logs its final phase; used by both ways of finishing.
  * `finished` is a CTE of the finishing UPDATE returning id, tenant_id, operation, key,
- * fencing_token, expires_at. $v version, $b body (null when stored as a reference), $s stored_as.
+ * fencing_token, expires_at. $v version, $b body (a JSON string holding the sealed answer; null
+ * when stored as a reference), $s stored_as.
  */
 function storeAnswer(version: string, body: string, storedAs: string): string {
   return `

@@ -162,7 +162,10 @@ export class OwnedRequest {
       if (phase.to !== FINISHED) {
         return { text: ADVANCE_KEY, values: [...fence, phase.to, this.deps.leaseMs] };
       }
-      const answer = answerToStore(operation, response, this.deps.responseMaxBytes);
+      const answer = answerToStore(this.scope, response, {
+        maxBytes: this.deps.responseMaxBytes,
+        keyring: this.deps.keyring,
+      });
       const { ttlSeconds } = this.deps;
       const stored = [answer.body, answer.version, answer.storedAs, answer.outcome, ttlSeconds];
       return { text: FINISH_KEY, values: [...fence, ...stored] };

@@ -77,7 +77,7 @@ export class RecoveryWorker {
         metrics.takeovers.inc({ ...metricLabels(scope), by: 'worker' });
         // Each resumption is its own request in the logs, named as the worker's.
         const trace = RequestTrace.start(log, `worker-${randomUUID()}`);
-        trace.annotate(scopeAnnotation(scope));
+        trace.annotate(scopeAnnotation(scope, this.engine.deps.keyring));
         trace.log.info({ recoveryPoint: row.recovery_point }, 'resuming a stale request');
         const request = this.engine.forTrace(trace).adopt(scope, row);
         // Where the resumption left the request: answered, or given back for a later attempt.

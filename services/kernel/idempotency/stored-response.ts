@@ -1,10 +1,15 @@
 import type { JsonValue } from '../canonical-json.ts';
+import { associatedData, isEnvelope } from '../crypto/envelope.ts';
+import type { Keyring } from '../crypto/keyring.ts';
 import type { OperationDef } from './operation.ts';
-import type { StoredResponse } from './types.ts';
+import type { Scope, StoredResponse } from './types.ts';
 
 /** The columns an answer is stored as (FINISH_KEY, FINISH_AT_ADMISSION). */
 export interface AnswerToStore {
-  /** JSON text, or null when the body is over the cap and stored as a reference. */
+  /**
+   * JSON text for the jsonb column: a string holding the answer sealed under the keyring's first
+   * key, or null when the body is over the cap and stored as a reference.
+   */
   body: string | null;
   version: number;
   storedAs: 'inline' | 'reference';
@@ -13,18 +18,50 @@ export interface AnswerToStore {
 }
 
 export function answerToStore(
-  operation: OperationDef,
+  scope: Scope,
   body: JsonValue,
-  maxBytes: number,
+  store: { maxBytes: number; keyring: Keyring },
 ): AnswerToStore {
+  const { operation } = scope;
   const json = JSON.stringify(body);
-  const inline = Buffer.byteLength(json, 'utf8') <= maxBytes;
+  // The cap is on the answer itself: sealing adds a fixed overhead and a third for base64url.
+  const inline = Buffer.byteLength(json, 'utf8') <= store.maxBytes;
   return {
-    body: inline ? json : null,
+    body: inline ? JSON.stringify(store.keyring.seal(json, answerAssociatedData(scope))) : null,
     version: operation.responseVersion,
     storedAs: inline ? 'inline' : 'reference',
     outcome: operation.outcomeOf(body),
   };
+}
+
+/**
+ * Binds a sealed answer to its scope (tenant, operation, key): copied onto another key's row it
+ * fails to open, so one tenant's answer can never be replayed as another's.
+ */
+export function answerAssociatedData(scope: {
+  tenantId: string;
+  operation: { id: string };
+  key: string;
+}): Buffer {
+  return associatedData(['idempotency-response', scope.tenantId, scope.operation.id, scope.key]);
+}
+
+/**
+ * The answer a stored body holds: a sealed envelope (a JSON string) opened under the key it
+ * names, or, for a row written before sealing, the answer itself (a JSON object: no answer is
+ * ever a bare string). An unknown key or a failed authentication throws; never a wrong answer.
+ */
+export function openStoredAnswer(
+  keyring: Keyring,
+  scope: Parameters<typeof answerAssociatedData>[0],
+  stored: JsonValue,
+): JsonValue {
+  if (typeof stored !== 'string') return stored;
+  if (!isEnvelope(stored)) {
+    throw new Error(`${scope.operation.id}: a stored answer is a string but not an envelope`);
+  }
+  const what = `the stored answer of ${scope.operation.id}`;
+  return JSON.parse(keyring.open(stored, answerAssociatedData(scope), what)) as JsonValue;
 }
 
 /**

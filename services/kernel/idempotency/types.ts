@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { JsonValue } from '../canonical-json.ts';
+import type { Keyring } from '../crypto/keyring.ts';
 import type { FaultPoints } from '../faults.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { RequestTrace } from '../logging/request-trace.ts';
@@ -31,6 +32,8 @@ export interface EngineDeps {
   /** The recovery worker's backoff between attempts: base × 2^attempts, capped. */
   backoffBaseMs: number;
   backoffCapMs: number;
+  /** Keys request hashes and seals stored answers (the first key); opens what any key sealed. */
+  keyring: Keyring;
 }
 
 export interface Scope {
@@ -54,6 +57,8 @@ export type StoredResponse = {
 export interface KeyRow {
   id: string;
   request_hash: Buffer;
+  /** The data key the hash was keyed by; null for a plain SHA-256 written before keyed hashes. */
+  request_hash_key: string | null;
   state: 'started' | 'unknown' | 'finished';
   recovery_point: string;
   resource_id: string | null;
@@ -63,6 +68,7 @@ export interface KeyRow {
   lease_remaining_seconds: number | null;
   /** Finished and past its replay window: a retry now is a new request. */
   expired: boolean;
+  /** A JSON string holding a sealed envelope, or (written before sealing) the answer itself. */
   response: JsonValue | null;
   response_version: number | null;
   response_stored_as: 'inline' | 'reference' | null;
