@@ -2,6 +2,8 @@ import { z } from 'zod';
 import type { Queryable } from '../kernel/db/pool.ts';
 import { InputInvalidError } from '../kernel/errors.ts';
 import { assertNoControlCharacters } from '../kernel/input/free-text.ts';
+import type { Keyring } from '../kernel/crypto/keyring.ts';
+import { decodeCursor, encodeCursor } from './payment-cursor.ts';
 import { LIST_PAYMENTS, SELECT_PAYMENT, SELECT_REFUNDS } from './payments.sql.ts';
 import {
   toPaymentView,
@@ -43,18 +45,19 @@ export interface PaymentPage {
 
 /** Throws InputInvalidError for a bad page size or cursor. */
 export async function listPayments(
-  pool: Queryable,
+  deps: { pool: Queryable; keyring: Keyring },
   input: z.infer<typeof listPaymentsInput>,
 ): Promise<PaymentPage> {
+  const { pool, keyring } = deps;
   if (input.first < 1 || input.first > MAX_PAGE_SIZE) {
     throw new InputInvalidError('first', `first must be between 1 and ${MAX_PAGE_SIZE}`);
   }
   assertNoControlCharacters('reference', input.reference);
-  const cursor = input.after ? decodeCursor(input.after) : null;
+  const cursor = input.after ? decodeCursor(keyring, input.tenantId, input.after) : null;
   const { rows } = await pool.query<PaymentRow & { created_us: string }>(LIST_PAYMENTS, [
     input.tenantId,
     input.first + 1,
-    cursor?.createdAt ?? null,
+    cursor?.createdUs ?? null,
     cursor?.id ?? null,
     input.reference ?? null,
   ]);
@@ -64,49 +67,13 @@ export async function listPayments(
     paymentIds: page.map((row) => row.id),
   });
   const edges = page.map((row) => ({
-    cursor: encodeCursor(row),
+    cursor: encodeCursor(keyring, input.tenantId, { createdUs: row.created_us, id: row.id }),
     node: toPaymentView(row, refunds.get(row.id)),
   }));
   return {
     edges,
     pageInfo: { hasNextPage: rows.length > input.first, endCursor: edges.at(-1)?.cursor ?? null },
   };
-}
-
-// Ties on created_at are broken by id, so a page boundary never repeats or skips a payment.
-function encodeCursor(row: { created_us: string; id: string }): string {
-  return Buffer.from(JSON.stringify([row.created_us, row.id])).toString('base64url');
-}
-
-/**
- * Microseconds since the epoch, at most 16 digits (until about the year 2286). A cursor's time is
- * multiplied into an interval and added to a timestamp: a larger one would overflow there, and
- * PostgreSQL's out-of-range error would surface as a 500.
- */
-const CURSOR_TIME_PATTERN = /^(0|[1-9]\d{0,15})$/;
-/** Ids come back from PostgreSQL in lower case, so an issued cursor never has another spelling. */
-const CURSOR_ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-/** Refuses anything but a cursor this API could have issued, byte for byte. */
-function decodeCursor(cursor: string): { createdAt: string; id: string } {
-  try {
-    const parsed: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (
-      Array.isArray(parsed) &&
-      parsed.length === 2 &&
-      typeof parsed[0] === 'string' &&
-      CURSOR_TIME_PATTERN.test(parsed[0]) &&
-      typeof parsed[1] === 'string' &&
-      CURSOR_ID_PATTERN.test(parsed[1])
-    ) {
-      const decoded = { created_us: parsed[0], id: parsed[1] };
-      // Re-encoding must give the same text: no padding, whitespace or other spelling of it.
-      if (encodeCursor(decoded) === cursor) return { createdAt: parsed[0], id: parsed[1] };
-    }
-  } catch {
-    // fall through to the one error below
-  }
-  throw new InputInvalidError('after', 'after is not a cursor this API returned');
 }
 
 /** The refunds of several payments in one query, by payment id. */

@@ -25,7 +25,5 @@ export const paymentsRouter = router({
   get: procedure
     .input(z.object({ tenantId: z.uuid(), id: z.string() }))
     .query(({ ctx, input }) => getPayment(ctx.deps.pool, input)),
-  list: procedure
-    .input(listPaymentsInput)
-    .query(({ ctx, input }) => listPayments(ctx.deps.pool, input)),
+  list: procedure.input(listPaymentsInput).query(({ ctx, input }) => listPayments(ctx.deps, input)),
 });

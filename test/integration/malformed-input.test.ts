@@ -7,6 +7,7 @@ import {
   paymentInput,
   startTestStack,
   TENANT_A,
+  TENANT_B,
   type TestStack,
 } from '../support/test-stack.ts';
 
@@ -142,6 +143,23 @@ describe('a cursor the gateway did not issue is BAD_USER_INPUT', () => {
     const answer = await page(after);
     expect(answer.status).toBe(400);
     expect(errorCodeOf(answer)).toBe('BAD_USER_INPUT');
+  });
+
+  it('refuses a cursor issued to another tenant, or one whose position was edited', async () => {
+    for (const key of ['cur-b-1', 'cur-b-2']) await createPaymentOn(stack, paymentInput(key));
+    const issued = (
+      (await page('')).body.data?.['payments'] as { edges: Array<{ cursor: string }> }
+    ).edges[0]!.cursor;
+    const asB = await graphql(stack.app.url, {
+      apiKey: TENANT_B.apiKey,
+      query: `query($after: String) { payments(first: 2, after: $after) { edges { cursor } } }`,
+      variables: { after: issued },
+    });
+    expect(errorCodeOf(asB)).toBe('BAD_USER_INPUT');
+    const [, keyId, mac] = issued.split('.');
+    const edited = `${encode(['1', id])}.${keyId}.${mac}`;
+    expect(errorCodeOf(await page(edited))).toBe('BAD_USER_INPUT');
+    expect(errorCodeOf(await page(`${issued}.x`))).toBe('BAD_USER_INPUT');
   });
 
   it('accepts the cursors it issued', async () => {

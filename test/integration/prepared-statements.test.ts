@@ -79,6 +79,7 @@ describe('the pool', () => {
         '00000000-0000-4000-8000-0000000000aa',
         1000,
         ttlSeconds,
+        null, // a plain request hash, as rows admitted before keyed hashes
       ]),
     );
     expect(await lookup()).toHaveLength(1);
