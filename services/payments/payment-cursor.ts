@@ -22,9 +22,12 @@ const CURSOR_TIME_PATTERN = /^(0|[1-9]\d{0,15})$/;
 /** Ids come back from PostgreSQL in lower case, so an issued cursor never has another spelling. */
 const CURSOR_ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-function mac(keyring: Keyring, keyId: string, tenantId: string, payload: string): Buffer {
-  return createHmac('sha256', keyring.subkey('cursor', keyId, 'a cursor'))
-    .update(`${tenantId}.${payload}`)
+function mac(
+  keyring: Keyring,
+  signed: { keyId: string; tenantId: string; payload: string },
+): Buffer {
+  return createHmac('sha256', keyring.subkey('cursor', signed.keyId, 'a cursor'))
+    .update(`${signed.tenantId}.${signed.payload}`)
     .digest()
     .subarray(0, CURSOR_MAC_BYTES);
 }
@@ -37,7 +40,7 @@ function mac(keyring: Keyring, keyId: string, tenantId: string, payload: string)
 export function encodeCursor(keyring: Keyring, tenantId: string, at: CursorPosition): string {
   const payload = Buffer.from(JSON.stringify([at.createdUs, at.id])).toString('base64url');
   const keyId = keyring.primaryId;
-  return `${payload}.${keyId}.${mac(keyring, keyId, tenantId, payload).toString('base64url')}`;
+  return `${payload}.${keyId}.${mac(keyring, { keyId, tenantId, payload }).toString('base64url')}`;
 }
 
 /** Throws InputInvalidError (BAD_USER_INPUT) for anything but a cursor issued to this tenant. */
@@ -47,7 +50,7 @@ export function decodeCursor(keyring: Keyring, tenantId: string, cursor: string)
   if (payload === undefined || keyId === undefined || given === undefined || rest.length > 0)
     throw refuse();
   if (!keyring.ids.includes(keyId)) throw refuse();
-  const expected = mac(keyring, keyId, tenantId, payload);
+  const expected = mac(keyring, { keyId, tenantId, payload });
   const givenBytes = Buffer.from(given, 'base64url');
   if (
     givenBytes.length !== expected.length ||
