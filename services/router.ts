@@ -1,10 +1,10 @@
-import { ledgerRouter } from './ledger/ledger.router.ts';
-import { notificationsRouter } from './notifications/notifications.router.ts';
-import { opsRouter } from './ops/ops.router.ts';
-import { paymentsRouter } from './payments/payments.router.ts';
-import { providerRouter } from './provider/provider.router.ts';
-import { systemRouter } from './system/system.router.ts';
-import { tenantsRouter } from './tenants/tenants.router.ts';
+import { ledgerRouter } from './ledger/index.ts';
+import { notificationsRouter } from './notifications/index.ts';
+import { opsRouter } from './ops/index.ts';
+import { paymentsRouter } from './payments/index.ts';
+import { providerRouter } from './provider/index.ts';
+import { systemRouter } from './system/index.ts';
+import { tenantsRouter } from './tenants/index.ts';
 import { createCallerFactory, router } from './trpc.ts';
 
 /** Every internal service, as one router: in-process for `npm start`, or at /trpc over HTTP. */

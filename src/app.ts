@@ -13,7 +13,7 @@ import { createGatewayServer } from './http/gateway-server.ts';
 import {
   EMPTY_WEBHOOK_ALLOW_LIST,
   type WebhookAllowList,
-} from '../services/notifications/webhook-url.policy.ts';
+} from '../services/notifications/index.ts';
 import type { RateLimitOptions } from './http/rate-limits.ts';
 import { longestExchangeMs, socketIdleTimeoutMs } from './http/server-timeouts.ts';
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Keyring } from '../services/kernel/crypto/keyring.ts';
 import { DEFAULT_RETENTION_POLICY } from '../services/kernel/idempotency/retention.ts';
-import { parseWebhookAllowList } from '../services/notifications/webhook-url.policy.ts';
+import { parseWebhookAllowList } from '../services/notifications/index.ts';
 import { isBearerTokenShape, MAX_BEARER_TOKEN_CHARS } from './http/bearer.ts';
 
 /**
