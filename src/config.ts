@@ -8,7 +8,7 @@ import {
 } from '../services/notifications/webhook-url.policy.ts';
 
 /**
- * Configuration from the environment (CONTRACT §1). Every value is validated at start: a typo
+ * Configuration from the environment (docs/api.md §1.2). Every value is validated at start: a typo
  * in a number fails the start loudly instead of running with NaN leases.
  */
 export interface Config {
@@ -45,7 +45,7 @@ export interface Config {
   /** Test-only: `name=crash,…` arms fault points in this process. */
   faultPoints: string | undefined;
   logLevel: string;
-  // Edge limits (CONTRACT §1): all off or on their defaults unless set.
+  // Edge limits (docs/api.md §1.4): all off or on their defaults unless set.
   rateLimitTenantPerSecond: number | undefined;
   rateLimitTenantBurst: number | undefined;
   rateLimitUnauthenticatedPerSecond: number | undefined;
