@@ -8,9 +8,10 @@
  * backends (only one side is busy at a time), and the report gives the after ÷ before ratio of
  * each block and their median. Nothing is asserted on time.
  *
- * Why beside bench:admission, which alternates whole bench runs: on this machine the speed of
- * the same code moves by ±15% from minute to minute, and two runs a few minutes apart could not
- * tell a 5% change from noise. Blocks of a few seconds, side by side, can.
+ * Why beside bench:admission, which alternates whole bench runs: on a shared machine the speed
+ * of the same code drifts from minute to minute by more than a small change moves it, so runs
+ * minutes apart cannot tell the two apart. Blocks of a few seconds, side by side, can (the
+ * method's own noise: docs/decisions/0018-layers-kept-over-throughput.md).
  *
  *   npm run bench:ab -- [--before HEAD] [--phase new|replay] [--blocks 10] [--requests 1500]
  *                       [--concurrency 16] [--env-after KEY=VALUE …]

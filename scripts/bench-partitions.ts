@@ -11,7 +11,7 @@
  * trip, the finishing round trip, then the read again as a replay makes it. It does so at the
  * partitions a gateway makes at start, then with empty partitions added (a lookup pays for an
  * empty one as for a full one), and prints the cost per partition. Needs the PostgreSQL server
- * on this machine (it reads the backend's /proc entry).
+ * on the same host (it reads the backend's /proc entry).
  *
  *   npm run bench:partitions -- [--keys 2000]
  */

@@ -22,9 +22,10 @@ export type AppRouter = typeof appRouter;
 
 /**
  * In-process calls go through tRPC's server-side caller: the same procedures, input validation
- * and middleware as over HTTP, without the client's link and observable machinery, which cost
- * about 50 µs per call (measured against localLink). A service that moves to its own process
- * swaps its caller for a TRPCClient at the composition root; callers of `deps` do not change.
+ * and middleware as over HTTP, without the client's link and observable machinery on every
+ * call (see docs/decisions/0014-services-called-through-server-side-caller.md). A service that
+ * moves to its own process swaps its caller for a TRPCClient at the composition root; callers
+ * of `deps` do not change.
  */
 export const createServiceCaller = createCallerFactory(appRouter);
 export type ServiceCaller = ReturnType<typeof createServiceCaller>;

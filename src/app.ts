@@ -61,7 +61,7 @@ export interface AppOptions {
   /** Off in tests that drive recovery by hand. */
   startRecoveryWorker?: boolean;
   reportError?: (error: unknown) => void;
-  // The edge (CONTRACT §1, DESIGN §7).
+  // The edge (docs/api.md §1.3 and §1.4).
   /** Per-tenant and failed-authentication limits; all off unless set. */
   rateLimits?: RateLimitOptions;
   /** INTERNAL_PORT: when set, /trpc and /metrics are served only there (0: any free port). */

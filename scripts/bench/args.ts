@@ -27,9 +27,9 @@ export interface BenchOptions {
 
 /**
  * Full runs: enough requests for stable percentiles, within a minute per phase. The warm-up is
- * long enough for V8 to have optimised each system's hot code: after 300 requests the
- * gateway's compiler threads still took 589 µs of CPU per request through the first phase
- * (`--perf`), after 3,000 76–121 µs, as the reference's did (77–104).
+ * long enough for V8 to have optimised each system's hot code: after a few hundred requests
+ * the gateway's compiler threads were still busy through the first phase (`--perf`); after
+ * 3,000 they had settled, as the reference's had.
  */
 const FULL = { requests: 2_000, stormKeys: 50, warmUp: 3_000, phaseLimitMs: 60_000, rounds: 2 };
 /** `--quick`: a smoke run of every phase, well under a minute of load in all. */

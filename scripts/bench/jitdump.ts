@@ -6,10 +6,10 @@
  * Why not `--perf-basic-prof`'s /tmp/perf-<pid>.map: it lists every piece of code ever
  * compiled, without times. Code that dies (start-up code whose bytecode is flushed, optimised
  * code thrown away) leaves its address to new code, and the map then has two names for one
- * address. perf picks one: in the bench it named 11% of the gateway's samples after libraries
- * that only run at start-up (MikroORM's migrator, lodash, knex). Here each load is stamped with
- * CLOCK_MONOTONIC, the clock `perf record -k CLOCK_MONOTONIC` stamps samples with, so an
- * address is named by the code that was there when the sample was taken.
+ * address. perf picks one, and in the bench it named many of the gateway's samples after
+ * libraries that only run at start-up (MikroORM's migrator, lodash, knex). Here each load is
+ * stamped with CLOCK_MONOTONIC, the clock `perf record -k CLOCK_MONOTONIC` stamps samples with,
+ * so an address is named by the code that was there when the sample was taken.
  */
 import { readFileSync } from 'node:fs';
 

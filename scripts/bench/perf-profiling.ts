@@ -3,9 +3,10 @@
  *
  * Why it exists beside `--profile`: V8's profiler samples the main thread on a wall clock. On two
  * busy cores a thread preempted inside a system call (a socket write that wakes PostgreSQL) keeps
- * being sampled there, so `--profile` charges that wait to the write: it put a third of the
- * gateway's time in the pg driver's socket writes. perf counts CPU only. It found what the
- * wall-clock profile spread thin: two Errors built on every transaction, 4% of the gateway's CPU.
+ * being sampled there, so `--profile` charges that wait to the write and overstates the pg
+ * driver's socket writes. perf counts CPU only, and finds what a wall-clock profile spreads thin
+ * (two Errors built on every transaction, see
+ * docs/decisions/0006-pipelined-statements-on-pg-internals.md).
  *
  * Each process runs with `--perf-prof` (V8 writes jit-<pid>.dump: its code, stamped with when it
  * was loaded; see jitdump.ts) and `--interpreted-frames-native-stack` (interpreted functions get
