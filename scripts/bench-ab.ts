@@ -38,7 +38,7 @@ import { analyzeAfterWarmUp } from './bench/statistics.ts';
 import { fixed, percentile } from './bench/stats.ts';
 import { productTarget, type Target } from './bench/targets.ts';
 import { git, REPO, withWorktree, workingTreeFingerprint } from './bench/worktree.ts';
-import { table } from './ops/render.ts';
+import { table } from '../ops/render.ts';
 
 /** Requests per side before anything is measured: V8 has optimised the hot code by then. */
 const WARM_UP = 3_000;

@@ -15,7 +15,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { git, REPO, withWorktree, workingTreeFingerprint } from './bench/worktree.ts';
-import { table } from './ops/render.ts';
+import { table } from '../ops/render.ts';
 
 const PARTITION_MIGRATION = 'migrations/0007-retention-partitions.sql';
 const BENCH_SCRIPT = 'scripts/bench-create-payment.ts';

@@ -30,7 +30,7 @@ import {
   UNREGISTER_PARTITION,
   dropPartition,
 } from '../services/kernel/idempotency/retention.sql.ts';
-import { table } from './ops/render.ts';
+import { table } from '../ops/render.ts';
 
 const DAY_MS = 86_400_000;
 /** Partitions laid out from this many days back (the oldest rows) to this many days ahead. */
