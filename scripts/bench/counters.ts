@@ -1,14 +1,10 @@
 /**
  * Transactions and statements per request, read from PostgreSQL around each phase: writing
- * transactions (transaction ids assigned, which only writes consume), every statement where
- * pg_stat_statements is loaded (both are counted the moment they happen), and commits of the
- * bench's database (`pg_stat_database.xact_commit`).
- *
- * Commits are published late (a backend publishes its statistics at most once a second, or ten
- * seconds after it goes idle), so a phase's commit count can trail; the report reads writes
- * (transaction ids), which are counted the moment they are assigned. Transaction ids are
- * numbered for the whole server, so other databases' transactions are read too, to say how far
- * "writes" can be trusted on a shared server.
+ * transactions (transaction ids assigned, which only writes consume) and every statement where
+ * pg_stat_statements is loaded, both counted the moment they happen. (pg_stat_database's commit
+ * counts are not: a backend publishes them up to ten seconds late, so a phase's would trail.)
+ * Transaction ids are numbered for the whole server, so other databases' transactions are read
+ * too, to say how far "writes" can be trusted on a shared server.
  */
 import type pg from 'pg';
 
@@ -24,7 +20,6 @@ export interface StatementTally {
 }
 
 export interface Counters {
-  commits: number;
   xids: number;
   /** Commits and rollbacks of every other database on the server. */
   otherTransactions: number;
@@ -33,7 +28,6 @@ export interface Counters {
 }
 
 export interface PhaseCounts {
-  commits: number;
   writes: number;
   /** Transactions other databases ran during the phase (0: the xid figure is ours alone). */
   otherTransactions: number;
@@ -64,16 +58,14 @@ export async function readCounters(
   db: pg.Pool,
   spec: { dbName: string; statements: boolean },
 ): Promise<Counters> {
-  const { rows } = await db.query<{ commits: string; xids: string; others: string }>(
-    `${BENCH_SQL} SELECT (SELECT xact_commit FROM pg_stat_database WHERE datname = $1)::text AS commits,
-            pg_snapshot_xmax(pg_current_snapshot())::text AS xids,
+  const { rows } = await db.query<{ xids: string; others: string }>(
+    `${BENCH_SQL} SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS xids,
             (SELECT coalesce(sum(xact_commit + xact_rollback), 0) FROM pg_stat_database
               WHERE datname IS DISTINCT FROM $1)::text AS others`,
     [spec.dbName],
   );
   const row = rows[0];
   return {
-    commits: Number(row?.commits),
     xids: Number(row?.xids),
     otherTransactions: Number(row?.others),
     statements: spec.statements ? await readStatements(db, spec.dbName) : undefined,
@@ -98,7 +90,6 @@ function statementDelta(before: Counters, after: Counters): StatementTally[] | u
 /** What happened between two readings (the bench's own few statements included). */
 export function between(before: Counters, after: Counters): PhaseCounts {
   return {
-    commits: after.commits - before.commits,
     writes: after.xids - before.xids,
     otherTransactions: after.otherTransactions - before.otherTransactions,
     statements: statementDelta(before, after),

@@ -103,7 +103,6 @@ function mergeCounts(a: PhaseCounts, b: PhaseCounts): PhaseCounts {
     statements = [...byQuery.values()];
   }
   return {
-    commits: a.commits + b.commits,
     writes: a.writes + b.writes,
     otherTransactions: a.otherTransactions + b.otherTransactions,
     statements,
