@@ -87,7 +87,7 @@ export class PipelinedStatements {
   readonly results: Array<Promise<pg.QueryResult>>;
 
   constructor(
-    /** Public for the bench's statement census (scripts/bench/query-census.ts). */
+    /** The statements, in the order they are sent. */
     readonly statements: readonly Statement[],
     /** The connection-wide name of a parameterised statement (see prepared-client.ts). */
     private readonly nameOf: (text: string) => string,
