@@ -1,11 +1,12 @@
 // Type-checked lint. The import restrictions hold the architecture's one-way dependencies:
-// src/ (gateway) → services/ → services/kernel/; the kernel depends on nothing of ours.
+// app/ → gateway/ → services/ → services/kernel/; the kernel depends on nothing of ours
+// (dependency-cruiser, `npm run lint:boundaries`, checks the rest of the layering).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 const noGatewayImports = {
-  group: ['**/src/*', '**/src/**'],
-  message: 'services/ must not depend on the gateway (src/).',
+  group: ['**/gateway/*', '**/gateway/**', '**/app/*', '**/app/**'],
+  message: 'services/ must not depend on the gateway or the app.',
 };
 
 export default tseslint.config(
@@ -41,7 +42,7 @@ export default tseslint.config(
   },
   {
     // GraphQL fixes a resolver's signature at four parameters (parent, args, context, info).
-    files: ['src/graphql/resolvers.ts'],
+    files: ['gateway/graphql/resolvers.ts'],
     rules: { 'max-params': 'off' },
   },
   {

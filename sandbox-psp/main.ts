@@ -1,6 +1,6 @@
 // Standalone sandbox provider for `npm run sandbox-psp`. Reads its settings from the
 // environment, prints one line with its URL, and exits cleanly on SIGTERM/SIGINT.
-import { loadConfig } from '../src/config.ts';
+import { loadConfig } from '../app/config.ts';
 import { startSandboxPsp } from './sandbox-server.ts';
 
 /** Loopback only: the sandbox approves anything and must never be reachable from outside. */

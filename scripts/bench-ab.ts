@@ -149,7 +149,7 @@ async function startGateway(run: {
 }): Promise<Child> {
   return run.children.start({
     name: 'gateway',
-    entry: 'src/main.ts',
+    entry: 'app/main.ts',
     env: {
       DATABASE_URL: run.db.url,
       PSP_URL: run.pspUrl,

@@ -65,7 +65,7 @@ async function startSystems(
   const [product, reference, bare] = await Promise.all([
     run.children.start({
       name: 'gateway',
-      entry: 'src/main.ts',
+      entry: 'app/main.ts',
       env: {
         ...common,
         PORT: '0',

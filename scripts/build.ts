@@ -1,5 +1,5 @@
 /**
- * `npm run build`: the JavaScript that `npm start` runs (`node dist/src/main.js`), and the bench
+ * `npm run build`: the JavaScript that `npm start` runs (`node dist/app/main.js`), and the bench
  * with it. tsc emits every process this project starts (tsconfig.build.json) under the output
  * directory, and the files they read beside their modules at run time (the GraphQL schema, the
  * SQL migrations) are copied to the same relative paths.

@@ -26,7 +26,7 @@ export class Children {
   /** Spawns `entry`, waits for `ready` to match its output, and returns the URL it captured. */
   async start(spec: {
     name: string;
-    /** The source file (`src/main.ts`); its built JavaScript runs. */
+    /** The source file (`app/main.ts`); its built JavaScript runs. */
     entry: string;
     env: Record<string, string>;
     ready: RegExp;

@@ -18,8 +18,8 @@ import {
   startEmbeddedServer,
   withClient,
   type DatabaseServer,
-} from '../../services/kernel/db/database-server.ts';
-import { sharedServerUrl } from '../../services/kernel/db/scratch-server.ts';
+} from '../../dev/embedded-postgres/database-server.ts';
+import { sharedServerUrl } from '../../dev/embedded-postgres/scratch-server.ts';
 import { BASELINE_SCHEMA } from './baseline-schema.ts';
 
 export interface ScratchDatabase {

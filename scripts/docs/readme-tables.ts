@@ -5,7 +5,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { ERROR_CATALOG } from '../../services/kernel/errors.ts';
-import { configVariables } from '../../src/config-schema.ts';
+import { configVariables } from '../../app/config-schema.ts';
 
 const README = new URL('../../README.md', import.meta.url);
 

@@ -12,8 +12,8 @@ import {
   PARTITIONED_TABLES,
 } from '../../services/kernel/idempotency/retention.sql.ts';
 import { RETENTION } from './tiers.ts';
-import { withClient, type DatabaseServer } from '../../services/kernel/db/database-server.ts';
-import { openScratchServer } from '../../services/kernel/db/scratch-server.ts';
+import { withClient, type DatabaseServer } from '../../dev/embedded-postgres/database-server.ts';
+import { openScratchServer } from '../../dev/embedded-postgres/scratch-server.ts';
 
 export interface ScratchDatabase {
   name: string;

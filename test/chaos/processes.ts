@@ -33,7 +33,7 @@ export class ProcessRegistry {
 
   /**
    * `builtDir`: where `buildJavaScript` put the project's JavaScript; an entry named by its
-   * source path (`src/main.ts`) runs as its compiled module there.
+   * source path (`app/main.ts`) runs as its compiled module there.
    */
   constructor(
     private readonly logDir: string,

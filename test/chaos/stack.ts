@@ -182,7 +182,7 @@ export async function startStack(input: {
       new GatewaySlot(index, (onSpawn) =>
         registry.start({
           name: `gateway-${index}`,
-          entry: 'src/main.ts',
+          entry: 'app/main.ts',
           env,
           ready: GATEWAY_READY,
           onSpawn,

@@ -30,7 +30,7 @@ describe('the built gateway (npm start)', () => {
     gateway = await startGatewayProcess({
       databaseUrl: database.url,
       pspUrl: null,
-      builtMain: join(outDir, 'src', 'main.js'),
+      builtMain: join(outDir, 'app', 'main.js'),
     });
     expect(gateway.child.spawnargs.some((arg) => arg.includes('tsx'))).toBe(false);
     const request = {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { buildSchema } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_DOCUMENT_TOKENS } from '../../src/graphql/limits.ts';
+import { MAX_DOCUMENT_TOKENS } from '../../gateway/graphql/limits.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import { errorCodeOf, graphql } from '../support/graphql-client.ts';
 import { startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';

@@ -44,7 +44,7 @@ describe('npm start with a bad edge variable', () => {
     [{ RATE_LIMIT_UNAUTHENTICATED_PER_SECOND: 'many' }, 'RATE_LIMIT_UNAUTHENTICATED_PER_SECOND'],
     [{ INTERNAL_PORT: '-1' }, 'INTERNAL_PORT'],
   ])('%j fails naming %s', async (env, variable) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'app/main.ts'], {
       cwd: new URL('../..', import.meta.url).pathname,
       env: { ...process.env, DATABASE_URL: database.url, PORT: '0', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -113,7 +113,7 @@ async function newCheckout(name: string): Promise<Checkout> {
 async function start(checkout: Checkout, command: 'npm start' | 'node'): Promise<StartedGateway> {
   const gateway = await startGateway({
     cwd: checkout.dir,
-    command: command === 'npm start' ? ['npm', 'start'] : ['node', 'dist/src/main.js'],
+    command: command === 'npm start' ? ['npm', 'start'] : ['node', 'dist/app/main.js'],
     env: checkout.env,
     timeoutMs: command === 'npm start' ? NPM_START_TIMEOUT_MS : NODE_START_TIMEOUT_MS,
   });

@@ -1,7 +1,7 @@
 import { createTRPCClient, httpLink } from '@trpc/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppRouter } from '../../services/router.ts';
-import { startApp } from '../../src/app.ts';
+import { startApp } from '../../app/app.ts';
 import { graphql } from '../support/graphql-client.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import {

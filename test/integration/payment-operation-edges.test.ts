@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp } from '../../src/app.ts';
+import { startApp } from '../../app/app.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import { errorCodeOf, graphql, paymentOf, type GraphQLAnswer } from '../support/graphql-client.ts';
 import {

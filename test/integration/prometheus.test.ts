@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { z } from 'zod';
 import { dashboardTargets } from '../../grafana/dashboard-queries.ts';
-import { findFreePort } from '../../services/kernel/db/database-server.ts';
+import { findFreePort } from '../../dev/embedded-postgres/database-server.ts';
 import { errorCodeOf, graphql, paymentOf, type GraphQLAnswer } from '../support/graphql-client.ts';
 import {
   startPrometheus,

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { keyFingerprint } from '../../src/startup-banner.ts';
+import { keyFingerprint } from '../../app/startup-banner.ts';
 import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import { INTERNAL_TOKEN, TENANT_A, TENANT_B } from '../support/test-stack.ts';

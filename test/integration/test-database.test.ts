@@ -11,7 +11,7 @@ import {
   sqlState,
   startEmbeddedServer,
   withClient,
-} from '../../services/kernel/db/database-server.ts';
+} from '../../dev/embedded-postgres/database-server.ts';
 import { cloneDatabase, createTestDatabase, useTestDatabase } from '../support/test-database.ts';
 import type { TestDatabase } from '../support/test-database.ts';
 

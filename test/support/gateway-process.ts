@@ -30,12 +30,12 @@ export async function startGatewayProcess(opts: {
   pspUrl: string | null;
   env?: Record<string, string>;
   /**
-   * A built main.js (scripts/build.ts), run by plain node as `npm start` runs dist/src/main.js;
+   * A built main.js (scripts/build.ts), run by plain node as `npm start` runs dist/app/main.js;
    * by default the TypeScript source through tsx, so a test needs no build step.
    */
   builtMain?: string;
 }): Promise<GatewayProcess> {
-  const args = opts.builtMain === undefined ? ['--import', 'tsx', 'src/main.ts'] : [opts.builtMain];
+  const args = opts.builtMain === undefined ? ['--import', 'tsx', 'app/main.ts'] : [opts.builtMain];
   const child = spawn(process.execPath, args, {
     cwd: new URL('../..', import.meta.url).pathname,
     env: {

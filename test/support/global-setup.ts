@@ -13,8 +13,8 @@ import {
   isServerAnswering,
   sqlState,
   startEmbeddedServer,
-} from '../../services/kernel/db/database-server.ts';
-import type { DatabaseServer } from '../../services/kernel/db/database-server.ts';
+} from '../../dev/embedded-postgres/database-server.ts';
+import type { DatabaseServer } from '../../dev/embedded-postgres/database-server.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {

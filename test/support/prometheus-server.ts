@@ -10,7 +10,7 @@ import { access, copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promise
 import { tmpdir } from 'node:os';
 import { basename, delimiter, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { findFreePort } from '../../services/kernel/db/database-server.ts';
+import { findFreePort } from '../../dev/embedded-postgres/database-server.ts';
 
 const DEBIAN_BINARY = '/usr/bin/prometheus';
 /** Prometheus opens its TSDB and rule files in well under a second on an empty directory. */

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { startApp, type App, type AppOptions } from '../../src/app.ts';
+import { startApp, type App, type AppOptions } from '../../app/app.ts';
 import {
   startSandboxPsp,
   type SandboxPsp,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { configVariables } from '../../src/config-schema.ts';
-import { defaultConfig, loadConfig } from '../../src/config.ts';
+import { configVariables } from '../../app/config-schema.ts';
+import { defaultConfig, loadConfig } from '../../app/config.ts';
 import { ormConnection } from '../../migrations/orm-connection.ts';
 
 const variables = configVariables();

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Keyring } from '../../services/kernel/crypto/keyring.ts';
 import { ConfigInvalidError } from '../../services/kernel/errors.ts';
-import { DATA_KEYS_FILE_NAME, dataKeyring } from '../../src/data-keys.ts';
+import { DATA_KEYS_FILE_NAME, dataKeyring } from '../../app/data-keys.ts';
 
 const AAD = Buffer.from('row');
 const CONFIGURED = Keyring.parse(`k1:${Buffer.alloc(32, 0x33).toString('base64')}`);

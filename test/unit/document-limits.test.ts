@@ -6,7 +6,7 @@ import {
   MAX_ALIASES,
   MAX_DOCUMENT_TOKENS,
   MAX_QUERY_DEPTH,
-} from '../../src/graphql/limits.ts';
+} from '../../gateway/graphql/limits.ts';
 
 const schema = buildSchema(
   readFileSync(new URL('../../schema/payments.graphql', import.meta.url), 'utf8'),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.ts';
-import { createRateLimits } from '../../src/http/rate-limits.ts';
+import { loadConfig } from '../../app/config.ts';
+import { createRateLimits } from '../../gateway/http/rate-limits.ts';
 
 /** docs/api.md §1.2: the edge's variables, validated at start, each failure naming its variable. */
 describe('edge configuration', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { FaultInjectedError, FaultPoints } from '../../services/kernel/faults.ts';
 import { FAULT_POINT_CATALOG } from '../../services/fault-point-catalog.ts';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../app/config.ts';
 
 describe('fault points', () => {
   it('are inert unless armed', async () => {

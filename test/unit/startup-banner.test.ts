@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { keyFingerprint, startupBanner } from '../../src/startup-banner.ts';
+import { keyFingerprint, startupBanner } from '../../app/startup-banner.ts';
 
 const facts = (generatedNow: boolean) => ({
   base: 'http://127.0.0.1:4000',

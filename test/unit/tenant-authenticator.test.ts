@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createTenantAuthenticator } from '../../src/http/tenant-authenticator.ts';
+import { createTenantAuthenticator } from '../../gateway/http/tenant-authenticator.ts';
 
 describe('the tenant authenticator', () => {
   it('reuses a successful lookup but never caches an unknown key', async () => {

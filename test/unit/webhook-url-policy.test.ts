@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../app/config.ts';
 import { AppError } from '../../services/kernel/errors.ts';
 import { assertPlainHttpAllowed } from '../../services/notifications/webhook-egress.client.ts';
 import {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { Keyring } from '../services/kernel/crypto/keyring.ts';
 import { DEFAULT_RETENTION_POLICY } from '../services/kernel/idempotency/retention.ts';
 import { parseWebhookAllowList } from '../services/notifications/index.ts';
-import { isBearerTokenShape, MAX_BEARER_TOKEN_CHARS } from './http/bearer.ts';
+import { isBearerTokenShape, MAX_BEARER_TOKEN_CHARS } from '../gateway/http/bearer.ts';
 
 /**
  * Every environment variable the gateway reads, in one zod schema: its name, type, default, unit

@@ -8,14 +8,14 @@ import { createLogger, type Logger } from '../services/kernel/logging/logger.ts'
 import { createMetrics, type Metrics } from '../services/kernel/metrics.ts';
 import { createServices, type Services } from '../services/compose.ts';
 import { LATEST_MIGRATION } from '../migrations/migration-list.ts';
-import { createApollo } from './graphql/apollo.ts';
-import { createGatewayServer } from './http/gateway-server.ts';
+import { createApollo } from '../gateway/graphql/apollo.ts';
+import { createGatewayServer } from '../gateway/http/gateway-server.ts';
 import {
   EMPTY_WEBHOOK_ALLOW_LIST,
   type WebhookAllowList,
 } from '../services/notifications/index.ts';
-import type { RateLimitOptions } from './http/rate-limits.ts';
-import { longestExchangeMs, socketIdleTimeoutMs } from './http/server-timeouts.ts';
+import type { RateLimitOptions } from '../gateway/http/rate-limits.ts';
+import { longestExchangeMs, socketIdleTimeoutMs } from '../gateway/http/server-timeouts.ts';
 
 /** Attempts per provider call for refusals that prove nothing happened (503/429). */
 const DEFAULT_PROVIDER_MAX_ATTEMPTS = 3;
@@ -30,7 +30,7 @@ export interface AppOptions {
   internalToken: string;
   /**
    * DATA_ENCRYPTION_KEYS: required, never defaulted here, so no composition of the app can store
-   * answers or secrets under a key nobody keeps (src/main.ts decides where keys come from).
+   * answers or secrets under a key nobody keeps (app/main.ts decides where keys come from).
    */
   keyring: Keyring;
   host?: string;
