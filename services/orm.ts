@@ -1,5 +1,6 @@
 import { MikroORM } from '@mikro-orm/postgresql';
 import { ENTITIES } from './entities.ts';
+import { REQUEST_STATEMENT_TIMEOUT_MS } from './kernel/db/pool.ts';
 
 export type Orm = MikroORM;
 
@@ -8,6 +9,8 @@ export interface OrmOptions {
   /** Connections of the ORM's own pool, beside the request path's pg pool. */
   poolMax: number;
   applicationName: string;
+  /** statement_timeout of each connection: the request pool's (db/pool.ts) unless set. */
+  statementTimeoutMs?: number;
 }
 
 /**
@@ -22,7 +25,14 @@ export function createOrm(options: OrmOptions): Orm {
     clientUrl: options.databaseUrl,
     entities: ENTITIES,
     pool: { min: 0, max: options.poolMax },
-    driverOptions: { connection: { application_name: options.applicationName } },
+    driverOptions: {
+      connection: {
+        application_name: options.applicationName,
+        // The same bound as the request pool's, for the same reason: a read stuck behind a
+        // lock must not hold one of this pool's few connections indefinitely.
+        statement_timeout: options.statementTimeoutMs ?? REQUEST_STATEMENT_TIMEOUT_MS,
+      },
+    },
     debug: false,
     allowGlobalContext: false,
   });

@@ -24,7 +24,7 @@ import type { StoredResponse } from '../kernel/idempotency/types.ts';
 import { providerOperationKey } from '../provider/provider-keys.ts';
 import type { ChargeOperationOutcome } from '../provider/provider-port.ts';
 import { publishOperationOutcome } from './payment-events.ts';
-import { refundsOf } from './payment-queries.ts';
+import { refundsOf } from './payment-rows.ts';
 import { paymentAnswerReader } from './stored-answers.ts';
 import { currentBody } from '../kernel/idempotency/stored-response.ts';
 import {

@@ -34,8 +34,7 @@ export const Payment = defineEntity({
       .formula<string>(
         (table) => `(extract(epoch from ${table.alias}.created_at) * 1000000)::bigint::text`,
       )
-      .type('string')
-      .lazy(),
+      .type('string'),
   },
   primaryKeys: ['tenantId', 'id'],
   checks: [
