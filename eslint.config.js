@@ -18,6 +18,7 @@ export default tseslint.config(
       'dist.*/',
       'coverage/',
       'grafana/**/*.json',
+      '.dependency-cruiser.cjs',
     ],
   },
   js.configs.recommended,

@@ -2,6 +2,7 @@ import { MikroORM } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import pg from 'pg';
 import { migrationsList } from './migration-list.ts';
+import { ormConnection } from './orm-connection.ts';
 
 /** Any constant shared by every process of this project: it serialises concurrent migrators. */
 const MIGRATION_ADVISORY_LOCK_ID = 0x70_61_79_6d; // "paym"
@@ -17,7 +18,7 @@ export async function migrateDatabase(databaseUrl: string): Promise<void> {
   try {
     await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_ADVISORY_LOCK_ID]);
     const orm = await MikroORM.init({
-      clientUrl: databaseUrl,
+      ...ormConnection(databaseUrl),
       entities: [],
       discovery: { warnWhenNoEntities: false },
       extensions: [Migrator],

@@ -8,12 +8,12 @@
  * backends (only one side is busy at a time), and the report gives the after ÷ before ratio of
  * each block and their median. Nothing is asserted on time.
  *
- * Why beside bench:admission, which alternates whole bench runs: on this machine the speed of
- * the same code moves by ±15% from minute to minute, and two runs a few minutes apart could not
- * tell a 5% change from noise. Blocks of a few seconds, side by side, can.
+ * Why blocks rather than whole bench runs taken in turn: on a shared machine the speed of the
+ * same code drifts from minute to minute, and two runs minutes apart cannot tell a small change
+ * from that drift. Blocks of a few seconds, side by side, can.
  *
  *   npm run bench:ab -- [--before HEAD] [--phase new|replay] [--blocks 10] [--requests 1500]
- *                       [--concurrency 16] [--env-after KEY=VALUE …]
+ *                       [--concurrency 16] [--warm-up 3000] [--env-after KEY=VALUE …]
  *
  * "After" is the working tree, uncommitted edits included; `--before HEAD` with a clean tree is
  * an A/A run (the method's own noise), and `--env-after` sets a variable on the after side's
@@ -38,10 +38,12 @@ import { analyzeAfterWarmUp } from './bench/statistics.ts';
 import { fixed, percentile } from './bench/stats.ts';
 import { productTarget, type Target } from './bench/targets.ts';
 import { git, REPO, withWorktree, workingTreeFingerprint } from './bench/worktree.ts';
-import { table } from './ops/render.ts';
+import { table } from '../ops/render.ts';
 
 /** Requests per side before anything is measured: V8 has optimised the hot code by then. */
 const WARM_UP = 3_000;
+/** A smoke run may warm up less; fewer than this leaves replays too few keys to spread over. */
+const MIN_WARM_UP = 100;
 /** A block that has not finished by then is cut short and counted as far as it got. */
 const BLOCK_LIMIT_MS = 60_000;
 /** Bounds that keep a mistyped flag from starting an hours-long run. */
@@ -65,6 +67,7 @@ interface Options {
   blocks: number;
   requests: number;
   concurrency: number;
+  warmUp: number;
   /** Environment of the after side's gateway only. */
   envAfter: Record<string, string>;
 }
@@ -86,6 +89,7 @@ function parseOptions(): Options {
       blocks: { type: 'string', default: '10' },
       requests: { type: 'string', default: '1500' },
       concurrency: { type: 'string', default: '16' },
+      'warm-up': { type: 'string', default: String(WARM_UP) },
       'env-after': { type: 'string', multiple: true, default: [] },
     },
   });
@@ -114,6 +118,7 @@ function parseOptions(): Options {
     blocks,
     requests: int('requests', values.requests, [MIN_REQUESTS, MAX_REQUESTS]),
     concurrency: int('concurrency', values.concurrency, [1, 256]),
+    warmUp: int('warm-up', values['warm-up'], [MIN_WARM_UP, MAX_REQUESTS]),
     envAfter,
   };
 }
@@ -316,7 +321,7 @@ async function main(): Promise<void> {
             const warm = await runLoad({
               target,
               concurrency: 16,
-              count: WARM_UP,
+              count: options.warmUp,
               limitMs: BLOCK_LIMIT_MS * 2,
               key: (i) => `ab-warm-${name}-${i}`,
             });

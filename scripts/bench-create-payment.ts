@@ -7,7 +7,7 @@
  *                (scripts/bench/bare-server.ts);
  *   - reference: the product's design, hand-written in plain node:http + pg
  *                (scripts/bench/reference-server.ts);
- *   - PostgreSQL's own single-row commit and indexed-read rates, pgbench-style.
+ *   - PostgreSQL's own single-row commit and indexed-read rates, from pgbench.
  *
  * For each concurrency: new keys, replays, and duplicate storms (keys sent many times at once,
  * charges counted at the PSP). Ratios only; no absolute time is asserted. Every phase is
@@ -15,19 +15,18 @@
  * three systems and the PSP run as `npm start` runs the gateway: built by scripts/build.ts (into
  * dist/, first thing), with plain node.
  *
- *   npm run bench -- [--concurrency 1,16,64] [--requests 2000] [--quick] [--profile]
+ * The load comes from undici's Pool (load.ts); `npm run bench -- --help` lists the options.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
 import type pg from 'pg';
 import { BENCH_SQL } from './bench/counters.ts';
-import { parseBenchArgs, type BenchOptions } from './bench/args.ts';
+import { parseBenchArgs, USAGE, type BenchOptions } from './bench/args.ts';
 import { Children, type Child } from './bench/children.ts';
 import { buildJavaScript, DEFAULT_OUT_DIR } from './build.ts';
 import type { PhaseContext } from './bench/measured-phase.ts';
 import { runPlan } from './bench/phase-plan.ts';
-import { countTransactions } from './bench/transaction-counts.ts';
-import { postgresRate } from './bench/postgres-baseline.ts';
+import { checkPgbench, pgbenchRate } from './bench/pgbench.ts';
 import { failures, printReport, type BenchReport } from './bench/report.ts';
 import { runLoad } from './bench/load.ts';
 import {
@@ -37,7 +36,6 @@ import {
 } from './bench/scratch-database.ts';
 import { baselineTarget, productTarget, type SystemName, type Target } from './bench/targets.ts';
 import { analyzeAfterWarmUp } from './bench/statistics.ts';
-import { startPerfProfiling } from './bench/perf-profiling.ts';
 import { startProfiling, type Profiling } from './bench/profiling.ts';
 
 const API_KEY = `sk_test_bench_${randomBytes(12).toString('hex')}`;
@@ -70,7 +68,6 @@ async function startSystems(
       entry: 'src/main.ts',
       env: {
         ...common,
-        ...profiling?.spawnFor('product').env,
         PORT: '0',
         BOOTSTRAP_TENANTS: `bench:${API_KEY}`,
         // A gateway on DATABASE_URL refuses to start without data keys: a throwaway one.
@@ -82,24 +79,21 @@ async function startSystems(
         // Events wait in the outbox while the load runs: delivery is asynchronous work after it.
         OUTBOX_INTERVAL_MS: HELD_BACK_MS,
       },
-      nodeArgs: profiling?.spawnFor('product').nodeArgs,
-      preload: profiling?.spawnFor('product').preload,
+      nodeArgs: profiling?.nodeArgs('product'),
       ready: /GraphQL:\s+(http:\/\/127\.0\.0\.1:\d+)\/graphql/,
     }),
     run.children.start({
       name: 'reference',
       entry: 'scripts/bench/reference-server.ts',
-      env: { ...common, ...profiling?.spawnFor('reference').env },
-      nodeArgs: profiling?.spawnFor('reference').nodeArgs,
-      preload: profiling?.spawnFor('reference').preload,
+      env: common,
+      nodeArgs: profiling?.nodeArgs('reference'),
       ready: /listening on (http:\/\/127\.0\.0\.1:\d+)/,
     }),
     run.children.start({
       name: 'bare',
       entry: 'scripts/bench/bare-server.ts',
-      env: { ...common, ...profiling?.spawnFor('bare').env },
-      nodeArgs: profiling?.spawnFor('bare').nodeArgs,
-      preload: profiling?.spawnFor('bare').preload,
+      env: common,
+      nodeArgs: profiling?.nodeArgs('bare'),
       ready: /listening on (http:\/\/127\.0\.0\.1:\d+)/,
     }),
   ]);
@@ -114,6 +108,9 @@ async function startSystems(
   };
 }
 
+/** Each system's warm-up keys, prefix and index: what replays and pgbench's reads read. */
+const warmPrefix = (system: SystemName) => `${system}-warm-`;
+
 /** Warm-up: JIT, pools, the tenant cache. Its keys are what the replay phases replay. */
 async function warmUp(
   targets: Target[],
@@ -126,7 +123,7 @@ async function warmUp(
       concurrency: 16,
       count: options.warmUp,
       limitMs: options.phaseLimitMs,
-      key: (i) => `${target.name}-warm-${i}`,
+      key: (i) => `${warmPrefix(target.name)}${i}`,
     });
     if (load.errors > 0)
       throw new Error(`${target.name} warm-up: ${load.errorSamples.join(' | ')}`);
@@ -137,24 +134,16 @@ async function warmUp(
 
 async function postgresRates(
   run: { db: ScratchDatabase; options: BenchOptions },
-  replayKeys: string[],
+  referenceKeys: number,
 ): Promise<BenchReport['postgres']> {
   const rates: BenchReport['postgres'] = [];
+  const readKeys = { tenantId: BASELINE_TENANT, prefix: warmPrefix('reference'), n: referenceKeys };
   for (const c of run.options.concurrencies) {
-    const spec = {
-      url: run.db.url,
-      concurrency: c,
-      count: run.options.requests,
-      limitMs: run.options.phaseLimitMs,
-    };
-    const commit = await postgresRate({ ...spec, kind: 'commit' });
-    const read = await postgresRate({
-      ...spec,
-      kind: 'read',
-      readKeys: { tenantId: BASELINE_TENANT, keys: replayKeys },
-    });
+    const spec = { url: run.db.url, concurrency: c, seconds: run.options.pgbenchSeconds, readKeys };
+    const commit = await pgbenchRate({ ...spec, kind: 'commit' });
+    const read = await pgbenchRate({ ...spec, kind: 'read' });
     rates.push({ concurrency: c, commit, read });
-    progress(`PostgreSQL c${c}: ${commit.connections} connections`);
+    progress(`pgbench c${c}: ${commit.connections} connections`);
   }
   return rates;
 }
@@ -172,17 +161,17 @@ async function serverVersion(db: pg.Pool): Promise<string> {
 
 async function main(): Promise<void> {
   const options = parseBenchArgs(process.argv.slice(2));
+  if (options === undefined) {
+    console.log(USAGE);
+    return;
+  }
   const loadBefore = loadavg()
     .map((l) => l.toFixed(2))
     .join(' ');
-  // Before the database: a failed build, or a profiler that cannot start (no perf), fails with
-  // nothing to undo.
+  // Before the database: a failed build, or no pgbench, fails with nothing to undo.
+  checkPgbench();
   buildJavaScript(DEFAULT_OUT_DIR);
-  const profiling = options.perf
-    ? await startPerfProfiling()
-    : options.profile
-      ? await startProfiling()
-      : null;
+  const profiling = options.profile ? await startProfiling() : null;
   const db = await createScratchDatabase({ embedded: options.embedded });
   const children = new Children(DEFAULT_OUT_DIR);
   const pool = benchPool(db.url);
@@ -211,7 +200,6 @@ async function main(): Promise<void> {
   let profile = '';
   try {
     const systems = await startSystems({ children, db, options }, profiling);
-    profiling?.attach?.(systems.children);
     const replayKeys = await warmUp(systems.targets, options);
     const autovacuum = await analyzeAfterWarmUp(pool);
     const ctx: PhaseContext = {
@@ -221,7 +209,6 @@ async function main(): Promise<void> {
       pspPid: systems.psp.process.pid ?? 0,
       pidOf: (system) => systems.children[system].process.pid ?? 0,
       limitMs: options.phaseLimitMs,
-      onBoundary: profiling ? () => profiling.census(systems.children) : undefined,
     };
     const measured = await runPlan({
       ctx,
@@ -231,14 +218,7 @@ async function main(): Promise<void> {
       replayKeys,
       progress,
     });
-    const transactions = await countTransactions({
-      db: pool,
-      dbName: db.name,
-      targets: systems.targets,
-      replayKeys,
-      limitMs: options.phaseLimitMs,
-    });
-    const postgres = await postgresRates({ db, options }, replayKeys.get('reference') ?? []);
+    const postgres = await postgresRates({ db, options }, options.warmUp);
     const loadAfter = loadavg()
       .map((l) => l.toFixed(2))
       .join(' ');
@@ -246,12 +226,11 @@ async function main(): Promise<void> {
       options,
       environment: [
         `createPayment benchmark, ${new Date().toISOString()}: concurrency ${options.concurrencies.join(', ')}; ${options.requests} requests per phase (or ${options.phaseLimitMs / 1000} s); storms of ${options.stormKeys} keys × ${options.stormCopies} copies`,
-        `machine: ${cpus().length} CPUs, load average ${loadBefore} before, ${loadAfter} after; node ${process.version}; PostgreSQL ${await serverVersion(pool)} (${db.cluster} cluster${db.statements ? ', pg_stat_statements' : ''}; autovacuum ${autovacuum}, so the bench ANALYZEs after the warm-up); gateway LOG_LEVEL=${options.logLevel}${options.profile || options.perf ? '; PROFILING (figures include its overhead)' : ''}`,
+        `machine: ${cpus().length} CPUs, load average ${loadBefore} before, ${loadAfter} after; node ${process.version}; PostgreSQL ${await serverVersion(pool)} (${db.cluster} cluster${db.statements ? ', pg_stat_statements' : ''}; autovacuum ${autovacuum}, so the bench ANALYZEs after the warm-up); gateway LOG_LEVEL=${options.logLevel}${options.profile ? '; PROFILING (figures include its overhead)' : ''}`,
         `systems: product = gateway (GraphQL → tRPC → engine → PostgreSQL → PSP); reference = hand-written design (node:http + pg); bare = no idempotency`,
       ],
       ...measured,
       postgres,
-      transactions,
     };
     if (profiling) {
       await children.stopAll();

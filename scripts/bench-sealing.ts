@@ -12,7 +12,7 @@ import { associatedData } from '../services/kernel/crypto/envelope.ts';
 import { Keyring } from '../services/kernel/crypto/keyring.ts';
 import { keyedRequestHash, requestHash } from '../services/kernel/idempotency/request-hash.ts';
 import { CREATE_PAYMENT } from '../services/payments/create-payment.flow.ts';
-import { table } from './ops/render.ts';
+import { table } from '../ops/render.ts';
 
 /** Enough calls that timer resolution and JIT warm-up are a rounding error. */
 const DEFAULT_ITERATIONS = 20_000;

@@ -7,10 +7,10 @@
  * Why not tsx at run time, as the tests do: tsx compiles with esbuild's `keepNames`, which wraps
  * each named closure (`const f = () => …`, `{ work: async () => … }`) in a `__name` call that
  * redefines its `name` every time the closure is made, and it turns source maps on: a cost
- * spread over every layer. Compiled, the gateway served 1.055× the new payments and 1.09× the
- * replays (docs/performance.md). A type error fails the build, and so `npm start`, rather than
- * start code that does not check. Source maps are written beside the JavaScript; stack traces
- * name dist/ files unless node runs with --enable-source-maps, which makes building them dear.
+ * spread over every layer (see docs/decisions/0011-compiled-javascript-for-npm-start.md). A
+ * type error fails the build, and so `npm start`, rather than start code that does not check.
+ * Source maps are written beside the JavaScript; stack traces name dist/ files unless node runs
+ * with --enable-source-maps, which makes building them dear.
  *
  * The output directory must be a directory of its own at the project's root (`dist`, or
  * `.build-…` for tests): Node finds the packages the emitted modules import by walking up from

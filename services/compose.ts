@@ -18,10 +18,10 @@ import {
 } from './kernel/idempotency/retention.ts';
 import { PeriodicJob } from './kernel/periodic-job.ts';
 import { OutboxDispatcher } from './kernel/outbox/dispatcher.ts';
-import { ledgerHandler } from './ledger/ledger-consumer.ts';
-import { notificationHandlers } from './notifications/delivery-handlers.ts';
-import { reconcileUnknownPayments } from './payments/reconcile-payments.ts';
-import { paymentResumers, RESUMABLE_OPERATIONS } from './payments/resumable-operations.ts';
+import { ledgerHandler } from './ledger/index.ts';
+import { notificationHandlers } from './notifications/index.ts';
+import { reconcileUnknownPayments } from './payments/index.ts';
+import { paymentResumers, RESUMABLE_OPERATIONS } from './payments/index.ts';
 import {
   initialiseSeries,
   registerFleetGauges,
@@ -29,10 +29,10 @@ import {
   type ServiceName,
 } from './kernel/metrics.ts';
 import { readBacklog } from './kernel/outbox/outbox.ts';
-import { REGISTER_WEBHOOK_ENDPOINT } from './notifications/register-endpoint.flow.ts';
-import { createHttpProviderAdapter } from './provider/http-provider-adapter.ts';
-import { createWebhookEgress } from './notifications/webhook-egress.client.ts';
-import type { WebhookAllowList } from './notifications/webhook-url.policy.ts';
+import { REGISTER_WEBHOOK_ENDPOINT } from './notifications/index.ts';
+import { createHttpProviderAdapter } from './provider/index.ts';
+import { createWebhookEgress } from './notifications/index.ts';
+import type { WebhookAllowList } from './notifications/index.ts';
 import { appRouter, createServiceCaller, type AppRouter, type ServiceCaller } from './router.ts';
 
 export interface ServicesConfig {

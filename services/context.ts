@@ -6,9 +6,9 @@ import type { Logger } from './kernel/logging/logger.ts';
 import { RequestTrace } from './kernel/logging/request-trace.ts';
 import type { Metrics } from './kernel/metrics.ts';
 import type { Orm } from './orm.ts';
-import type { ProviderAdapter } from './provider/provider-adapter.ts';
-import type { ProviderPort } from './provider/provider-port.ts';
-import type { WebhookEgress } from './notifications/webhook-egress.client.ts';
+import type { ProviderAdapter } from './provider/index.ts';
+import type { ProviderPort } from './provider/index.ts';
+import type { WebhookEgress } from './notifications/index.ts';
 
 /** Everything a service needs, passed in by whoever composes the process: no singletons. */
 export interface ServiceDeps {

@@ -6,13 +6,10 @@ import { IdempotencyResponse } from './kernel/idempotency/idempotency-response.e
 import { InboxMessage } from './kernel/outbox/inbox-message.entity.ts';
 import { OutboxDelivery } from './kernel/outbox/outbox-delivery.entity.ts';
 import { OutboxEvent } from './kernel/outbox/outbox-event.entity.ts';
-import { LedgerLine } from './ledger/ledger-line.entity.ts';
-import { LedgerPosting } from './ledger/ledger-posting.entity.ts';
-import { Receipt } from './notifications/receipt.entity.ts';
-import { WebhookEndpoint } from './notifications/webhook-endpoint.entity.ts';
-import { PaymentOperation } from './payments/payment-operation.entity.ts';
-import { Payment } from './payments/payment.entity.ts';
-import { Tenant } from './tenants/tenant.entity.ts';
+import { LedgerLine, LedgerPosting } from './ledger/index.ts';
+import { Receipt, WebhookEndpoint } from './notifications/index.ts';
+import { Payment, PaymentOperation } from './payments/index.ts';
+import { Tenant } from './tenants/index.ts';
 
 /**
  * One entity per table the migrations create (a partitioned table's parent only). The SQL

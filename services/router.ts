@@ -1,10 +1,10 @@
-import { ledgerRouter } from './ledger/ledger.router.ts';
-import { notificationsRouter } from './notifications/notifications.router.ts';
-import { opsRouter } from './ops/ops.router.ts';
-import { paymentsRouter } from './payments/payments.router.ts';
-import { providerRouter } from './provider/provider.router.ts';
-import { systemRouter } from './system/system.router.ts';
-import { tenantsRouter } from './tenants/tenants.router.ts';
+import { ledgerRouter } from './ledger/index.ts';
+import { notificationsRouter } from './notifications/index.ts';
+import { opsRouter } from './ops/index.ts';
+import { paymentsRouter } from './payments/index.ts';
+import { providerRouter } from './provider/index.ts';
+import { systemRouter } from './system/index.ts';
+import { tenantsRouter } from './tenants/index.ts';
 import { createCallerFactory, router } from './trpc.ts';
 
 /** Every internal service, as one router: in-process for `npm start`, or at /trpc over HTTP. */
@@ -22,9 +22,10 @@ export type AppRouter = typeof appRouter;
 
 /**
  * In-process calls go through tRPC's server-side caller: the same procedures, input validation
- * and middleware as over HTTP, without the client's link and observable machinery, which cost
- * about 50 µs per call (measured against localLink). A service that moves to its own process
- * swaps its caller for a TRPCClient at the composition root; callers of `deps` do not change.
+ * and middleware as over HTTP, without the client's link and observable machinery on every
+ * call (see docs/decisions/0014-services-called-through-server-side-caller.md). A service that
+ * moves to its own process swaps its caller for a TRPCClient at the composition root; callers
+ * of `deps` do not change.
  */
 export const createServiceCaller = createCallerFactory(appRouter);
 export type ServiceCaller = ReturnType<typeof createServiceCaller>;

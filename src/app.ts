@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { DestinationStream } from 'pino';
 import type { Keyring } from '../services/kernel/crypto/keyring.ts';
 import { FaultPoints } from '../services/kernel/faults.ts';
-import { DEFAULT_RETENTION_POLICY } from '../services/kernel/idempotency/retention.ts';
+import { defaultConfig } from './config.ts';
 import { createLogger, type Logger } from '../services/kernel/logging/logger.ts';
 import { createMetrics, type Metrics } from '../services/kernel/metrics.ts';
 import { createServices, type Services } from '../services/compose.ts';
@@ -13,7 +13,7 @@ import { createGatewayServer } from './http/gateway-server.ts';
 import {
   EMPTY_WEBHOOK_ALLOW_LIST,
   type WebhookAllowList,
-} from '../services/notifications/webhook-url.policy.ts';
+} from '../services/notifications/index.ts';
 import type { RateLimitOptions } from './http/rate-limits.ts';
 import { longestExchangeMs, socketIdleTimeoutMs } from './http/server-timeouts.ts';
 
@@ -21,23 +21,6 @@ import { longestExchangeMs, socketIdleTimeoutMs } from './http/server-timeouts.t
 const DEFAULT_PROVIDER_MAX_ATTEMPTS = 3;
 /** Connections per process: the request path holds at most one at a time per request. */
 const DEFAULT_POOL_MAX = 20;
-/** The outbox is polled this often: events reach the ledger and webhooks within about this. */
-const DEFAULT_OUTBOX_INTERVAL_MS = 250;
-/** Reconciliation asks the provider for its statement this often: statements are heavy. */
-const DEFAULT_RECONCILIATION_INTERVAL_MS = 60_000;
-/** Attempts ending in a timeout before a request is unknown: a few minutes of backoff in all. */
-const DEFAULT_UNKNOWN_AFTER_ATTEMPTS = 5;
-/**
- * How long after receiving a request the provider may still apply it. Card processors settle
- * well within a minute; the sandbox within its 3 s slow token. Reconciliation waits this out.
- */
-const DEFAULT_PROVIDER_APPLY_WINDOW_MS = 60_000;
-/** First backoff of the recovery worker; doubles per attempt (1 s, 2 s, 4 s, …). */
-const DEFAULT_BACKOFF_BASE_MS = 1_000;
-/** Stored answers above this are kept as a reference to the resource (a few KB, per the seeds). */
-const DEFAULT_RESPONSE_MAX_BYTES = 8 * 1024;
-/** Partition maintenance is cheap and idempotent; it runs well within a partition's width. */
-const DEFAULT_RETENTION_INTERVAL_MS = 10 * 60_000;
 /** SIGTERM waits this long for in-flight requests; a phase in progress finishes or is resumed. */
 export const DRAIN_TIMEOUT_MS = 10_000;
 
@@ -78,7 +61,7 @@ export interface AppOptions {
   /** Off in tests that drive recovery by hand. */
   startRecoveryWorker?: boolean;
   reportError?: (error: unknown) => void;
-  // The edge (CONTRACT §1, DESIGN §7).
+  // The edge (docs/api.md §1.3 and §1.4).
   /** Per-tenant and failed-authentication limits; all off unless set. */
   rateLimits?: RateLimitOptions;
   /** INTERNAL_PORT: when set, /trpc and /metrics are served only there (0: any free port). */
@@ -141,8 +124,10 @@ async function listen(server: Server, at: { port: number; host: string }): Promi
 
 /** Composes one gateway process: services, Apollo, the HTTP server and the recovery worker. */
 export async function startApp(options: AppOptions): Promise<App> {
+  // What an option left out means: the configuration schema's default, the one place it lives.
+  const defaults = defaultConfig();
   const log = createLogger({
-    level: options.logLevel ?? 'info',
+    level: options.logLevel ?? defaults.logLevel,
     destination: options.logDestination,
   });
   // An error inside a request (or a worker resumption) is logged with that request's logger, so
@@ -164,19 +149,18 @@ export async function startApp(options: AppOptions): Promise<App> {
     retention: {
       ttlSeconds: options.ttlSeconds,
       metadataRetentionSeconds:
-        options.metadataRetentionSeconds ?? DEFAULT_RETENTION_POLICY.metadataRetentionSeconds,
-      partitionSeconds: options.partitionSeconds ?? DEFAULT_RETENTION_POLICY.partitionSeconds,
+        options.metadataRetentionSeconds ?? defaults.idempotencyMetadataRetentionSeconds,
+      partitionSeconds: options.partitionSeconds ?? defaults.idempotencyPartitionSeconds,
     },
-    retentionIntervalMs: options.retentionIntervalMs ?? DEFAULT_RETENTION_INTERVAL_MS,
-    responseMaxBytes: options.responseMaxBytes ?? DEFAULT_RESPONSE_MAX_BYTES,
+    retentionIntervalMs: options.retentionIntervalMs ?? defaults.retentionIntervalMs,
+    responseMaxBytes: options.responseMaxBytes ?? defaults.idempotencyResponseMaxBytes,
     recoveryIntervalMs: options.recoveryIntervalMs,
-    reconciliationIntervalMs:
-      options.reconciliationIntervalMs ?? DEFAULT_RECONCILIATION_INTERVAL_MS,
-    outboxIntervalMs: options.outboxIntervalMs ?? DEFAULT_OUTBOX_INTERVAL_MS,
-    outboxClaimLeaseMs: options.outboxClaimLeaseMs,
-    unknownAfterAttempts: options.unknownAfterAttempts ?? DEFAULT_UNKNOWN_AFTER_ATTEMPTS,
-    providerApplyWindowMs: options.providerApplyWindowMs ?? DEFAULT_PROVIDER_APPLY_WINDOW_MS,
-    backoffBaseMs: options.backoffBaseMs ?? DEFAULT_BACKOFF_BASE_MS,
+    reconciliationIntervalMs: options.reconciliationIntervalMs ?? defaults.reconciliationIntervalMs,
+    outboxIntervalMs: options.outboxIntervalMs ?? defaults.outboxIntervalMs,
+    outboxClaimLeaseMs: options.outboxClaimLeaseMs ?? defaults.outboxClaimLeaseMs,
+    unknownAfterAttempts: options.unknownAfterAttempts ?? defaults.unknownAfterAttempts,
+    providerApplyWindowMs: options.providerApplyWindowMs ?? defaults.providerApplyWindowMs,
+    backoffBaseMs: options.backoffBaseMs ?? defaults.backoffBaseMs,
     providerTimeoutMs: options.providerTimeoutMs,
     providerMaxAttempts: options.providerMaxAttempts ?? DEFAULT_PROVIDER_MAX_ATTEMPTS,
     latestMigration: LATEST_MIGRATION,

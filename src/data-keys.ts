@@ -20,9 +20,9 @@ const GENERATED_KEY_ENVIRONMENTS = new Set(['test', 'development']);
  */
 export function dataKeyring(
   config: {
-    dataEncryptionKeys: Keyring | undefined;
-    databaseUrl: string | undefined;
-    nodeEnv: string | undefined;
+    dataEncryptionKeys?: Keyring | undefined;
+    databaseUrl?: string | undefined;
+    nodeEnv?: string | undefined;
   },
   local: { dataDir: string; warn: (line: string) => void },
 ): { keyring: Keyring; source: string } {

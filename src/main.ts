@@ -12,7 +12,7 @@ import { ensureDatabase } from '../services/kernel/db/database-server.ts';
 import { FAULT_POINT_CATALOG } from '../services/fault-point-catalog.ts';
 import { openCheckoutServer } from '../services/kernel/db/embedded-checkout.ts';
 import { FaultPoints } from '../services/kernel/faults.ts';
-import { generateApiKey, upsertTenant } from '../services/tenants/api-keys.ts';
+import { generateApiKey, upsertTenant } from '../services/tenants/index.ts';
 import { startApp } from './app.ts';
 import { startupBanner, type StartupSecret } from './startup-banner.ts';
 import { loadConfig } from './config.ts';

@@ -17,32 +17,55 @@ export interface BenchOptions {
   warmUp: number;
   /** Every load phase stops after this long even if its request count is not reached. */
   phaseLimitMs: number;
-  /** Profile the gateway: `--cpu-prof` into this run's directory, and its statements counted. */
+  /** Every system under `node --cpu-prof`, summed per layer after the run (profiling.ts). */
   profile: boolean;
-  /** Profile with Linux perf instead: CPU per layer, on-CPU time only (perf-profiling.ts). */
-  perf: boolean;
+  /** Length of each pgbench run (PostgreSQL's commit and read ceilings). */
+  pgbenchSeconds: number;
   /** LOG_LEVEL passed to the gateway (it ignores it while it has no logger). */
   logLevel: string;
 }
 
 /**
- * Full runs: enough requests for stable percentiles, within a minute per phase. The warm-up is
- * long enough for V8 to have optimised each system's hot code: after 300 requests the
- * gateway's compiler threads still took 589 µs of CPU per request through the first phase
- * (`--perf`), after 3,000 76–121 µs, as the reference's did (77–104).
+ * Full runs: enough requests for stable percentiles, within a minute per phase. A short warm-up
+ * leaves V8's compiler threads busy through the first measured phase and charges their CPU to
+ * it, against whichever system happened to go first.
  */
-const FULL = { requests: 2_000, stormKeys: 50, warmUp: 3_000, phaseLimitMs: 60_000, rounds: 2 };
+const FULL = {
+  requests: 2_000,
+  stormKeys: 50,
+  warmUp: 3_000,
+  phaseLimitMs: 60_000,
+  rounds: 2,
+  pgbenchSeconds: 10,
+};
 /** `--quick`: a smoke run of every phase, well under a minute of load in all. */
-const QUICK = { requests: 150, stormKeys: 10, warmUp: 50, phaseLimitMs: 15_000, rounds: 1 };
+const QUICK = {
+  requests: 150,
+  stormKeys: 10,
+  warmUp: 50,
+  phaseLimitMs: 15_000,
+  rounds: 1,
+  pgbenchSeconds: 2,
+};
 /** Copies per key in a storm: more than the gateway's usual concurrency of one client's retries. */
 const STORM_COPIES = 20;
 /** Bounds that keep a mistyped flag from starting an hour-long run or a thousand connections. */
 const MAX_REQUESTS = 100_000;
 const MAX_CONCURRENCY = 256;
 
-const USAGE = `npm run bench -- [--concurrency 1,16,64] [--requests N] [--rounds R] [--warm-up N] [--quick] [--embedded] [--profile | --perf] [--log-level info]`;
+export const USAGE = `npm run bench -- [options]
+  --concurrency 1,16,64  requests in flight; one set of phases per value
+  --requests N           requests per phase: new keys, replays (default ${FULL.requests}, --quick ${QUICK.requests})
+  --rounds R             each phase in R rounds, the systems taking turns (default ${FULL.rounds})
+  --warm-up N            requests per system before measuring (default ${FULL.warmUp}, --quick ${QUICK.warmUp})
+  --quick                smoke presets: small counts, short limits, ${QUICK.pgbenchSeconds} s pgbench runs
+  --embedded             a private PostgreSQL cluster instead of the shared server
+  --profile              every system under node --cpu-prof; per-layer table and profile paths
+  --log-level LEVEL      the gateway's LOG_LEVEL (default $LOG_LEVEL or info)
+  --help                 this text`;
 
-export function parseBenchArgs(argv: string[]): BenchOptions {
+/** `undefined`: --help was asked for (the caller prints USAGE and exits). */
+export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -52,12 +75,12 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
       quick: { type: 'boolean', default: false },
       embedded: { type: 'boolean', default: false },
       profile: { type: 'boolean', default: false },
-      perf: { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
       'warm-up': { type: 'string' },
       'log-level': { type: 'string', default: process.env['LOG_LEVEL'] ?? 'info' },
     },
   });
-  if (values.profile && values.perf) throw new Error(`--profile or --perf, not both\n${USAGE}`);
+  if (values.help) return undefined;
   const preset = values.quick ? QUICK : FULL;
   const concurrencies = values.concurrency.split(',').map((part) => Number(part.trim()));
   for (const c of concurrencies) {
@@ -87,7 +110,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
     warmUp,
     phaseLimitMs: preset.phaseLimitMs,
     profile: values.profile,
-    perf: values.perf,
+    pgbenchSeconds: preset.pgbenchSeconds,
     logLevel: values['log-level'],
   };
 }

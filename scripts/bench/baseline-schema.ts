@@ -42,5 +42,5 @@ CREATE TABLE bench_ref_keys (
   updated_at   timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (tenant_id, key)
 );
--- pgbench-style single-row commits.
+-- The single-row commits pgbench runs (pgbench.ts).
 CREATE TABLE bench_commits (id bigserial PRIMARY KEY, v text NOT NULL);`;

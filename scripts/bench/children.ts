@@ -32,15 +32,11 @@ export class Children {
     ready: RegExp;
     /** Node flags (e.g. --cpu-prof). */
     nodeArgs?: string[];
-    /** Source files of modules imported before the entry (the statement census). */
-    preload?: string[];
   }): Promise<Child> {
-    const preload = (spec.preload ?? []).flatMap((module) => ['--import', this.built(module)]);
-    const child = spawn(
-      process.execPath,
-      [...(spec.nodeArgs ?? []), ...preload, this.built(spec.entry)],
-      { env: { ...process.env, ...spec.env }, stdio: ['ignore', 'pipe', 'inherit'] },
-    );
+    const child = spawn(process.execPath, [...(spec.nodeArgs ?? []), this.built(spec.entry)], {
+      env: { ...process.env, ...spec.env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const started = { name: spec.name, process: child, url: '' };
     this.started.push(started);
     started.url = await readyUrl(child, spec);

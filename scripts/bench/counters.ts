@@ -1,26 +1,15 @@
 /**
  * Transactions and statements per request, read from PostgreSQL around each phase: writing
- * transactions (transaction ids assigned, which only writes consume), every statement where
- * pg_stat_statements is loaded (both are counted the moment they happen), and commits of the
- * bench's database (`pg_stat_database.xact_commit`).
- *
- * Commits are published late: a backend publishes its statistics at most once a second and,
- * when it goes idle just after publishing, only ten seconds later. Timed phases therefore leave
- * commits alone (`flush: false`); the transaction counts (transaction-counts.ts) close the
- * systems' connections before reading (a backend publishes all it has when it exits), which
- * would put cold connections into a timed phase. Transaction ids are numbered for the whole
- * server, so other databases' transactions are read too, to say how far "writes" can be trusted
- * on a shared server.
+ * transactions (transaction ids assigned, which only writes consume) and every statement where
+ * pg_stat_statements is loaded, both counted the moment they happen. (pg_stat_database's commit
+ * counts are not: a backend publishes them up to ten seconds late, so a phase's would trail.)
+ * Transaction ids are numbered for the whole server, so other databases' transactions are read
+ * too, to say how far "writes" can be trusted on a shared server.
  */
 import type pg from 'pg';
-import { BENCH_APPLICATION_NAME } from './scratch-database.ts';
 
 /** Marks the bench's own statements, so they are not counted as the systems'. */
 export const BENCH_SQL = '/* pgw-bench */';
-
-/** Terminated backends are gone within milliseconds; past this something is wrong. */
-const FLUSH_WAIT_MS = 10_000;
-const FLUSH_POLL_MS = 25;
 
 export interface StatementTally {
   query: string;
@@ -31,7 +20,6 @@ export interface StatementTally {
 }
 
 export interface Counters {
-  commits: number;
   xids: number;
   /** Commits and rollbacks of every other database on the server. */
   otherTransactions: number;
@@ -40,31 +28,11 @@ export interface Counters {
 }
 
 export interface PhaseCounts {
-  commits: number;
   writes: number;
   /** Transactions other databases ran during the phase (0: the xid figure is ours alone). */
   otherTransactions: number;
   /** Statement calls in the phase, by statement; undefined without pg_stat_statements. */
   statements: StatementTally[] | undefined;
-}
-
-/** Closes every connection to the database but the bench's, and waits until they are gone. */
-async function flushStatistics(db: pg.Pool, dbName: string): Promise<void> {
-  const others = `${BENCH_SQL} datname = $1 AND application_name <> $2 AND pid <> pg_backend_pid()`;
-  await db.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE ${others}`, [
-    dbName,
-    BENCH_APPLICATION_NAME,
-  ]);
-  const deadline = Date.now() + FLUSH_WAIT_MS;
-  while (Date.now() < deadline) {
-    const { rows } = await db.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE ${others}`,
-      [dbName, BENCH_APPLICATION_NAME],
-    );
-    if (rows[0]?.n === 0) return;
-    await new Promise((resolve) => setTimeout(resolve, FLUSH_POLL_MS));
-  }
-  throw new Error(`connections to ${dbName} still open ${FLUSH_WAIT_MS} ms after termination`);
 }
 
 async function readStatements(db: pg.Pool, dbName: string): Promise<Map<string, StatementTally>> {
@@ -88,19 +56,16 @@ async function readStatements(db: pg.Pool, dbName: string): Promise<Map<string, 
 
 export async function readCounters(
   db: pg.Pool,
-  spec: { dbName: string; statements: boolean; flush: boolean },
+  spec: { dbName: string; statements: boolean },
 ): Promise<Counters> {
-  if (spec.flush) await flushStatistics(db, spec.dbName);
-  const { rows } = await db.query<{ commits: string; xids: string; others: string }>(
-    `${BENCH_SQL} SELECT (SELECT xact_commit FROM pg_stat_database WHERE datname = $1)::text AS commits,
-            pg_snapshot_xmax(pg_current_snapshot())::text AS xids,
+  const { rows } = await db.query<{ xids: string; others: string }>(
+    `${BENCH_SQL} SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS xids,
             (SELECT coalesce(sum(xact_commit + xact_rollback), 0) FROM pg_stat_database
               WHERE datname IS DISTINCT FROM $1)::text AS others`,
     [spec.dbName],
   );
   const row = rows[0];
   return {
-    commits: Number(row?.commits),
     xids: Number(row?.xids),
     otherTransactions: Number(row?.others),
     statements: spec.statements ? await readStatements(db, spec.dbName) : undefined,
@@ -125,7 +90,6 @@ function statementDelta(before: Counters, after: Counters): StatementTally[] | u
 /** What happened between two readings (the bench's own few statements included). */
 export function between(before: Counters, after: Counters): PhaseCounts {
   return {
-    commits: after.commits - before.commits,
     writes: after.xids - before.xids,
     otherTransactions: after.otherTransactions - before.otherTransactions,
     statements: statementDelta(before, after),

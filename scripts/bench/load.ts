@@ -1,14 +1,19 @@
 /**
- * The load generator: `count` requests with `concurrency` in flight, bounded in time as well as
- * in count, each request bounded too. It runs in the bench process, so it takes its share of
- * the two cores on every side alike.
+ * The load generator: undici's Pool (one connection per request in flight, no pipelining, so
+ * a slow answer holds its own connection as a real client's would), `count` requests with
+ * `concurrency` in flight, bounded in time as well as in count, each request bounded too. It
+ * runs in the bench process, whose CPU is reported as "load": it shares the two cores with the
+ * systems, so a cheap client (undici's, not fetch's) keeps the comparison about the servers.
  */
+import { Pool } from 'undici';
 import type { Reply, Target } from './targets.ts';
 
 /** A request that has had no answer by then is an error, not a hang of the whole bench. */
 const REQUEST_TIMEOUT_MS = 30_000;
 /** Errors kept verbatim for the report; the rest are only counted. */
-const ERROR_SAMPLES = 3;
+export const ERROR_SAMPLES = 3;
+/** The bench loads only what it started itself, on this machine. */
+const LOOPBACK = '127.0.0.1';
 
 export interface LoadResult {
   done: number;
@@ -32,6 +37,14 @@ export async function runLoad(spec: {
   limitMs: number;
   key: (i: number) => string;
 }): Promise<LoadResult> {
+  const origin = new URL(spec.target.url);
+  if (origin.hostname !== LOOPBACK) throw new Error(`refusing to load ${origin.origin}`);
+  const pool = new Pool(origin.origin, {
+    connections: spec.concurrency,
+    pipelining: 1,
+    headersTimeout: REQUEST_TIMEOUT_MS,
+    bodyTimeout: REQUEST_TIMEOUT_MS,
+  });
   const result: LoadResult = {
     done: 0,
     seconds: 0,
@@ -54,20 +67,27 @@ export async function runLoad(spec: {
       }
       const key = spec.key(next++);
       const t0 = performance.now();
-      const reply = await send(spec.target, key);
+      const reply = await send(pool, spec.target, key);
       result.latenciesMs.push(performance.now() - t0);
       result.done += 1;
       record(result, { key, reply });
     }
   };
-  await Promise.all(Array.from({ length: spec.concurrency }, worker));
-  result.seconds = (performance.now() - started) / 1000;
+  try {
+    await Promise.all(Array.from({ length: spec.concurrency }, worker));
+  } finally {
+    result.seconds = (performance.now() - started) / 1000;
+    await pool.close();
+  }
   return result;
 }
 
-async function send(target: Target, key: string): Promise<Reply> {
+async function send(pool: Pool, target: Target, key: string): Promise<Reply> {
   try {
-    return await target.send(key, AbortSignal.timeout(REQUEST_TIMEOUT_MS));
+    const { path, headers, body } = target.request(key);
+    const response = await pool.request({ method: 'POST', path, headers, body });
+    const text = await response.body.text();
+    return target.judge({ status: response.statusCode, headers: response.headers, text });
   } catch (error) {
     return { kind: 'error', detail: error instanceof Error ? error.message : String(error) };
   }

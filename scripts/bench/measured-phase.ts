@@ -29,8 +29,6 @@ export interface PhaseContext {
   pspPid: number;
   pidOf: (system: SystemName) => number;
   limitMs: number;
-  /** Called at both ends of every phase (the profiler's statement census), if given. */
-  onBoundary?: () => Promise<void>;
 }
 
 export interface PhaseSpec {
@@ -50,9 +48,8 @@ export async function measuredPhase(
 ): Promise<{ result: PhaseResult; after: Counters }> {
   const system = phase.target.name;
   const pids = { system: ctx.pidOf(system), psp: ctx.pspPid };
-  const read = { dbName: ctx.dbName, statements: ctx.statements, flush: false };
+  const read = { dbName: ctx.dbName, statements: ctx.statements };
   const start = before ?? (await readCounters(ctx.db, read));
-  await ctx.onBoundary?.();
   const cpuBefore = await snapshotCpu({ db: ctx.db, dbName: ctx.dbName, pids });
   const from = nowUs();
   const load = await runLoad({
@@ -64,7 +61,6 @@ export async function measuredPhase(
   });
   const to = nowUs();
   const cpuAfter = await snapshotCpu({ db: ctx.db, dbName: ctx.dbName, pids });
-  await ctx.onBoundary?.();
   const after = await readCounters(ctx.db, read);
   return {
     result: {
@@ -107,7 +103,6 @@ function mergeCounts(a: PhaseCounts, b: PhaseCounts): PhaseCounts {
     statements = [...byQuery.values()];
   }
   return {
-    commits: a.commits + b.commits,
     writes: a.writes + b.writes,
     otherTransactions: a.otherTransactions + b.otherTransactions,
     statements,

@@ -6,7 +6,8 @@ import { request } from 'undici';
  * deadline over the whole answer, as the product's HTTP adapter makes it, under a key derived
  * from the payment id. No probe, no retry: a baseline that meets a failure answers 502 (the
  * bench counts it as an error). The call is the product's own so that the ratios measure the
- * product's layers, not a cheaper HTTP client on one side (fetch costs about 1 ms of CPU more).
+ * product's layers, not a cheaper HTTP client on one side
+ * (docs/decisions/0013-provider-calls-through-undici-request.md).
  */
 
 /** The gateway's PROVIDER_TIMEOUT_MS default. */

@@ -1,18 +1,14 @@
 /**
  * The bench's printed report: per concurrency, every phase of every system, the storm checks,
- * and the ratios the target is stated in. Ratios only; no absolute time is asserted.
- *
- * Rows keep the shape `bench:admission` parses: the product's rows start with `new keys ` and
- * `replays `, carry `N /s` and `p50 … p95 …`, and end with `(requests)`; and a line
- * `new payment: N PostgreSQL commits`.
+ * and the ratios the target is stated in: against the baselines and pgbench's rates measured in
+ * the same run. Ratios only; no absolute time is asserted.
  */
 import type { BenchOptions } from './args.ts';
 import type { PhaseKind, PhaseResult } from './measured-phase.ts';
-import type { RateResult } from './postgres-baseline.ts';
+import type { PgbenchResult } from './pgbench.ts';
 import { fixed, percentile, rate } from './stats.ts';
 import type { StormCount } from './storm-check.ts';
 import type { SystemName } from './targets.ts';
-import type { TransactionCount } from './transaction-counts.ts';
 
 /** The issue's target: the product at this fraction of the hand-written reference, or more. */
 export const TARGET_RATIO = 0.8;
@@ -25,8 +21,8 @@ export interface StormOutcome {
 
 export interface PostgresRates {
   concurrency: number;
-  commit: RateResult;
-  read: RateResult;
+  commit: PgbenchResult;
+  read: PgbenchResult;
 }
 
 export interface BenchReport {
@@ -35,7 +31,6 @@ export interface BenchReport {
   phases: PhaseResult[];
   storms: StormOutcome[];
   postgres: PostgresRates[];
-  transactions: TransactionCount[];
 }
 
 const PHASE_TITLE: Record<PhaseKind, string> = {
@@ -95,12 +90,9 @@ function find(report: BenchReport, spec: { system: SystemName; kind: PhaseKind; 
   );
 }
 
-function ratio(
-  a: PhaseResult | undefined,
-  b: PhaseResult | { done: number; seconds: number } | undefined,
-) {
+function ratio(a: PhaseResult | undefined, b: PhaseResult | PgbenchResult | undefined) {
   if (a === undefined || b === undefined) return NaN;
-  return rate(a.load) / rate('load' in b ? b.load : b);
+  return rate(a.load) / ('load' in b ? rate(b.load) : b.tps);
 }
 
 /** CPU per request of the serving side: the system, the PSP and PostgreSQL (not the load). */
@@ -173,7 +165,7 @@ function ratioLines(report: BenchReport, c: number): string[] {
     lines.push(
       `  new keys ÷ PostgreSQL commit rate: product ${fixed(ratio(pick('product', 'new'), pg.commit), 3)}, reference ${fixed(ratio(pick('reference', 'new'), pg.commit), 3)}, bare ${fixed(ratio(pick('bare', 'new'), pg.commit), 3)} (ceiling at 2 writing transactions: 0.5)`,
       `  replays ÷ PostgreSQL indexed-read rate: product ${fixed(ratio(pick('product', 'replay'), pg.read), 3)}, reference ${fixed(ratio(pick('reference', 'replay'), pg.read), 3)}`,
-      `  PostgreSQL, ${pg.commit.connections} connections: single-row INSERT commits ${fixed(rate(pg.commit), 0)} /s (${latency(pg.commit.latenciesMs)}); indexed reads ${fixed(rate(pg.read), 0)} /s (${latency(pg.read.latenciesMs)})`,
+      `  pgbench, ${pg.commit.connections} connections: single-row INSERT commits ${fixed(pg.commit.tps, 0)} /s (mean ${fixed(pg.commit.latencyMs, 2)} ms); indexed reads ${fixed(pg.read.tps, 0)} /s (mean ${fixed(pg.read.latencyMs, 2)} ms)`,
     );
   }
   return lines;
@@ -192,7 +184,7 @@ export function printReport(report: BenchReport): void {
     out.push('', 'storm check (charges counted on the PSP statement, by reference):');
     out.push(...stormLines(report, c), '', 'ratios (throughput):', ...ratioLines(report, c), '');
   }
-  out.push(...transactionLines(report), ...statementDetail(report));
+  out.push(...statementDetail(report));
   const polluted = report.phases.filter((p) => p.counts.otherTransactions > 0);
   if (polluted.length > 0) {
     const worst = Math.max(
@@ -208,26 +200,6 @@ export function printReport(report: BenchReport): void {
     );
   }
   console.log(out.join('\n'));
-}
-
-/** The counted (untimed) transactions per request; the first line is what bench:admission reads. */
-function transactionLines(report: BenchReport): string[] {
-  const product = report.transactions.find((t) => t.system === 'product' && t.kind === 'new');
-  const out: string[] = [];
-  if (product !== undefined) {
-    out.push(
-      `new payment: ${fixed(product.commitsPerRequest, 2)} PostgreSQL commits (xact_commit), ${fixed(product.writesPerRequest, 2)} writing transactions (xids assigned)`,
-    );
-  }
-  out.push('transactions per request (counted with every connection closed around the count):');
-  for (const t of report.transactions) {
-    const other =
-      t.otherTransactions > 0 ? `; other databases ran ${t.otherTransactions} meanwhile` : '';
-    out.push(
-      `  ${t.system.padEnd(10)} ${PHASE_TITLE[t.kind].padEnd(9)} ${fixed(t.commitsPerRequest, 2)} commits, ${fixed(t.writesPerRequest, 2)} writing transactions (${t.requests} requests${other})`,
-    );
-  }
-  return [...out, ''];
 }
 
 /** Statements per request of each system's new keys and replays, at the middle concurrency. */

@@ -34,9 +34,9 @@ export interface ScratchDatabase {
 }
 
 /**
- * Loopback connections without a password: the bench closes the systems' connections at every
- * phase boundary (counters.ts), and SCRAM's key derivation on each reconnect would be charged
- * to the phase. The cluster listens on 127.0.0.1 only and is deleted at the end.
+ * Loopback connections without a password: pgbench and the systems' pools open connections
+ * while they are measured, and SCRAM's key derivation on each would be charged to them. The
+ * cluster listens on 127.0.0.1 only and is deleted at the end.
  */
 const TRUST_LOOPBACK = 'host all all 127.0.0.1/32 trust\n';
 

@@ -4,13 +4,13 @@ import { BENCH_SQL } from './counters.ts';
 
 /**
  * Statistics for what the warm-up wrote, gathered as autovacuum would have gathered them. Where
- * the server runs with autovacuum off (this machine's does), no table is ever analyzed, and a
+ * the server runs with autovacuum off (some test servers do), no table is ever analyzed, and a
  * prepared statement's generic plan, made on a connection's sixth call while the tables were
  * still empty, is never replaced: on a table that has never been analyzed every index whose
  * first column is tenant_id costs the same, and the product's UPDATE of a payment's outcome
  * (WHERE tenant_id = $1 AND id = $2) had its plan on payments_tenant_created_ix, bounded by the
- * tenant alone. It read every payment of the bench's tenant on each call: 0.9 ms and 177
- * buffers at 20,000 payments, against 0.01 ms and 2 buffers through the primary key. ANALYZE
+ * tenant alone, and read every payment of the bench's tenant on each call
+ * (docs/decisions/0006-pipelined-statements-on-pg-internals.md). ANALYZE
  * invalidates every session's cached plans, so each system plans again on its next call, with
  * statistics, as it would in production a minute after its first rows. Returns the server's
  * autovacuum setting, for the report.

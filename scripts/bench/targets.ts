@@ -1,7 +1,9 @@
 /**
- * The three systems under load, behind one interface: send createPayment for a key, and say
- * what came back. The product speaks GraphQL; the baselines take the same fields as plain JSON.
+ * The three systems under load, behind one interface: the request createPayment is for a key,
+ * and what an answer means. The product speaks GraphQL; the baselines take the same fields as
+ * plain JSON. load.ts sends the requests.
  */
+import type { IncomingHttpHeaders } from 'node:http';
 
 export type SystemName = 'product' | 'reference' | 'bare';
 
@@ -9,14 +11,25 @@ export type SystemName = 'product' | 'reference' | 'bare';
 export type Reply =
   { kind: 'succeeded'; replayed: boolean } | { kind: 'in_use' } | { kind: 'error'; detail: string };
 
+export interface Answer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  text: string;
+}
+
 export interface Target {
   name: SystemName;
+  /** Where the system listens (always 127.0.0.1: load.ts refuses anything else). */
+  url: string;
   /** Whether the system has keys at all: the bare handler has no replays. */
   idempotent: boolean;
-  send(key: string, signal: AbortSignal): Promise<Reply>;
+  request(key: string): { path: string; headers: Record<string, string>; body: string };
+  judge(answer: Answer): Reply;
 }
 
 const MUTATION = `mutation($i: CreatePaymentInput!) { createPayment(input: $i) { payment { id status } idempotency { replayed } } }`;
+/** Enough of an unexpected answer to say what it was, not a page of HTML. */
+const DETAIL_CHARS = 300;
 
 function fields(key: string): Record<string, string> {
   return {
@@ -28,22 +41,25 @@ function fields(key: string): Record<string, string> {
   };
 }
 
+const unexpected = (answer: Answer): Reply => ({
+  kind: 'error',
+  detail: `HTTP ${answer.status} ${answer.text.slice(0, DETAIL_CHARS)}`,
+});
+
 /** The full product path: HTTP → Apollo → tRPC → the engine → PostgreSQL and the provider. */
 export function productTarget(opts: { url: string; apiKey: string }): Target {
-  const endpoint = `${opts.url}/graphql`;
   const headers = { 'content-type': 'application/json', authorization: `Bearer ${opts.apiKey}` };
   return {
     name: 'product',
+    url: opts.url,
     idempotent: true,
-    async send(key, signal) {
-      const response = await fetch(endpoint, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify({ query: MUTATION, variables: { i: fields(key) } }),
-        signal,
-      });
-      const text = await response.text();
-      const body = JSON.parse(text) as {
+    request: (key) => ({
+      path: '/graphql',
+      headers,
+      body: JSON.stringify({ query: MUTATION, variables: { i: fields(key) } }),
+    }),
+    judge(answer) {
+      const body = JSON.parse(answer.text) as {
         data?: {
           createPayment?: { payment?: { status?: string }; idempotency?: { replayed?: boolean } };
         };
@@ -55,7 +71,7 @@ export function productTarget(opts: { url: string; apiKey: string }): Target {
       }
       if (body.errors?.[0]?.extensions?.code === 'IDEMPOTENCY_KEY_IN_USE')
         return { kind: 'in_use' };
-      return { kind: 'error', detail: `HTTP ${response.status} ${text.slice(0, 300)}` };
+      return unexpected(answer);
     },
   };
 }
@@ -66,24 +82,23 @@ export function baselineTarget(opts: {
   url: string;
   tenantId: string;
 }): Target {
-  const endpoint = `${opts.url}/payments`;
+  const headers = { 'content-type': 'application/json' };
   return {
     name: opts.name,
+    url: opts.url,
     idempotent: opts.name === 'reference',
-    async send(key, signal) {
-      const response = await fetch(endpoint, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ tenantId: opts.tenantId, ...fields(key) }),
-        signal,
-      });
-      const text = await response.text();
-      if (response.status === 409) return { kind: 'in_use' };
-      const body = JSON.parse(text) as { payment?: { status?: string } };
-      if (response.status === 200 && body.payment?.status === 'SUCCEEDED') {
-        return { kind: 'succeeded', replayed: response.headers.has('idempotent-replayed') };
+    request: (key) => ({
+      path: '/payments',
+      headers,
+      body: JSON.stringify({ tenantId: opts.tenantId, ...fields(key) }),
+    }),
+    judge(answer) {
+      if (answer.status === 409) return { kind: 'in_use' };
+      const body = JSON.parse(answer.text) as { payment?: { status?: string } };
+      if (answer.status === 200 && body.payment?.status === 'SUCCEEDED') {
+        return { kind: 'succeeded', replayed: answer.headers['idempotent-replayed'] !== undefined };
       }
-      return { kind: 'error', detail: `HTTP ${response.status} ${text.slice(0, 300)}` };
+      return unexpected(answer);
     },
   };
 }

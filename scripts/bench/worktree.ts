@@ -1,6 +1,6 @@
 /**
  * Another commit of this repository, checked out beside it for a before/after measurement
- * (bench:admission, bench:ab): a detached git worktree under /tmp that shares this checkout's
+ * (bench:ab): a detached git worktree under /tmp that shares this checkout's
  * node_modules through a link, removed afterwards whatever happened.
  */
 import { execFile } from 'node:child_process';
@@ -44,7 +44,9 @@ export async function withWorktree<T>(
 async function removeWorktree(dir: string, onFailure: (message: string) => void): Promise<void> {
   await unlink(join(dir, 'node_modules')).catch(() => undefined);
   await git(['worktree', 'remove', '--force', dir]).catch((error: unknown) => {
-    onFailure(`could not remove ${dir} (${String(error)}); run: git worktree remove --force ${dir}`);
+    onFailure(
+      `could not remove ${dir} (${String(error)}); run: git worktree remove --force ${dir}`,
+    );
   });
 }
 

@@ -5,6 +5,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { ERROR_CATALOG } from '../../services/kernel/errors.ts';
+import { configVariables } from '../../src/config-schema.ts';
 
 const README = new URL('../../README.md', import.meta.url);
 
@@ -21,7 +22,17 @@ export function errorTable(): string {
   ].join('\n');
 }
 
-const TABLES: Record<string, () => string> = { errors: errorTable };
+/** The configuration schema as the README shows it: variable, default, unit, meaning. */
+export function configTable(): string {
+  const rows = configVariables().map(
+    (v) => `| \`${v.env}\` | ${v.shown} | ${v.unit ?? ''} | ${v.description} |`,
+  );
+  return ['| variable | default | unit | meaning |', '| --- | --- | --- | --- |', ...rows].join(
+    '\n',
+  );
+}
+
+const TABLES: Record<string, () => string> = { errors: errorTable, config: configTable };
 
 /** A Markdown table's cells, trimmed, with separator rows as `---`: the formatter's padding aside. */
 export function tableCells(markdown: string): string[][] {

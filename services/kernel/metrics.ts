@@ -10,7 +10,7 @@ export type ServiceName = 'gateway' | 'payments' | 'provider' | 'ledger' | 'noti
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /**
- * The metrics of CONTRACT §5, on a registry owned by whoever composes the process (no global
+ * The metrics of docs/api.md §5, on a registry owned by whoever composes the process (no global
  * registry: two gateways in one test process must not share counters). The `operation` label
  * is the public mutation name; keys, tenants and payment ids are never labels. Counters are
  * incremented where the decision is made (admission, the provider call, the dispatcher).

@@ -5,13 +5,10 @@ import { withTransaction } from '../kernel/db/pool.ts';
 import { scopeAnnotation } from '../kernel/idempotency/engine.ts';
 import { claimForSettlement, recordIntervention } from '../kernel/idempotency/settlement.ts';
 import { keysInUse, resealAnswers } from '../kernel/idempotency/reseal-answers.ts';
-import { resealSecrets, secretsByKey } from '../notifications/reseal-secrets.ts';
-import { finishWithOutcome, loadPayment } from '../payments/create-payment.flow.ts';
-import { paymentResumers, RESUMABLE_OPERATIONS } from '../payments/resumable-operations.ts';
-import {
-  CHARGE_ABSENT_FAILURE_CODE,
-  reconcileUnknownPayments,
-} from '../payments/reconcile-payments.ts';
+import { resealSecrets, secretsByKey } from '../notifications/index.ts';
+import { finishWithOutcome, loadPayment } from '../payments/index.ts';
+import { paymentResumers, RESUMABLE_OPERATIONS } from '../payments/index.ts';
+import { CHARGE_ABSENT_FAILURE_CODE, reconcileUnknownPayments } from '../payments/index.ts';
 import { procedure, router } from '../trpc.ts';
 import { IdempotencyKey } from '../kernel/idempotency/idempotency-key.entity.ts';
 import { LIST_UNFINISHED } from './ops.sql.ts';

@@ -13,8 +13,8 @@ import {
 import { UNKNOWN_RETRY_AFTER_SECONDS } from '../kernel/idempotency/engine.ts';
 import { currentBody } from '../kernel/idempotency/stored-response.ts';
 import type { StoredResponse } from '../kernel/idempotency/types.ts';
-import { providerChargeKey } from '../provider/provider-keys.ts';
-import type { ChargeOutcome } from '../provider/provider-port.ts';
+import { providerChargeKey } from '../provider/index.ts';
+import type { ChargeOutcome } from '../provider/index.ts';
 import { normaliseCreatePayment, type CreatePaymentInput } from './create-payment.command.ts';
 import { paymentOutcomeEvent } from './payment-events.ts';
 import { CHECKS, isFailedCheck } from '../kernel/db/failed-checks.ts';

@@ -52,10 +52,10 @@ interface Call extends Traced {
  * to an outcome, keeping "nothing happened" (503, 429, connection refused) apart from "we do
  * not know" (timeout, connection lost after sending): only the first may be reported as such.
  *
- * Calls go through undici's `request` on the adapter's own keep-alive pool, not `fetch`:
- * fetch's WHATWG streams and AbortSignal cost about 1 ms of CPU per call on this machine,
- * four times `request` (the provider call was 20% of a new payment's CPU). `close()` ends
- * the pool's connections. A call's `requestId` goes to the provider as X-Request-Id.
+ * Calls go through undici's `request` on the adapter's own keep-alive pool, not `fetch`, whose
+ * WHATWG streams and AbortSignal cost several times the CPU per call (see
+ * docs/decisions/0013-provider-calls-through-undici-request.md). `close()` ends the pool's
+ * connections. A call's `requestId` goes to the provider as X-Request-Id.
  */
 export function createHttpProviderAdapter(
   baseUrl: string,

@@ -7,7 +7,7 @@ import {
   type ValidationContext,
 } from 'graphql';
 
-/** Documents deeper than this are refused before anything executes (CONTRACT §1). */
+/** Documents deeper than this are refused before anything executes (docs/api.md §1.4). */
 export const MAX_QUERY_DEPTH = 12;
 /** More aliases than this in one document are refused: aliases multiply work per request. */
 export const MAX_ALIASES = 15;

@@ -14,7 +14,7 @@ import { sendGraphQLError, sendJson, sendRetryLater } from './respond.ts';
 import { createTimedServer, type ServerTimeouts } from './server-timeouts.ts';
 import { createTenantAuthenticator, type AuthenticatedTenant } from './tenant-authenticator.ts';
 
-/** CONTRACT §1: a request body over 100 KB is refused with 413 before it is parsed. */
+/** docs/api.md §1.4: a request body over 100 KB is refused with 413 before it is parsed. */
 export const MAX_BODY_BYTES = 100 * 1024;
 
 export interface GatewayServerOptions {

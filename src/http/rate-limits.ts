@@ -1,6 +1,6 @@
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 
-/** CONTRACT §1: every limit is off unless its rate is set. */
+/** docs/api.md §1.4: every limit is off unless its rate is set. */
 export interface RateLimitOptions {
   /** RATE_LIMIT_TENANT_PER_SECOND: requests per second per tenant. */
   tenantPerSecond?: number;

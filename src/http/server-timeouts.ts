@@ -32,7 +32,7 @@ export const MAX_REQUESTS_PER_SOCKET = 0;
 
 /**
  * How long a request may keep its client waiting beyond the provider: a duplicate's bounded
- * wait for the first request's outcome (`Prefer: wait`, capped at 10 s by CONTRACT §1).
+ * wait for the first request's outcome (`Prefer: wait`, capped at 10 s by docs/api.md §1.3).
  */
 const REQUEST_WAIT_MAX_MS = 10_000;
 /** Room for the database, a body on a slow link and the scheduler, on top of the above. */

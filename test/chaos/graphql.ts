@@ -28,7 +28,7 @@ export const DOCUMENT: Record<OperationKind, string> = {
 
 export const PAYMENT_QUERY = `query($id: ID!) { payment(id: $id) { id status amount } }`;
 
-/** Business refusals: stored for the key and replayed with the same code (CONTRACT §3). */
+/** Business refusals: stored for the key and replayed with the same code (docs/api.md §3). */
 const STORED_ERRORS = new Set([
   'PAYMENT_NOT_FOUND',
   'INVALID_PAYMENT_STATE',

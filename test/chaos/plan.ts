@@ -8,7 +8,7 @@ import { Prng } from './prng.ts';
 export type TenantName = 'a' | 'b';
 export type OperationKind = 'create' | 'capture' | 'refund' | 'cancel';
 
-/** The sandbox tokens (CONTRACT §4 and README) and what the provider does with each. */
+/** The sandbox tokens (docs/api.md §4) and what the provider does with each. */
 export const TOKEN_WEIGHTS = {
   pm_card_visa: 38,
   pm_card_mastercard: 12,

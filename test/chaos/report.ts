@@ -4,7 +4,7 @@
  * violations themselves and the seed that replays the run.
  */
 import Table from 'cli-table3';
-import { reportTable } from '../../scripts/ops/render.ts';
+import { reportTable } from '../../ops/render.ts';
 import type { FaultCounts } from './faults.ts';
 import type { Journal, OperationRecord } from './journal.ts';
 import type { SettleReport } from './settle.ts';

@@ -4,7 +4,7 @@
  * unknown (run on demand through the ops procedure, as an operator would), and delivery of every
  * outbox event to the ledger and receipts. Both are awaited, within a bound.
  */
-import { opsClient } from '../../scripts/ops/client.ts';
+import { opsClient } from '../../ops/client.ts';
 import type { ScratchDatabase } from './database.ts';
 import { INTERNAL_TOKEN, type GatewaySlot } from './stack.ts';
 

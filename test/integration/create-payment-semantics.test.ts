@@ -339,7 +339,7 @@ describe('bad input is refused with its code, calls no provider and stores nothi
   });
 });
 
-describe('document limits (CONTRACT §1)', () => {
+describe('document limits (docs/api.md §1.4)', () => {
   it('refuses deep documents, many aliases, many root mutations and large bodies before executing', async () => {
     const shallowEnough = await graphql(stack.app.url, {
       apiKey: TENANT_A.apiKey,

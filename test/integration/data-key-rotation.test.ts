@@ -82,7 +82,7 @@ function ops(
   args: string[],
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/ops.ts', ...args], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'ops/main.ts', ...args], {
       cwd: REPO_ROOT,
       env: { ...process.env, GATEWAY_URL: on.app.url, INTERNAL_TOKEN, USER: 'ci-operator' },
       stdio: ['ignore', 'pipe', 'pipe'],

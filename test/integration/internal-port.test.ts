@@ -13,7 +13,7 @@ import {
 } from '../support/test-stack.ts';
 
 /**
- * CONTRACT §1 INTERNAL_PORT: /trpc and /metrics only on the internal server, 404 on the public
+ * docs/api.md §1.2 INTERNAL_PORT: /trpc and /metrics only on the internal server, 404 on the public
  * one; health on both. Unset, everything stays on the one port.
  */
 const database = useTestDatabase('internal_port');

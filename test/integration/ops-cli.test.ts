@@ -78,7 +78,7 @@ function ops(args: string[], env: Record<string, string | undefined> = {}): Prom
     else childEnv[name] = value;
   }
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/ops.ts', ...args], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'ops/main.ts', ...args], {
       cwd: REPO_ROOT,
       env: childEnv,
       stdio: ['ignore', 'pipe', 'pipe'],

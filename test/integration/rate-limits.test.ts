@@ -20,7 +20,7 @@ import {
 } from '../support/test-stack.ts';
 
 /**
- * CONTRACT §1 and §3: the per-tenant bucket and the failed-authentication limit. RATE_LIMITED
+ * docs/api.md §1.4 and §3: the per-tenant bucket and the failed-authentication limit. RATE_LIMITED
  * is 429 with Retry-After and extensions.retryAfterSeconds, and is never stored for a key.
  */
 const database = useTestDatabase('rate_limits');

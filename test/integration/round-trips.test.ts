@@ -7,8 +7,9 @@ import { startTestStack, TENANT_A, type TestStack } from '../support/test-stack.
 /**
  * What a createPayment costs in round trips to PostgreSQL, counted where PostgreSQL ends each
  * one (a ReadyForQuery) on every connection of the gateway's pool. Round trips are most of a
- * payment's database cost on the hot path (docs/performance.md); these pin the count, so a
- * change that adds one fails here rather than only in a benchmark.
+ * payment's database cost on the hot path (see
+ * docs/decisions/0006-pipelined-statements-on-pg-internals.md); these pin the count, so a change
+ * that adds one fails here rather than only in a benchmark.
  */
 const database = useTestDatabase('round-trips');
 let stack: TestStack;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { createRateLimits } from '../../src/http/rate-limits.ts';
 
-/** CONTRACT §1: the edge's variables, validated at start, each failure naming its variable. */
+/** docs/api.md §1.2: the edge's variables, validated at start, each failure naming its variable. */
 describe('edge configuration', () => {
   it('leaves the limits off and tRPC and metrics on PORT unless set', () => {
     expect(loadConfig({})).toMatchObject({

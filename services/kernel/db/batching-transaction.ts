@@ -39,8 +39,8 @@ export class BatchingTransaction {
   private queue: Queued[] = [];
   private flushScheduled = false;
   /**
-   * Why the transaction ended. The error is built only for a statement that comes after: built
-   * at every end, its stack trace was 2% of the gateway's CPU (perf, new payments).
+   * Why the transaction ended. The error is built only for a statement that comes after: a
+   * stack trace at every end is dear (docs/decisions/0006-pipelined-statements-on-pg-internals.md).
    */
   private ended: { cause: unknown } | null = null;
 

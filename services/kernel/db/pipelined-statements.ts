@@ -50,9 +50,8 @@ export class SkippedStatementError extends Error {
  * Several parameterised statements in one round trip: Parse (on first use by this connection),
  * Bind, Describe and Execute for each, then a single Sync — PostgreSQL's extended-protocol
  * pipeline. node-postgres alone sends one statement per round trip, and on the hot path a
- * round trip costs more than most statements: a loop of transactions on an idle machine spent
- * 407 µs of the gateway's CPU on six round trips and 155 µs on the same statements in two,
- * before PostgreSQL's own share of each (docs/performance.md).
+ * round trip costs the gateway more than most statements cost PostgreSQL (see
+ * docs/decisions/0006-pipelined-statements-on-pg-internals.md).
  *
  * What one Sync means, and why callers can rely on it:
  * - The statements run in order, each with its own snapshot (READ COMMITTED) that sees the
@@ -88,7 +87,7 @@ export class PipelinedStatements {
   readonly results: Array<Promise<pg.QueryResult>>;
 
   constructor(
-    /** Public for the bench's statement census (scripts/bench/query-census.ts). */
+    /** The statements, in the order they are sent. */
     readonly statements: readonly Statement[],
     /** The connection-wide name of a parameterised statement (see prepared-client.ts). */
     private readonly nameOf: (text: string) => string,
@@ -174,8 +173,8 @@ export class PipelinedStatements {
       return;
     }
     // Every statement is answered before the Sync's ReadyForQuery; this is a protocol surprise.
-    // Built only then: an Error captures a stack trace, async frames included. Built on every
-    // round trip it was 2% of the gateway's CPU (perf, new payments at concurrency 16).
+    // Built only then: an Error captures a stack trace, async frames included, which is dear
+    // on every round trip (docs/decisions/0006-pipelined-statements-on-pg-internals.md).
     const unanswered = new Error('PostgreSQL ended the round trip without answering');
     this.settle((i) => (i < answered ? 'answered' : unanswered));
   }

@@ -7,9 +7,9 @@ import pg from 'pg';
  *
  * Why it matters: the idempotency tables are range-partitioned by expiry, and a lookup by
  * (tenant, operation, key) cannot prune by expiry, so planning it means planning every
- * partition. Measured with pg_stat_statements (`npm run bench -- --embedded`), planning was
- * 0.5–0.6 ms of PostgreSQL CPU per statement against 0.03–0.2 ms of execution: most of a new
- * payment's database cost. Prepared, the plan is built once per connection and reused.
+ * partition, which cost far more than executing it (see
+ * docs/decisions/0006-pipelined-statements-on-pg-internals.md). Prepared, the plan is built
+ * once per connection and reused.
  *
  * Failure modes, and why they do not bite here:
  * - PostgreSQL invalidates a cached plan when a table it uses changes (a partition created,

@@ -347,7 +347,7 @@ export class IdempotencyEngine {
   }
 
   /**
-   * Checks a client's key before anything else (CONTRACT §2). An invalid key is refused with
+   * Checks a client's key before anything else (docs/api.md §2). An invalid key is refused with
    * IDEMPOTENCY_KEY_INVALID, stores nothing, and is counted here, where it is decided.
    */
   checkKey(operation: OperationDef, key: string): void {

@@ -1,7 +1,7 @@
 import { IdempotencyKeyInvalidError } from '../errors.ts';
 import type { StoredResponse } from './types.ts';
 
-/** CONTRACT §2: 1 to 255 characters of [A-Za-z0-9._:-]. The DB CHECK repeats it as a backstop. */
+/** docs/api.md §2: 1 to 255 characters of [A-Za-z0-9._:-]. The DB CHECK repeats it as a backstop. */
 export const IDEMPOTENCY_KEY_PATTERN = /^[A-Za-z0-9._:-]{1,255}$/;
 
 /** Throws IdempotencyKeyInvalidError (IDEMPOTENCY_KEY_INVALID, 400, nothing stored). */

@@ -45,7 +45,7 @@ export const DEFAULT_RETENTION_POLICY: Readonly<RetentionPolicy> = {
  *
  * A day, in whole partitions, but never more than MAX_PARTITIONS_AHEAD of them: every lookup by
  * key opens every partition, and each costs PostgreSQL CPU on every request
- * (docs/performance.md). So with the default daily partitions it is one partition; with hourly
+ * (docs/decisions/0004-time-partitioned-retention.md). So with the default daily partitions it is one partition; with hourly
  * ones three hours, and with the narrowest (a minute) three minutes. A day of minute partitions
  * would be 1,440 per table: made in one transaction they exhaust PostgreSQL's lock table, and
  * every lookup would open them all.

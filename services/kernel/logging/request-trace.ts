@@ -44,9 +44,8 @@ const TRACE = Symbol('requestTrace');
  * `requestId` goes to the provider as X-Request-Id.
  *
  * Why not AsyncLocalStorage: on Node 20 it works through async_hooks' promise hooks, which run
- * on every promise the process makes. Passing the trace instead cut the gateway's CPU by 3-8%
- * per new payment and 2-9% per replay (five A/B runs of 8-14 interleaved blocks each, two
- * builds side by side on one database).
+ * on every promise the process makes, logging or not (see
+ * docs/decisions/0010-request-traces-passed-explicitly.md).
  */
 export class RequestTrace {
   readonly log: Logger;
@@ -118,10 +117,11 @@ export function traceFieldsOf(logger: Logger): RequestFields | Record<string, ne
 
 /**
  * One step of some work. Work for a request is summed up in the request's one line at the end
- * (RequestTrace.summary), so its steps are only noted there and written at debug level: one
- * line a request instead of five took 7% off the gateway's CPU per new payment (A/B). Work
- * with no request (a background job's, or the process-wide engine's) has no summary line, so
- * its steps are written at info.
+ * (RequestTrace.summary), so its steps are only noted there and written at debug level: every
+ * line costs CPU to build and a write (see
+ * docs/decisions/0007-synchronous-logs-one-line-per-request.md). Work with no request (a
+ * background job's, or the process-wide engine's) has no summary line, so its steps are written
+ * at info.
  */
 export function logStep(where: { log: Logger; trace: RequestTrace | null }, step: Step): void {
   const { msg, ...fields } = step;

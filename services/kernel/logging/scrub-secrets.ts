@@ -23,8 +23,8 @@ export const TOO_DEEP = '[too deep to scrub]';
  * Copy on write: an object with nothing to censor comes back as itself, so a flat log line
  * costs one look at each of its keys, and the caller's objects are never changed. pino's own
  * `redact` option did the same job for the paths it was given, but it runs every value of
- * every line through a clone and a `JSON.stringify` of its own: perf charged it about half of
- * logging's CPU in the bench.
+ * every line through a clone and a `JSON.stringify` of its own (see
+ * docs/decisions/0015-log-scrub-copy-on-write.md).
  *
  * Errors are left to pino's error serializer: copying one would lose its message and stack,
  * which are not enumerable. Nothing here logs an error that carries a secret field.

@@ -1,5 +1,5 @@
 import { createTRPCClient, httpLink, TRPCClientError, type TRPCClient } from '@trpc/client';
-import type { AppRouter } from '../../services/router.ts';
+import type { AppRouter } from '../services/router.ts';
 import { ConfigError } from './usage.ts';
 
 export type OpsClient = TRPCClient<AppRouter>['ops'];

@@ -3,12 +3,12 @@
  * outcome is unknown — list them, re-drive one or all, resolve one by hand, reconcile now.
  * Talks to a running gateway's internal tRPC (GATEWAY_URL, INTERNAL_TOKEN); `--help` for usage.
  */
-import { parseCommand, type Command } from './ops/args.ts';
-import { describeFailure, formatFailure, gatewayConfig, opsClient } from './ops/client.ts';
-import { list, reconcile, redrive, resolve, type Context } from './ops/commands.ts';
-import { redriveAll } from './ops/redrive-all.ts';
-import { reencrypt } from './ops/reencrypt.ts';
-import { ConfigError, EXIT, USAGE, UsageError } from './ops/usage.ts';
+import { parseCommand, type Command } from './args.ts';
+import { describeFailure, formatFailure, gatewayConfig, opsClient } from './client.ts';
+import { list, reconcile, redrive, resolve, type Context } from './commands.ts';
+import { redriveAll } from './redrive-all.ts';
+import { reencrypt } from './reencrypt.ts';
+import { ConfigError, EXIT, USAGE, UsageError } from './usage.ts';
 
 /** Signals closer together than this are one Ctrl-C delivered twice. */
 const SIGINT_REPEAT_MS = 1_000;

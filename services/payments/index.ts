@@ -1,0 +1,15 @@
+/** The payments service's surface: what the rest of the house may import from it. */
+export { paymentResumers, RESUMABLE_OPERATIONS } from './resumable-operations.ts';
+export { CHARGE_ABSENT_FAILURE_CODE, reconcileUnknownPayments } from './reconcile-payments.ts';
+export {
+  finishWithOutcome,
+  loadPayment,
+  CREATE_PAYMENT_FAULT_POINTS,
+} from './create-payment.flow.ts';
+export { paymentsRouter } from './payments.router.ts';
+export { REFUND_PAYMENT_FAULT_POINTS } from './refund-payment.flow.ts';
+export { CAPTURE_PAYMENT_FAULT_POINTS } from './capture-payment.flow.ts';
+export { CANCEL_PAYMENT_FAULT_POINTS } from './cancel-payment.flow.ts';
+/** Its tables' entities: the composition lists them (entities.ts) for the process's one ORM. */
+export { Payment } from './payment.entity.ts';
+export { PaymentOperation } from './payment-operation.entity.ts';

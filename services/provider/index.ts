@@ -1,0 +1,12 @@
+/** The provider service's surface: what the rest of the house may import from it. */
+export { outcomeOfCharge } from './provider-port.ts';
+export type {
+  ProviderCharge,
+  ChargeOperationOutcome,
+  ChargeOutcome,
+  ProviderPort,
+} from './provider-port.ts';
+export { providerOperationKey, providerChargeKey } from './provider-keys.ts';
+export { providerRouter } from './provider.router.ts';
+export type { ProviderAdapter } from './provider-adapter.ts';
+export { createHttpProviderAdapter } from './http-provider-adapter.ts';

@@ -1,0 +1,307 @@
+import { z } from 'zod';
+import { Keyring } from '../services/kernel/crypto/keyring.ts';
+import { DEFAULT_RETENTION_POLICY } from '../services/kernel/idempotency/retention.ts';
+import { parseWebhookAllowList } from '../services/notifications/index.ts';
+import { isBearerTokenShape, MAX_BEARER_TOKEN_CHARS } from './http/bearer.ts';
+
+/**
+ * Every environment variable the gateway reads, in one zod schema: its name, type, default, unit
+ * and meaning. `loadConfig` validates the environment against it once, at start; the `Config`
+ * type is inferred from it; the README's configuration table is generated from it (a test fails
+ * when the two differ). A default lives here and nowhere else.
+ */
+export interface VariableDoc {
+  /** The environment variable. */
+  env: string;
+  /** What the default is, as the table shows it (unset: off, or what happens instead). */
+  shown: string;
+  unit?: string;
+  description: string;
+}
+
+const docs = new Map<z.ZodType, VariableDoc>();
+
+/** Attaches a variable's documentation to its schema. */
+function variable<T extends z.ZodType>(schema: T, doc: VariableDoc): T {
+  docs.set(schema, doc);
+  return schema;
+}
+
+const integer = (min: number) =>
+  z
+    .string()
+    .regex(/^-?\d+$/, 'must be an integer')
+    .transform(Number)
+    .pipe(z.number().int().min(min, `must be at least ${min}`).max(Number.MAX_SAFE_INTEGER));
+
+function withDefault(min: number, value: number) {
+  return integer(min).default(value);
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** A parser that throws one line (its own message) into a zod issue for its variable. */
+function parsedBy<T>(parse: (raw: string) => T) {
+  return z.string().transform((raw, ctx) => {
+    try {
+      return parse(raw);
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: error instanceof Error ? error.message : 'invalid' });
+      return z.NEVER;
+    }
+  });
+}
+
+function tenants(raw: string): Array<{ name: string; apiKey: string }> {
+  return raw.split(',').map((entry) => {
+    const at = entry.indexOf(':');
+    const name = entry.slice(0, at).trim();
+    const apiKey = entry.slice(at + 1).trim();
+    if (at < 1 || name === '' || apiKey.length < 16 || !isBearerTokenShape(apiKey)) {
+      throw new Error(
+        `must be name:apiKey,… with API keys of 16 to ${MAX_BEARER_TOKEN_CHARS} characters of [A-Za-z0-9-._~+/]`,
+      );
+    }
+    return { name, apiKey };
+  });
+}
+
+/** Default lease: well beyond one provider timeout plus a probe, so a live owner never loses it. */
+const DEFAULT_LEASE_MS = 30_000;
+/** Default provider timeout: card networks answer in well under a second; 5 s is a stall. */
+const DEFAULT_PROVIDER_TIMEOUT_MS = 5_000;
+/**
+ * How long after receiving a request the provider may still apply it. Card processors settle
+ * well within a minute; the sandbox within its 3 s slow token. Reconciliation waits this out.
+ */
+const DEFAULT_PROVIDER_APPLY_WINDOW_MS = 60_000;
+/** Stored answers above this are kept as a reference to the resource (a few KB, per the seeds). */
+const DEFAULT_RESPONSE_MAX_BYTES = 8 * 1024;
+/** Partition maintenance is cheap and idempotent; it runs well within a partition's width. */
+const DEFAULT_RETENTION_INTERVAL_MS = 10 * 60_000;
+
+export const configSchema = z.object({
+  host: variable(z.string().default('127.0.0.1'), {
+    env: 'HOST',
+    shown: '127.0.0.1',
+    description: 'address to bind; loopback so that a developer’s start does not face the network',
+  }),
+  port: variable(withDefault(0, 4000), {
+    env: 'PORT',
+    shown: '4000',
+    description:
+      'HTTP port of the gateway (GraphQL, health; tRPC and metrics too unless `INTERNAL_PORT`)',
+  }),
+  databaseUrl: variable(z.string().optional(), {
+    env: 'DATABASE_URL',
+    shown:
+      'embedded PostgreSQL (data under `.data/`, a free port; both recorded in `.data/embedded-postgres.json`)',
+    description:
+      'a PostgreSQL 15+ server, in any form libpq accepts (a unix socket with `?host=/path`)',
+  }),
+  pspUrl: variable(z.string().url('must be a URL').optional(), {
+    env: 'PSP_URL',
+    shown: 'the sandbox provider, in the process',
+    description: 'base URL of the payment provider',
+  }),
+  sandboxBlackholeMs: variable(withDefault(0, 30_000), {
+    env: 'SANDBOX_BLACKHOLE_MS',
+    shown: '30000',
+    unit: 'ms',
+    description: 'how long the sandbox’s `pm_card_unknown` hangs calls and probes',
+  }),
+  sandboxPspPort: variable(withDefault(0, 4010), {
+    env: 'SANDBOX_PSP_PORT',
+    shown: '4010',
+    description: 'port of `npm run sandbox-psp`, the sandbox provider as its own process',
+  }),
+  sandboxStatementLagMs: variable(withDefault(0, 1_000), {
+    env: 'SANDBOX_STATEMENT_LAG_MS',
+    shown: '1000',
+    unit: 'ms',
+    description: 'the sandbox’s statement is final up to now minus this',
+  }),
+  bootstrapTenants: variable(parsedBy(tenants).optional(), {
+    env: 'BOOTSTRAP_TENANTS',
+    shown: 'a `demo` tenant with a generated key',
+    description: '`name:apiKey,…`: tenants created or re-keyed at start',
+  }),
+  internalToken: variable(z.string().min(16, 'must be at least 16 characters').optional(), {
+    env: 'INTERNAL_TOKEN',
+    shown: 'generated and printed',
+    description: 'bearer token required on `/trpc`',
+  }),
+  idempotencyTtlSeconds: variable(withDefault(1, DEFAULT_RETENTION_POLICY.ttlSeconds), {
+    env: 'IDEMPOTENCY_TTL_SECONDS',
+    shown: String(DEFAULT_RETENTION_POLICY.ttlSeconds),
+    unit: 's',
+    description: 'the replay window, advertised as `expiresAt`',
+  }),
+  idempotencyMetadataRetentionSeconds: variable(
+    withDefault(0, DEFAULT_RETENTION_POLICY.metadataRetentionSeconds),
+    {
+      env: 'IDEMPOTENCY_METADATA_RETENTION_SECONDS',
+      shown: String(DEFAULT_RETENTION_POLICY.metadataRetentionSeconds),
+      unit: 's',
+      description: 'how long a key’s metadata outlives its window',
+    },
+  ),
+  idempotencyResponseMaxBytes: variable(withDefault(256, DEFAULT_RESPONSE_MAX_BYTES), {
+    env: 'IDEMPOTENCY_RESPONSE_MAX_BYTES',
+    shown: String(DEFAULT_RESPONSE_MAX_BYTES),
+    unit: 'bytes',
+    description: 'a stored answer larger than this is stored as a reference to its resource',
+  }),
+  idempotencyPartitionSeconds: variable(
+    withDefault(60, DEFAULT_RETENTION_POLICY.partitionSeconds),
+    {
+      env: 'IDEMPOTENCY_PARTITION_SECONDS',
+      shown: String(DEFAULT_RETENTION_POLICY.partitionSeconds),
+      unit: 's',
+      description: 'width of one retention partition',
+    },
+  ),
+  retentionIntervalMs: variable(withDefault(10, DEFAULT_RETENTION_INTERVAL_MS), {
+    env: 'RETENTION_INTERVAL_MS',
+    shown: String(DEFAULT_RETENTION_INTERVAL_MS),
+    unit: 'ms',
+    description: 'how often partition maintenance runs',
+  }),
+  leaseMs: variable(withDefault(100, DEFAULT_LEASE_MS), {
+    env: 'LEASE_MS',
+    shown: String(DEFAULT_LEASE_MS),
+    unit: 'ms',
+    description: 'lease of an in-flight request; after it, a retry or the worker may take over',
+  }),
+  recoveryIntervalMs: variable(withDefault(10, 5_000), {
+    env: 'RECOVERY_INTERVAL_MS',
+    shown: '5000',
+    unit: 'ms',
+    description: 'how often the recovery worker sweeps',
+  }),
+  providerTimeoutMs: variable(withDefault(1, DEFAULT_PROVIDER_TIMEOUT_MS), {
+    env: 'PROVIDER_TIMEOUT_MS',
+    shown: String(DEFAULT_PROVIDER_TIMEOUT_MS),
+    unit: 'ms',
+    description: 'how long one provider call (or probe) may take before it counts as a timeout',
+  }),
+  reconciliationIntervalMs: variable(withDefault(10, 60_000), {
+    env: 'RECONCILIATION_INTERVAL_MS',
+    shown: '60000',
+    unit: 'ms',
+    description: 'how often unknown outcomes are reconciled against the provider’s statement',
+  }),
+  unknownAfterAttempts: variable(withDefault(1, 5), {
+    env: 'PROVIDER_UNKNOWN_AFTER_ATTEMPTS',
+    shown: '5',
+    description:
+      'unanswered provider attempts before a request is unknown and left to reconciliation',
+  }),
+  providerApplyWindowMs: variable(withDefault(0, DEFAULT_PROVIDER_APPLY_WINDOW_MS), {
+    env: 'PROVIDER_APPLY_WINDOW_MS',
+    shown: String(DEFAULT_PROVIDER_APPLY_WINDOW_MS),
+    unit: 'ms',
+    description:
+      'how long after a request the provider may still apply it; reconciliation proves a charge absent only past it',
+  }),
+  backoffBaseMs: variable(withDefault(1, 1_000), {
+    env: 'RECOVERY_BACKOFF_BASE_MS',
+    shown: '1000',
+    unit: 'ms',
+    description:
+      'the recovery worker’s first backoff between attempts at one request (doubles, capped)',
+  }),
+  outboxClaimLeaseMs: variable(withDefault(100, 30_000), {
+    env: 'OUTBOX_CLAIM_LEASE_MS',
+    shown: '30000',
+    unit: 'ms',
+    description:
+      'how long a dispatcher holds a claimed delivery; a dead dispatcher’s deliveries are due again after it',
+  }),
+  outboxIntervalMs: variable(withDefault(10, 250), {
+    env: 'OUTBOX_INTERVAL_MS',
+    shown: '250',
+    unit: 'ms',
+    description: 'how often each process’s dispatcher polls the outbox',
+  }),
+  logLevel: variable(z.enum(LOG_LEVELS).default('info'), {
+    env: 'LOG_LEVEL',
+    shown: 'info',
+    description: `pino level: ${LOG_LEVELS.join(', ')}`,
+  }),
+  rateLimitTenantPerSecond: variable(integer(1).optional(), {
+    env: 'RATE_LIMIT_TENANT_PER_SECOND',
+    shown: 'unset (off)',
+    unit: 'requests/s',
+    description:
+      'requests per second a tenant may send to this process; over it `RATE_LIMITED` (429, `Retry-After`), nothing stored',
+  }),
+  rateLimitTenantBurst: variable(integer(1).optional(), {
+    env: 'RATE_LIMIT_TENANT_BURST',
+    shown: '2 × the rate',
+    unit: 'requests',
+    description: 'how many a tenant may send at once; set without a rate, the start fails',
+  }),
+  rateLimitUnauthenticatedPerSecond: variable(integer(1).optional(), {
+    env: 'RATE_LIMIT_UNAUTHENTICATED_PER_SECOND',
+    shown: 'unset (off)',
+    unit: 'failures/s',
+    description:
+      'failed authentications per second per client (TCP peer) address; beyond it that address is refused before its key is looked up',
+  }),
+  internalPort: variable(integer(0).optional(), {
+    env: 'INTERNAL_PORT',
+    shown: 'unset: everything on `PORT`',
+    description:
+      'when set, `/trpc` and `/metrics` are served only there, and the public port answers 404 for them',
+  }),
+  internalHost: variable(z.string().default('127.0.0.1'), {
+    env: 'INTERNAL_HOST',
+    shown: '127.0.0.1',
+    description: 'address `INTERNAL_PORT` binds to',
+  }),
+  webhookAllowList: variable(
+    parsedBy((raw) => parseWebhookAllowList(raw, 'WEBHOOK_ALLOWED_HOSTS'))
+      .optional()
+      .transform((list) => list ?? parseWebhookAllowList(undefined, 'WEBHOOK_ALLOWED_HOSTS')),
+    {
+      env: 'WEBHOOK_ALLOWED_HOSTS',
+      shown: 'empty',
+      description:
+        'CIDRs, addresses and names (`127.0.0.1/32,localhost`) webhooks may reach although loopback or private, over plain http too',
+    },
+  ),
+  dataEncryptionKeys: variable(
+    parsedBy((raw) => Keyring.parse(raw, 'DATA_ENCRYPTION_KEYS')).optional(),
+    {
+      env: 'DATA_ENCRYPTION_KEYS',
+      shown:
+        'embedded mode: generated into `.data/`; with `DATABASE_URL`: required unless `NODE_ENV` is `test` or `development`',
+      description:
+        '`id:base64key,…` of 32-byte keys: the first encrypts stored answers and webhook secrets and keys request hashes; all decrypt',
+    },
+  ),
+  nodeEnv: variable(z.string().optional(), {
+    env: 'NODE_ENV',
+    shown: 'unset',
+    description:
+      '`test` or `development` let a gateway on `DATABASE_URL` use a generated data key; only `test` accepts `FAULT_POINTS`',
+  }),
+  faultPoints: variable(z.string().optional(), {
+    env: 'FAULT_POINTS',
+    shown: 'unset',
+    description:
+      'tests only: `name=crash,…` arms named fault points; refused unless `NODE_ENV=test`, and so is an unknown name',
+  }),
+});
+
+export type Config = z.output<typeof configSchema>;
+
+/** Every variable's documentation, in the schema's order. */
+export function configVariables(): Array<VariableDoc & { key: string }> {
+  return Object.entries(configSchema.shape).map(([key, schema]) => {
+    const doc = docs.get(schema);
+    if (doc === undefined) throw new Error(`config field ${key} has no documentation`);
+    return { key, ...doc };
+  });
+}

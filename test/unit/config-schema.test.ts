@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { configVariables } from '../../src/config-schema.ts';
+import { defaultConfig, loadConfig } from '../../src/config.ts';
+import { ormConnection } from '../../migrations/orm-connection.ts';
+
+const variables = configVariables();
+
+describe('the configuration schema', () => {
+  it('documents every variable once', () => {
+    const names = variables.map((v) => v.env);
+    expect(new Set(names).size).toBe(names.length);
+    for (const v of variables) expect(v.description.length).toBeGreaterThan(10);
+  });
+
+  it('shows, for each numeric default, the value a start with no environment runs with', () => {
+    const defaults = defaultConfig() as Record<string, unknown>;
+    for (const v of variables) {
+      const value = defaults[v.key];
+      if (typeof value === 'number') expect(v.shown, v.env).toBe(String(value));
+    }
+  });
+
+  const integers = variables.filter(
+    (v) =>
+      typeof (defaultConfig() as Record<string, unknown>)[v.key] === 'number' ||
+      /PER_SECOND|BURST|INTERNAL_PORT/.test(v.env),
+  );
+  it.each(
+    integers.flatMap((v) => [
+      [v.env, 'abc'],
+      [v.env, '1.5'],
+      [v.env, '-99999'],
+    ]),
+  )('refuses %s=%s in one line naming it', (name, raw) => {
+    expect(() => loadConfig({ [name]: raw })).toThrow(new RegExp(`^${name} `));
+  });
+
+  it.each([
+    ['PSP_URL', 'not a url'],
+    ['LOG_LEVEL', 'loud'],
+    ['BOOTSTRAP_TENANTS', 'acme'],
+    ['DATA_ENCRYPTION_KEYS', 'k1:short'],
+    ['WEBHOOK_ALLOWED_HOSTS', '10.0.0.0/33'],
+    ['INTERNAL_TOKEN', 'short'],
+  ])('refuses %s=%j in one line naming it', (name, raw) => {
+    let message = '';
+    try {
+      loadConfig({ [name]: raw });
+    } catch (error) {
+      message = error instanceof Error ? error.message : '';
+    }
+    expect(message).toMatch(new RegExp(`^${name}\\b`));
+    expect(message).not.toContain('\n');
+  });
+
+  it('treats an empty variable as unset', () => {
+    expect(loadConfig({ PORT: '', LOG_LEVEL: '' })).toEqual(defaultConfig());
+  });
+});
+
+describe('DATABASE_URL in every form pg accepts', () => {
+  it('hands MikroORM a unix socket as its host', () => {
+    expect(ormConnection('postgresql://root@/payments?host=/var/run/postgresql')).toEqual({
+      host: '/var/run/postgresql',
+      user: 'root',
+      dbName: 'payments',
+    });
+    expect(ormConnection('postgres://u:p%40ss@db.internal:6543/pay')).toEqual({
+      host: 'db.internal',
+      port: 6543,
+      user: 'u',
+      password: 'p@ss',
+      dbName: 'pay',
+    });
+  });
+});
