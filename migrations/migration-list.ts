@@ -1,10 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { Migration } from '@mikro-orm/migrations';
 import type { MigrationObject } from '@mikro-orm/core';
+import { MigrationDownRefusedError } from '../services/kernel/errors.ts';
 
 /**
  * The migrations, in order. Append-only once merged: a change to the schema is a new file.
  * Each is a plain SQL file beside this one, run by MikroORM's migrator in one transaction.
+ * `down` throws MigrationDownRefusedError: a rollback is a new forward migration.
  */
 const SQL_FILES = [
   '0001-initial-schema.sql',
@@ -21,12 +23,17 @@ const SQL_FILES = [
 
 function sqlMigration(file: string): MigrationObject {
   const sql = readFileSync(new URL(file, import.meta.url), 'utf8');
+  const name = file.replace(/\.sql$/, '');
   class SqlFileMigration extends Migration {
     override up(): void {
       this.addSql(sql);
     }
+
+    override down(): void {
+      throw new MigrationDownRefusedError(name);
+    }
   }
-  return { name: file.replace(/\.sql$/, ''), class: SqlFileMigration };
+  return { name, class: SqlFileMigration };
 }
 
 export const migrationsList = SQL_FILES.map(sqlMigration);

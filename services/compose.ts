@@ -2,6 +2,7 @@ import { createTRPCClient, localLink, type TRPCClient } from '@trpc/client';
 import type { ServiceContext, ServiceDeps } from './context.ts';
 import { warnIfAutovacuumOff } from './kernel/db/autovacuum-check.ts';
 import { createPool } from './kernel/db/pool.ts';
+import { createOrm } from './orm.ts';
 import type { Logger } from './kernel/logging/logger.ts';
 import type { RequestTrace } from './kernel/logging/request-trace.ts';
 import type { Keyring } from './kernel/crypto/keyring.ts';
@@ -113,6 +114,13 @@ function providerThrough(caller: () => ServiceCaller): ServiceDeps['provider'] {
   };
 }
 
+/**
+ * Connections of the ORM's pool. Its work is reads and management (queries, authentication on a
+ * cache miss, operators' tools), never the request path's phases, so a few suffice; more would
+ * take from the server's max_connections what the request path's pool may need.
+ */
+const ORM_POOL_MAX = 4;
+
 /** The recovery worker never waits longer than this between attempts at one request. */
 const BACKOFF_CAP_MS = 5 * 60_000;
 
@@ -121,6 +129,12 @@ export function createServices(config: ServicesConfig): Services {
     connectionString: config.databaseUrl,
     max: config.poolMax,
     applicationName: 'payments-services',
+    statementTimeoutMs: config.statementTimeoutMs,
+  });
+  const orm = createOrm({
+    databaseUrl: config.databaseUrl,
+    poolMax: ORM_POOL_MAX,
+    applicationName: 'payments-services-orm',
     statementTimeoutMs: config.statementTimeoutMs,
   });
   const engine = new IdempotencyEngine({
@@ -141,6 +155,7 @@ export function createServices(config: ServicesConfig): Services {
   const webhookEgress = createWebhookEgress({ allowList: config.webhookAllowList });
   const deps: ServiceDeps = {
     pool,
+    orm,
     engine,
     faults: config.faults,
     metrics: config.metrics,
@@ -275,6 +290,7 @@ export function createServices(config: ServicesConfig): Services {
       await providerAdapter.close();
       await webhookEgress.close();
       await pool.end();
+      await orm.close(true);
     },
   };
 }

@@ -5,13 +5,20 @@ import type { IdempotencyEngine } from './kernel/idempotency/engine.ts';
 import type { Logger } from './kernel/logging/logger.ts';
 import { RequestTrace } from './kernel/logging/request-trace.ts';
 import type { Metrics } from './kernel/metrics.ts';
+import type { Orm } from './orm.ts';
 import type { ProviderAdapter } from './provider/index.ts';
 import type { ProviderPort } from './provider/index.ts';
 import type { WebhookEgress } from './notifications/index.ts';
 
 /** Everything a service needs, passed in by whoever composes the process: no singletons. */
 export interface ServiceDeps {
+  /** The request path's pool: admission, fenced phases, pipelined statements (hand-written SQL). */
   pool: pg.Pool;
+  /**
+   * The process's one MikroORM instance, for reads and management (ADR 0020). Work on
+   * `orm.em.fork()`, one fork per call: the global manager refuses use (allowGlobalContext).
+   */
+  orm: Orm;
   engine: IdempotencyEngine;
   faults: FaultPoints;
   metrics: Metrics;

@@ -167,3 +167,19 @@ export class ConfigInvalidError extends Error {
     this.name = 'ConfigInvalidError';
   }
 }
+
+/**
+ * Someone asked the migrator to roll a migration back. Migrations are append-only: a `down`
+ * written beside its `up` is never run until the day it is needed, and on that day it meets
+ * rows its author never saw (a dropped column loses data that later writes depended on). A
+ * rollback is a new forward migration, reviewed and tested like any other.
+ */
+export class MigrationDownRefusedError extends Error {
+  constructor(readonly migration: string) {
+    super(
+      `migration ${migration} cannot be rolled back: migrations are append-only, ` +
+        'so write the rollback as a new forward migration (the next number in migrations/)',
+    );
+    this.name = 'MigrationDownRefusedError';
+  }
+}

@@ -1,3 +1,6 @@
 /** The ledger service's surface: what the rest of the house may import from it. */
 export { ledgerRouter } from './ledger.router.ts';
 export { ledgerHandler } from './ledger-consumer.ts';
+/** Its tables' entities: the composition lists them (entities.ts) for the process's one ORM. */
+export { LedgerLine } from './ledger-line.entity.ts';
+export { LedgerPosting } from './ledger-posting.entity.ts';

@@ -2,12 +2,8 @@ import type { ServiceDeps } from '../context.ts';
 import type { Delivery, DeliveryHandler, DeliveryResult } from '../kernel/outbox/dispatcher.ts';
 import { writeEvent } from '../kernel/outbox/outbox.ts';
 import { withTransaction } from '../kernel/db/pool.ts';
-import {
-  DISABLE_ENDPOINT,
-  INSERT_RECEIPT,
-  SELECT_ENABLED_ENDPOINTS,
-  SELECT_ENDPOINT,
-} from './notifications.sql.ts';
+import { DISABLE_ENDPOINT, INSERT_RECEIPT, SELECT_ENABLED_ENDPOINTS } from './notifications.sql.ts';
+import { WebhookEndpoint } from './webhook-endpoint.entity.ts';
 import { WebhookAddressNotAllowedError } from './notifications.errors.ts';
 import { openWebhookSecret } from './webhook-secret.ts';
 import { signWebhook } from './webhook-signature.ts';
@@ -62,15 +58,19 @@ export function notificationHandlers(deps: ServiceDeps): Record<string, Delivery
 
 async function deliverWebhook(deps: ServiceDeps, delivery: Delivery): Promise<DeliveryResult> {
   const endpointId = delivery.consumer.slice('webhook:'.length);
-  const { rows } = await deps.pool.query<{ url: string; secret: string; status: string }>(
-    SELECT_ENDPOINT,
-    [delivery.tenantId, endpointId],
-  );
-  const endpoint = rows[0];
-  if (endpoint === undefined || endpoint.status !== 'enabled')
+  const endpoint = await deps.orm.em
+    .fork()
+    .findOne(
+      WebhookEndpoint,
+      { tenantId: delivery.tenantId, id: endpointId },
+      { fields: ['url', 'secret', 'status'] },
+    );
+  if (endpoint === null || endpoint.status !== 'enabled')
     return { kind: 'abandon', why: 'endpoint disabled or removed' };
   // Sealed at rest (webhook-secret.ts): opened here, for the signature, and nowhere else.
-  endpoint.secret = openWebhookSecret(
+  // Into a local, never back onto the entity: a managed entity holding the clear secret is one
+  // flush away from writing it to the table.
+  const secret = openWebhookSecret(
     deps.keyring,
     { tenantId: delivery.tenantId, endpointId },
     endpoint.secret,
@@ -90,7 +90,7 @@ async function deliverWebhook(deps: ServiceDeps, delivery: Delivery): Promise<De
         'webhook-id': delivery.eventId,
         'webhook-timestamp': String(timestamp),
         'webhook-signature': signWebhook({
-          secret: endpoint.secret,
+          secret,
           id: delivery.eventId,
           timestamp,
           body,

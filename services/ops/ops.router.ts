@@ -10,7 +10,8 @@ import { finishWithOutcome, loadPayment } from '../payments/index.ts';
 import { paymentResumers, RESUMABLE_OPERATIONS } from '../payments/index.ts';
 import { CHARGE_ABSENT_FAILURE_CODE, reconcileUnknownPayments } from '../payments/index.ts';
 import { procedure, router } from '../trpc.ts';
-import { LIST_UNFINISHED, SELECT_FOR_OPS } from './ops.sql.ts';
+import { IdempotencyKey } from '../kernel/idempotency/idempotency-key.entity.ts';
+import { LIST_UNFINISHED } from './ops.sql.ts';
 
 /** The operations ops can act on, by id. */
 const OPERATIONS = new Map(RESUMABLE_OPERATIONS.map((op) => [op.id, op]));
@@ -184,17 +185,28 @@ function scopeOf(input: { tenantId: string; operation: string; key: string }) {
   return { tenantId: input.tenantId, operation, key: input.key };
 }
 
+/**
+ * One request's current token and state: the scope's newest generation (idempotency_keys_scope_ix).
+ * Read from the primary through the EntityManager; the token only seeds claimForSettlement's
+ * conditional UPDATE, which refuses it if the request moved on since.
+ */
 async function currentOf(
   deps: ServiceDeps,
   input: { tenantId: string; operation: string; key: string },
 ): Promise<{ state: string; fencing_token: string; resource_id: string | null }> {
-  const { rows } = await deps.pool.query<{
-    state: string;
-    fencing_token: string;
-    resource_id: string | null;
-  }>(SELECT_FOR_OPS, [input.tenantId, input.operation, input.key]);
-  if (rows[0] === undefined) throw new TRPCError({ code: 'NOT_FOUND', message: 'no such request' });
-  return rows[0];
+  const current = await deps.orm.em
+    .fork()
+    .findOne(
+      IdempotencyKey,
+      { tenantId: input.tenantId, operation: input.operation, key: input.key },
+      { orderBy: { expiresAt: 'desc' }, fields: ['state', 'fencingToken', 'resourceId'] },
+    );
+  if (current === null) throw new TRPCError({ code: 'NOT_FOUND', message: 'no such request' });
+  return {
+    state: current.state,
+    fencing_token: current.fencingToken,
+    resource_id: current.resourceId ?? null,
+  };
 }
 
 function conflict(message: string): TRPCError {

@@ -20,10 +20,3 @@ SELECT k.tenant_id, k.operation, k.key, k.state, k.recovery_point, k.resource_id
  WHERE k.state = ANY($1)
  ORDER BY k.created_at
  LIMIT $2`;
-
-/** One request's current token and state (the scope's newest generation). $1 tenant,
- * $2 operation, $3 key. */
-export const SELECT_FOR_OPS = `
-SELECT state, fencing_token, resource_id FROM idempotency_keys
- WHERE tenant_id = $1 AND operation = $2 AND key = $3
- ORDER BY expires_at DESC LIMIT 1`;

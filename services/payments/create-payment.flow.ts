@@ -18,7 +18,7 @@ import type { ChargeOutcome } from '../provider/index.ts';
 import { normaliseCreatePayment, type CreatePaymentInput } from './create-payment.command.ts';
 import { paymentOutcomeEvent } from './payment-events.ts';
 import { CHECKS, isFailedCheck } from '../kernel/db/failed-checks.ts';
-import { getPayment } from './payment-queries.ts';
+import { paymentViewOf } from './payment-rows.ts';
 import { PAYMENT_ANSWER_VERSION, paymentAnswerReader, paymentOutcomeOf } from './stored-answers.ts';
 import { INSERT_PAYMENT, RECORD_CHARGE_OUTCOME, SELECT_PAYMENT } from './payments.sql.ts';
 import {
@@ -320,7 +320,7 @@ async function answer(
   const reader = paymentAnswerReader(deps.pool, {
     tenantId: info.tenantId,
     render: async (paymentId) => ({
-      payment: await getPayment(deps.pool, { tenantId: info.tenantId, id: paymentId }),
+      payment: await paymentViewOf(deps.pool, { tenantId: info.tenantId, id: paymentId }),
     }),
   });
   const body = storedAnswer.parse(await currentBody(CREATE_PAYMENT, stored, reader));

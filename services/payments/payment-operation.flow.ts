@@ -24,7 +24,7 @@ import type { StoredResponse } from '../kernel/idempotency/types.ts';
 import { providerOperationKey } from '../provider/index.ts';
 import type { ChargeOperationOutcome } from '../provider/index.ts';
 import { publishOperationOutcome } from './payment-events.ts';
-import { refundsOf } from './payment-queries.ts';
+import { refundsOf } from './payment-rows.ts';
 import { paymentAnswerReader } from './stored-answers.ts';
 import { currentBody } from '../kernel/idempotency/stored-response.ts';
 import {

@@ -1,16 +1,24 @@
+import type { InferEntity } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import type { Queryable } from '../kernel/db/pool.ts';
+import type { JsonValue } from '../kernel/canonical-json.ts';
 import { InputInvalidError } from '../kernel/errors.ts';
 import { assertNoControlCharacters } from '../kernel/input/free-text.ts';
 import type { Keyring } from '../kernel/crypto/keyring.ts';
 import { decodeCursor, encodeCursor } from './payment-cursor.ts';
-import { LIST_PAYMENTS, SELECT_PAYMENT, SELECT_REFUNDS } from './payments.sql.ts';
+import { PaymentOperation } from './payment-operation.entity.ts';
+import { Payment } from './payment.entity.ts';
 import {
   toPaymentView,
   type PaymentRow,
   type PaymentView,
   type RefundRow,
 } from './payment.view.ts';
+
+/**
+ * The query API's reads (payments.router.ts), through the EntityManager: each call gets its own
+ * fork, so nothing is cached across requests. The phases' reads stay SQL (payment-rows.ts).
+ */
 
 /** Page sizes beyond this are refused rather than clamped, so a client never silently gets less. */
 const MAX_PAGE_SIZE = 100;
@@ -23,19 +31,42 @@ export const listPaymentsInput = z.object({
   reference: z.string().nullish(),
 });
 
+type PaymentEntity = InferEntity<typeof Payment>;
+
+/** The entity in the row shape payment.view.ts renders (the phases' SQL returns that shape). */
+function rowOf(payment: PaymentEntity): PaymentRow {
+  return {
+    id: payment.id,
+    status: payment.status,
+    amount_minor: payment.amountMinor,
+    currency: payment.currency,
+    amount_captured_minor: payment.amountCapturedMinor,
+    amount_refunded_minor: payment.amountRefundedMinor,
+    payment_method: payment.paymentMethod,
+    capture_method: payment.captureMethod,
+    reference: payment.reference ?? null,
+    description: payment.description ?? null,
+    metadata: (payment.metadata ?? null) as JsonValue,
+    provider_key: payment.providerKey,
+    provider_reference: payment.providerReference ?? null,
+    failure_code: payment.failureCode ?? null,
+    created_at: payment.createdAt,
+  };
+}
+
 /** A payment of this tenant, or null: another tenant's payment is indistinguishable from none. */
 export async function getPayment(
-  pool: Queryable,
+  em: EntityManager,
   input: { tenantId: string; id: string },
 ): Promise<PaymentView | null> {
   if (!UUID_PATTERN.test(input.id)) return null;
-  const { rows } = await pool.query<PaymentRow>(SELECT_PAYMENT, [
-    input.tenantId,
-    input.id.toLowerCase(),
-  ]);
-  if (rows[0] === undefined) return null;
-  const refunds = await refundsOf(pool, { tenantId: input.tenantId, paymentIds: [rows[0].id] });
-  return toPaymentView(rows[0], refunds.get(rows[0].id));
+  const payment = await em.findOne(Payment, {
+    tenantId: input.tenantId,
+    id: input.id.toLowerCase(),
+  });
+  if (payment === null) return null;
+  const refunds = await refundsOf(em, { tenantId: input.tenantId, paymentIds: [payment.id] });
+  return toPaymentView(rowOf(payment), refunds.get(payment.id));
 }
 
 export interface PaymentPage {
@@ -43,32 +74,46 @@ export interface PaymentPage {
   pageInfo: { hasNextPage: boolean; endCursor: string | null };
 }
 
-/** Throws InputInvalidError for a bad page size or cursor. */
+/**
+ * Newest first, keyset-paginated on (created_at, id) as payments_tenant_created_ix and
+ * payments_tenant_reference_ix are ordered. The cursor carries created_at in whole microseconds
+ * (Payment.createdUs): a JS Date would cut it to milliseconds and repeat rows across pages.
+ * Throws InputInvalidError for a bad page size or cursor.
+ */
 export async function listPayments(
-  deps: { pool: Queryable; keyring: Keyring },
+  deps: { em: EntityManager; keyring: Keyring },
   input: z.infer<typeof listPaymentsInput>,
 ): Promise<PaymentPage> {
-  const { pool, keyring } = deps;
+  const { em, keyring } = deps;
   if (input.first < 1 || input.first > MAX_PAGE_SIZE) {
     throw new InputInvalidError('first', `first must be between 1 and ${MAX_PAGE_SIZE}`);
   }
   assertNoControlCharacters('reference', input.reference);
   const cursor = input.after ? decodeCursor(keyring, input.tenantId, input.after) : null;
-  const { rows } = await pool.query<PaymentRow & { created_us: string }>(LIST_PAYMENTS, [
-    input.tenantId,
-    input.first + 1,
-    cursor?.createdUs ?? null,
-    cursor?.id ?? null,
-    input.reference ?? null,
-  ]);
+  const query = em
+    .createQueryBuilder(Payment, 'p')
+    .where({ tenantId: input.tenantId })
+    .orderBy({ createdAt: 'desc', id: 'desc' })
+    .limit(input.first + 1);
+  if (input.reference != null) query.andWhere({ reference: input.reference });
+  if (cursor !== null) {
+    query.andWhere(
+      `(p.created_at, p.id) < (timestamptz 'epoch' + ?::bigint * interval '1 microsecond', ?::uuid)`,
+      [cursor.createdUs, cursor.id],
+    );
+  }
+  const rows = await query.getResultList();
   const page = rows.slice(0, input.first);
-  const refunds = await refundsOf(pool, {
+  const refunds = await refundsOf(em, {
     tenantId: input.tenantId,
-    paymentIds: page.map((row) => row.id),
+    paymentIds: page.map((payment) => payment.id),
   });
-  const edges = page.map((row) => ({
-    cursor: encodeCursor(keyring, input.tenantId, { createdUs: row.created_us, id: row.id }),
-    node: toPaymentView(row, refunds.get(row.id)),
+  const edges = page.map((payment) => ({
+    cursor: encodeCursor(keyring, input.tenantId, {
+      createdUs: payment.createdUs,
+      id: payment.id,
+    }),
+    node: toPaymentView(rowOf(payment), refunds.get(payment.id)),
   }));
   return {
     edges,
@@ -76,15 +121,32 @@ export async function listPayments(
   };
 }
 
-/** The refunds of several payments in one query, by payment id. */
+/** The refunds of several payments in one query, by payment id, oldest first. */
 export async function refundsOf(
-  pool: Queryable,
+  em: EntityManager,
   ids: { tenantId: string; paymentIds: string[] },
 ): Promise<Map<string, RefundRow[]>> {
   const byPayment = new Map<string, RefundRow[]>();
   if (ids.paymentIds.length === 0) return byPayment;
-  const { rows } = await pool.query<RefundRow>(SELECT_REFUNDS, [ids.tenantId, ids.paymentIds]);
-  for (const row of rows)
+  const refunds = await em.find(
+    PaymentOperation,
+    {
+      tenantId: ids.tenantId,
+      payment: { $in: ids.paymentIds.map((id): [string, string] => [ids.tenantId, id]) },
+      kind: 'refund',
+    },
+    { orderBy: { createdAt: 'asc', id: 'asc' } },
+  );
+  for (const refund of refunds) {
+    const row: RefundRow = {
+      id: refund.id,
+      payment_id: refund.payment.id,
+      amount_minor: refund.amountMinor ?? '0',
+      status: refund.status,
+      reason: refund.reason ?? null,
+      created_at: refund.createdAt,
+    };
     byPayment.set(row.payment_id, [...(byPayment.get(row.payment_id) ?? []), row]);
+  }
   return byPayment;
 }

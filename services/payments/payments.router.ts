@@ -24,6 +24,10 @@ export const paymentsRouter = router({
     .mutation(({ ctx, input }) => cancelPayment(ctx.deps, input)),
   get: procedure
     .input(z.object({ tenantId: z.uuid(), id: z.string() }))
-    .query(({ ctx, input }) => getPayment(ctx.deps.pool, input)),
-  list: procedure.input(listPaymentsInput).query(({ ctx, input }) => listPayments(ctx.deps, input)),
+    .query(({ ctx, input }) => getPayment(ctx.deps.orm.em.fork(), input)),
+  list: procedure
+    .input(listPaymentsInput)
+    .query(({ ctx, input }) =>
+      listPayments({ em: ctx.deps.orm.em.fork(), keyring: ctx.deps.keyring }, input),
+    ),
 });

@@ -1,7 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { randomUUID } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Queryable } from '../kernel/db/pool.ts';
-import { SELECT_TENANT_BY_KEY_HASH, UPSERT_TENANT } from './tenants.sql.ts';
+import { Tenant as TenantEntity } from './tenant.entity.ts';
+import { UPSERT_TENANT } from './tenants.sql.ts';
 
 /** 32 random bytes: far beyond guessing, which is why a plain SHA-256 protects the stored form. */
 const API_KEY_RANDOM_BYTES = 32;
@@ -19,12 +21,24 @@ export interface Tenant {
   name: string;
 }
 
-export async function findTenantByApiKey(db: Queryable, apiKey: string): Promise<Tenant | null> {
-  const { rows } = await db.query<Tenant>(SELECT_TENANT_BY_KEY_HASH, [hashApiKey(apiKey)]);
-  return rows[0] ?? null;
+/** By the key's hash only: the key itself never reaches the database. */
+export async function findTenantByApiKey(
+  em: EntityManager,
+  apiKey: string,
+): Promise<Tenant | null> {
+  const tenant = await em.findOne(
+    TenantEntity,
+    { apiKeyHash: hashApiKey(apiKey) },
+    { fields: ['id', 'name'] },
+  );
+  return tenant === null ? null : { id: tenant.id, name: tenant.name };
 }
 
-/** Creates (or re-keys) a tenant; returns its id. */
+/**
+ * Creates (or re-keys) a tenant; returns its id. Hand-written SQL, not the EntityManager: a
+ * concurrent create of the same name is decided by ON CONFLICT in the database, where a
+ * find-then-insert would let both callers insert and one fail.
+ */
 export async function upsertTenant(
   db: Queryable,
   tenant: { name: string; apiKey: string },

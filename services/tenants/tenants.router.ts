@@ -6,5 +6,5 @@ export const tenantsRouter = router({
   /** The tenant an API key belongs to, or null. Keys are compared by hash only. */
   authenticate: procedure
     .input(z.object({ apiKey: z.string().min(1).max(512) }))
-    .query(({ ctx, input }) => findTenantByApiKey(ctx.deps.pool, input.apiKey)),
+    .query(({ ctx, input }) => findTenantByApiKey(ctx.deps.orm.em.fork(), input.apiKey)),
 });

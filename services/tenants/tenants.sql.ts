@@ -1,7 +1,3 @@
-/** $1 SHA-256 of an API key. */
-export const SELECT_TENANT_BY_KEY_HASH = `
-SELECT id, name FROM tenants WHERE api_key_hash = $1`;
-
 /** Creates a tenant or gives an existing one (by name) this key. $1 id, $2 name, $3 key hash. */
 export const UPSERT_TENANT = `
 INSERT INTO tenants (id, name, api_key_hash) VALUES ($1, $2, $3)

@@ -102,6 +102,54 @@ describe('Query.payments', () => {
     expect(new Set(seen).size).toBe(4);
   });
 
+  it('each read sees what changed since the last one (a fresh EntityManager fork per call)', async () => {
+    const created = paymentOf(
+      await graphql(stack.app.url, {
+        apiKey: TENANT_A.apiKey,
+        query: CREATE_PAYMENT,
+        variables: {
+          input: {
+            idempotencyKey: 'fresh-reads',
+            amount: '1.00',
+            currency: 'EUR',
+            paymentMethod: 'pm_card_visa',
+            reference: 'fresh-reads',
+          },
+        },
+      }),
+    );
+    const read = async () => {
+      const one = await graphql(stack.app.url, {
+        apiKey: TENANT_A.apiKey,
+        query: `query($id: ID!) { payment(id: $id) { status failureCode } }`,
+        variables: { id: created.id },
+      });
+      const listed = await graphql(stack.app.url, {
+        apiKey: TENANT_A.apiKey,
+        query: `query { payments(first: 1, reference: "fresh-reads") { edges { node { status } } } }`,
+      });
+      return {
+        one: one.body.data?.['payment'],
+        listed: (listed.body.data?.['payments'] as { edges: Array<{ node: unknown }> }).edges[0]
+          ?.node,
+      };
+    };
+    expect(await read()).toEqual({
+      one: { status: 'SUCCEEDED', failureCode: null },
+      listed: { status: 'SUCCEEDED' },
+    });
+    // A change made behind the API's back (another process, an operator): an identity map
+    // shared across requests would go on answering the row it loaded first.
+    await stack.db.query(
+      `UPDATE payments SET status = 'FAILED', failure_code = 'edited' WHERE tenant_id = $1 AND id = $2`,
+      [stack.tenantIds.a, created.id],
+    );
+    expect(await read()).toEqual({
+      one: { status: 'FAILED', failureCode: 'edited' },
+      listed: { status: 'FAILED' },
+    });
+  });
+
   it('refuses a page size beyond 100 and a cursor it did not issue', async () => {
     for (const variables of [{ first: 101 }, { first: 0 }, { after: 'not-a-cursor' }]) {
       const answer = await graphql(stack.app.url, {

@@ -1,0 +1,57 @@
+import { defineEntity, p } from '@mikro-orm/core';
+
+/**
+ * `idempotency_keys` (migrations/0007, request_hash_key in 0010), the parent of a table
+ * partitioned by expires_at: its partitions are created and dropped by retention.ts, never by
+ * the ORM. Every write goes through idempotency.sql.ts (admission, fenced phases); this entity
+ * is for reads and for the schema drift test.
+ */
+export const IdempotencyKey = defineEntity({
+  name: 'IdempotencyKey',
+  tableName: 'idempotency_keys',
+  properties: {
+    // From idempotency_request_id_seq (not a serial column: the sequence outlives the v1 table).
+    id: p.bigint('string').primary().autoincrement(),
+    tenantId: p.uuid(),
+    operation: p.text(),
+    key: p.text(),
+    requestHash: p.blob(),
+    state: p.enum(['started', 'unknown', 'finished']),
+    recoveryPoint: p.text(),
+    resourceId: p.uuid().nullable(),
+    fencingToken: p.bigint('string').defaultRaw('1'),
+    leaseExpiresAt: p.datetime().nullable(),
+    attempts: p.integer().defaultRaw('0'),
+    nextAttemptAt: p.datetime().nullable(),
+    lastAttemptAt: p.datetime().nullable(),
+    lastAttemptOutcome: p.text().nullable(),
+    outcome: p.text().nullable(),
+    createdAt: p.datetime().defaultRaw('now()'),
+    updatedAt: p.datetime().defaultRaw('now()'),
+    expiresAt: p.datetime().primary(),
+    requestHashKey: p
+      .text()
+      .nullable()
+      .comment(
+        'id of the DATA_ENCRYPTION_KEYS key whose HMAC subkey made request_hash; NULL: plain SHA-256',
+      ),
+  },
+  primaryKeys: ['id', 'expiresAt'],
+  checks: [
+    { name: 'idempotency_keys_key_format_ck', expression: "key ~ '^[A-Za-z0-9._:-]{1,255}$'" },
+    {
+      name: 'idempotency_keys_finished_ck',
+      expression: "state <> 'finished' OR (outcome IS NOT NULL AND lease_expires_at IS NULL)",
+    },
+  ],
+  indexes: [
+    {
+      name: 'idempotency_keys_scope_ix',
+      properties: ['tenantId', 'operation', 'key', 'expiresAt'],
+    },
+    {
+      name: 'idempotency_keys_unfinished_lease_ix',
+      expression: `CREATE INDEX idempotency_keys_unfinished_lease_ix ON idempotency_keys (lease_expires_at) WHERE state <> 'finished'`,
+    },
+  ],
+});

@@ -1,0 +1,34 @@
+import { defineEntity, p } from '@mikro-orm/core';
+import { OutboxEvent } from './outbox-event.entity.ts';
+
+/** `outbox_deliveries` (migrations/0005): one per event and consumer, claimed by outbox.sql.ts. */
+export const OutboxDelivery = defineEntity({
+  name: 'OutboxDelivery',
+  tableName: 'outbox_deliveries',
+  properties: {
+    tenantId: p.uuid().primary(),
+    // The event, by (tenant_id, event_id): tenant_id is shared with this row's primary key.
+    event: () =>
+      p
+        .manyToOne(OutboxEvent)
+        .primary()
+        .fieldNames('tenant_id', 'event_id')
+        .foreignKeyName('outbox_deliveries_event_fk')
+        .updateRule('no action')
+        .deleteRule('no action')
+        .ref(),
+    consumer: p.text().primary(),
+    status: p.enum(['pending', 'delivered', 'abandoned']).defaultRaw(`'pending'`),
+    attempts: p.integer().defaultRaw('0'),
+    nextAttemptAt: p.datetime().defaultRaw('now()'),
+    lastError: p.text().nullable(),
+    deliveredAt: p.datetime().nullable(),
+  },
+  primaryKeys: ['tenantId', 'event', 'consumer'],
+  indexes: [
+    {
+      name: 'outbox_deliveries_due_ix',
+      expression: `CREATE INDEX outbox_deliveries_due_ix ON outbox_deliveries (next_attempt_at) WHERE status = 'pending'`,
+    },
+  ],
+});

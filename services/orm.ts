@@ -1,0 +1,39 @@
+import { MikroORM } from '@mikro-orm/postgresql';
+import { ENTITIES } from './entities.ts';
+import { REQUEST_STATEMENT_TIMEOUT_MS } from './kernel/db/pool.ts';
+
+export type Orm = MikroORM;
+
+export interface OrmOptions {
+  databaseUrl: string;
+  /** Connections of the ORM's own pool, beside the request path's pg pool. */
+  poolMax: number;
+  applicationName: string;
+  /** statement_timeout of each connection: the request pool's (db/pool.ts) unless set. */
+  statementTimeoutMs?: number;
+}
+
+/**
+ * The process's one MikroORM instance, for the read and management side (ADR 0020). Created by
+ * the services' composition and closed with it; each request works on `orm.em.fork()`, since
+ * the global EntityManager's identity map would otherwise be shared by every request (MikroORM
+ * refuses its use: allowGlobalContext stays false). It connects on first use, so composing the
+ * services stays synchronous and a database that is down fails a query, not the start.
+ */
+export function createOrm(options: OrmOptions): Orm {
+  return MikroORM.initSync({
+    clientUrl: options.databaseUrl,
+    entities: ENTITIES,
+    pool: { min: 0, max: options.poolMax },
+    driverOptions: {
+      connection: {
+        application_name: options.applicationName,
+        // The same bound as the request pool's, for the same reason: a read stuck behind a
+        // lock must not hold one of this pool's few connections indefinitely.
+        statement_timeout: options.statementTimeoutMs ?? REQUEST_STATEMENT_TIMEOUT_MS,
+      },
+    },
+    debug: false,
+    allowGlobalContext: false,
+  });
+}
