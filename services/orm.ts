@@ -1,4 +1,5 @@
 import { MikroORM } from '@mikro-orm/postgresql';
+import { ormConnection } from '../migrations/orm-connection.ts';
 import { ENTITIES } from './entities.ts';
 import { REQUEST_STATEMENT_TIMEOUT_MS } from './kernel/db/pool.ts';
 
@@ -22,7 +23,8 @@ export interface OrmOptions {
  */
 export function createOrm(options: OrmOptions): Orm {
   return MikroORM.initSync({
-    clientUrl: options.databaseUrl,
+    // The URL parsed as pg parses it: MikroORM's own parser refuses a unix socket's ?host=/dir.
+    ...ormConnection(options.databaseUrl),
     entities: ENTITIES,
     pool: { min: 0, max: options.poolMax },
     driverOptions: {

@@ -10,8 +10,7 @@ import { finishWithOutcome, loadPayment } from '../payments/index.ts';
 import { paymentResumers, RESUMABLE_OPERATIONS } from '../payments/index.ts';
 import { CHARGE_ABSENT_FAILURE_CODE, reconcileUnknownPayments } from '../payments/index.ts';
 import { procedure, router } from '../trpc.ts';
-import { IdempotencyKey } from '../kernel/idempotency/idempotency-key.entity.ts';
-import { LIST_UNFINISHED } from './ops.sql.ts';
+import { currentRequest, listUnfinishedRequests } from '../kernel/idempotency/inspection.ts';
 
 /** The operations ops can act on, by id. */
 const OPERATIONS = new Map(RESUMABLE_OPERATIONS.map((op) => [op.id, op]));
@@ -43,8 +42,7 @@ export const opsRouter = router({
       }),
     )
     .query(async ({ ctx, input }) => {
-      const { rows } = await ctx.deps.pool.query(LIST_UNFINISHED, [input.states, input.limit]);
-      return rows as Array<Record<string, unknown>>;
+      return listUnfinishedRequests(ctx.deps.pool, input);
     }),
 
   redrive: procedure.input(target).mutation(async ({ ctx, input }) => {
@@ -185,27 +183,17 @@ function scopeOf(input: { tenantId: string; operation: string; key: string }) {
   return { tenantId: input.tenantId, operation, key: input.key };
 }
 
-/**
- * One request's current token and state: the scope's newest generation (idempotency_keys_scope_ix).
- * Read from the primary through the EntityManager; the token only seeds claimForSettlement's
- * conditional UPDATE, which refuses it if the request moved on since.
- */
+/** One request's current token and state, as the engine defines the current one. */
 async function currentOf(
   deps: ServiceDeps,
   input: { tenantId: string; operation: string; key: string },
 ): Promise<{ state: string; fencing_token: string; resource_id: string | null }> {
-  const current = await deps.orm.em
-    .fork()
-    .findOne(
-      IdempotencyKey,
-      { tenantId: input.tenantId, operation: input.operation, key: input.key },
-      { orderBy: { expiresAt: 'desc' }, fields: ['state', 'fencingToken', 'resourceId'] },
-    );
+  const current = await currentRequest(deps.orm.em, input);
   if (current === null) throw new TRPCError({ code: 'NOT_FOUND', message: 'no such request' });
   return {
     state: current.state,
     fencing_token: current.fencingToken,
-    resource_id: current.resourceId ?? null,
+    resource_id: current.resourceId,
   };
 }
 

@@ -2,7 +2,7 @@ import { MikroORM } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LATEST_MIGRATION, migrationsList } from '../../migrations/migration-list.ts';
-import { withClient } from '../../services/kernel/db/database-server.ts';
+import { withClient } from '../../dev/embedded-postgres/database-server.ts';
 import { MigrationDownRefusedError } from '../../services/kernel/errors.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 
