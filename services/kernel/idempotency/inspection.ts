@@ -32,10 +32,15 @@ export async function currentRequest(
   em: EntityManager,
   scope: { tenantId: string; operation: string; key: string },
 ): Promise<{ state: string; fencingToken: string; resourceId: string | null } | null> {
-  const current = await em.fork().findOne(IdempotencyKey, scope, {
-    orderBy: { expiresAt: 'desc' },
-    fields: ['state', 'fencingToken', 'resourceId'],
-  });
+  const { tenantId, operation, key } = scope;
+  const current = await em.fork().findOne(
+    IdempotencyKey,
+    { tenantId, operation, key },
+    {
+      orderBy: { expiresAt: 'desc' },
+      fields: ['state', 'fencingToken', 'resourceId'],
+    },
+  );
   if (current === null) return null;
   return {
     state: current.state,
