@@ -5,7 +5,17 @@ import type { Keyring } from '../services/kernel/crypto/keyring.ts';
 import { FaultPoints } from '../services/kernel/faults.ts';
 import { defaultConfig } from './config.ts';
 import { createLogger, type Logger } from '../services/kernel/logging/logger.ts';
-import { createMetrics, type Metrics } from '../services/kernel/metrics.ts';
+import { createKernelMetrics, createMetricsRegistry } from '../services/kernel/metrics.ts';
+import type { ServiceMetrics } from '../services/context.ts';
+import { createLedgerMetrics } from '../services/ledger/index.ts';
+import { REGISTER_WEBHOOK_ENDPOINT } from '../services/notifications/index.ts';
+import { RESUMABLE_OPERATIONS } from '../services/payments/index.ts';
+import { createProviderMetrics } from '../services/provider/index.ts';
+import {
+  createGatewayMetrics,
+  initialiseGatewaySeries,
+  type GatewayMetrics,
+} from '../gateway/http/gateway.metrics.ts';
 import { createServices, type Services } from '../services/compose.ts';
 import { LATEST_MIGRATION } from '../migrations/migration-list.ts';
 import { createApollo } from '../gateway/graphql/apollo.ts';
@@ -78,7 +88,7 @@ export interface App {
   url: string;
   /** Where /trpc and /metrics are: the internal server's URL, or `url` without INTERNAL_PORT. */
   internalUrl: string;
-  metrics: Metrics;
+  metrics: ServiceMetrics & GatewayMetrics;
   services: Services;
   faults: FaultPoints;
   stop(): Promise<void>;
@@ -138,7 +148,19 @@ export async function startApp(options: AppOptions): Promise<App> {
   };
   const reportError = (error: unknown, where?: Logger) => reportErrorIn(error, where ?? log);
   const faults = options.faults ?? new FaultPoints();
-  const metrics = createMetrics({ defaultMetrics: true });
+  // One registry; each part adds its own series to it here, where the process is composed.
+  const registry = createMetricsRegistry({ defaultMetrics: true });
+  const gatewayMetrics = createGatewayMetrics(registry);
+  initialiseGatewaySeries(
+    gatewayMetrics,
+    [...RESUMABLE_OPERATIONS, REGISTER_WEBHOOK_ENDPOINT].map((op) => op.publicName),
+  );
+  const metrics = {
+    ...createKernelMetrics(registry),
+    ...createProviderMetrics(registry),
+    ...createLedgerMetrics(registry),
+    ...gatewayMetrics,
+  };
   const services = createServices({
     databaseUrl: options.databaseUrl,
     pspUrl: options.pspUrl,

@@ -1,5 +1,5 @@
 import { createTRPCClient, localLink, type TRPCClient } from '@trpc/client';
-import type { ServiceContext, ServiceDeps } from './context.ts';
+import type { ServiceContext, ServiceDeps, ServiceMetrics } from './context.ts';
 import { warnIfAutovacuumOff } from './kernel/db/autovacuum-check.ts';
 import { createPool } from './kernel/db/pool.ts';
 import { createOrm } from './orm.ts';
@@ -22,15 +22,11 @@ import { ledgerHandler } from './ledger/index.ts';
 import { notificationHandlers } from './notifications/index.ts';
 import { reconcileUnknownPayments } from './payments/index.ts';
 import { paymentResumers, RESUMABLE_OPERATIONS } from './payments/index.ts';
-import {
-  initialiseSeries,
-  registerFleetGauges,
-  type Metrics,
-  type ServiceName,
-} from './kernel/metrics.ts';
+import { initialiseSeries, registerFleetGauges, type ServiceName } from './kernel/metrics.ts';
 import { readBacklog } from './kernel/outbox/outbox.ts';
 import { REGISTER_WEBHOOK_ENDPOINT } from './notifications/index.ts';
-import { createHttpProviderAdapter } from './provider/index.ts';
+import { createHttpProviderAdapter, initialiseProviderSeries } from './provider/index.ts';
+import { initialiseLedgerSeries } from './ledger/index.ts';
 import { createWebhookEgress } from './notifications/index.ts';
 import type { WebhookAllowList } from './notifications/index.ts';
 import { appRouter, createServiceCaller, type AppRouter, type ServiceCaller } from './router.ts';
@@ -59,7 +55,7 @@ export interface ServicesConfig {
   /** WEBHOOK_ALLOWED_HOSTS: loopback or private hosts webhooks may reach (development, tests). */
   webhookAllowList: WebhookAllowList;
   faults: FaultPoints;
-  metrics: Metrics;
+  metrics: ServiceMetrics;
   /** DATA_ENCRYPTION_KEYS, parsed and validated by whoever starts the process. */
   keyring: Keyring;
   log: Logger;
@@ -194,12 +190,16 @@ export function createServices(config: ServicesConfig): Services {
   );
   initialiseSeries(config.metrics, {
     operations: [...operations.values()],
-    providerOperations: [...RESUMABLE_OPERATIONS.map((op) => op.publicName)],
     consumers: OUTBOX_CONSUMERS.map((consumer) => ({
       consumer,
       service: serviceOfConsumer(consumer),
     })),
   });
+  initialiseProviderSeries(
+    config.metrics,
+    RESUMABLE_OPERATIONS.map((op) => op.publicName),
+  );
+  initialiseLedgerSeries(config.metrics);
   registerFleetGauges(config.metrics, {
     unfinished: async () =>
       (await engine.unfinishedSummary()).map((row) => {

@@ -4,7 +4,12 @@ import type { FaultPoints } from './kernel/faults.ts';
 import type { IdempotencyEngine } from './kernel/idempotency/engine.ts';
 import type { Logger } from './kernel/logging/logger.ts';
 import { RequestTrace } from './kernel/logging/request-trace.ts';
-import type { Metrics } from './kernel/metrics.ts';
+import type { KernelMetrics } from './kernel/metrics.ts';
+import type { LedgerMetrics } from './ledger/index.ts';
+import type { ProviderMetrics } from './provider/index.ts';
+
+/** The series the services write: the kernel's and each service's own, on one registry. */
+export type ServiceMetrics = KernelMetrics & ProviderMetrics & LedgerMetrics;
 import type { Orm } from './orm.ts';
 import type { ProviderAdapter } from './provider/index.ts';
 import type { ProviderPort } from './provider/index.ts';
@@ -21,7 +26,7 @@ export interface ServiceDeps {
   orm: Orm;
   engine: IdempotencyEngine;
   faults: FaultPoints;
-  metrics: Metrics;
+  metrics: ServiceMetrics;
   /**
    * DATA_ENCRYPTION_KEYS: seals stored answers and webhook signing secrets under its first key,
    * opens what any of its keys sealed, and keys request hashes.

@@ -5,7 +5,7 @@ import {
   ApolloServerPluginInlineTraceDisabled,
 } from '@apollo/server/plugin/disabled';
 import { Kind, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
-import type { Metrics } from '../../services/kernel/metrics.ts';
+import type { GatewayMetrics } from '../http/gateway.metrics.ts';
 import type { GatewayContext } from './context.ts';
 import { formatError } from './errors.ts';
 import { documentLimitRules, MAX_DOCUMENT_TOKENS } from './limits.ts';
@@ -51,7 +51,7 @@ export function operationLabel(
   return root?.getFields()[only.name.value] === undefined ? 'invalid' : only.name.value;
 }
 
-function durationPlugin(metrics: Metrics): ApolloServerPlugin<GatewayContext> {
+function durationPlugin(metrics: GatewayMetrics): ApolloServerPlugin<GatewayContext> {
   return {
     requestDidStart: () => {
       const started = process.hrtime.bigint();
@@ -74,7 +74,7 @@ function durationPlugin(metrics: Metrics): ApolloServerPlugin<GatewayContext> {
   };
 }
 
-export async function createApollo(metrics: Metrics): Promise<ApolloServer<GatewayContext>> {
+export async function createApollo(metrics: GatewayMetrics): Promise<ApolloServer<GatewayContext>> {
   const apollo = new ApolloServer<GatewayContext>({
     typeDefs,
     resolvers,

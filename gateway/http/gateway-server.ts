@@ -2,7 +2,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { HeaderMap, type ApolloServer } from '@apollo/server';
 import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
 import type { ServiceContext } from '../../services/context.ts';
-import type { Metrics } from '../../services/kernel/metrics.ts';
+import type { GatewayMetrics } from './gateway.metrics.ts';
 import { appRouter, type ServiceCaller } from '../../services/router.ts';
 import type { GatewayContext } from '../graphql/context.ts';
 import type { Logger } from '../../services/kernel/logging/logger.ts';
@@ -25,7 +25,7 @@ export interface GatewayServerOptions {
   servicesFor: (trace: RequestTrace) => ServiceCaller;
   /** The tRPC context of one request to /trpc. */
   serviceContext: (trace: RequestTrace) => ServiceContext;
-  metrics: Metrics;
+  metrics: GatewayMetrics;
   /** The process's logger; each request writes through its own (RequestTrace.log). */
   log: Logger;
   internalToken: string;

@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 
 /**
  * The services that share a gateway process. Every series but Node's process metrics carries
@@ -7,17 +7,26 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
  */
 export type ServiceName = 'gateway' | 'payments' | 'provider' | 'ledger' | 'notifications';
 
-const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** Latency buckets every duration histogram shares, so dashboards can compare them. */
+export const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /**
- * The metrics of docs/api.md §5, on a registry owned by whoever composes the process (no global
- * registry: two gateways in one test process must not share counters). The `operation` label
- * is the public mutation name; keys, tenants and payment ids are never labels. Counters are
- * incremented where the decision is made (admission, the provider call, the dispatcher).
+ * The process's registry (no global registry: two gateways in one test process must not share
+ * counters). Each part of the process adds its own series to it when the process is composed:
+ * the kernel's here, each service's in its own `*.metrics.ts`, the gateway's in the gateway.
  */
-export function createMetrics(opts: { defaultMetrics: boolean }) {
+export function createMetricsRegistry(opts: { defaultMetrics: boolean }): Registry {
   const registry = new Registry();
   if (opts.defaultMetrics) collectDefaultMetrics({ register: registry });
+  return registry;
+}
+
+/**
+ * The kernel's series of docs/api.md §5: the engine's decisions, recovery, retention and the
+ * outbox. The `operation` label is the public mutation name; keys, tenants and payment ids are
+ * never labels. Counters are incremented where the decision is made.
+ */
+export function createKernelMetrics(registry: Registry) {
   const registers = [registry];
   return {
     registry,
@@ -49,26 +58,6 @@ export function createMetrics(opts: { defaultMetrics: boolean }) {
       name: 'idempotency_expired_retries_total',
       help: 'Retries that arrived after the replay window and were treated as new.',
       labelNames: ['service', 'operation'] as const,
-      registers,
-    }),
-    providerCalls: new Counter({
-      name: 'provider_calls_total',
-      help: 'Calls to the payment provider by outcome.',
-      labelNames: ['service', 'operation', 'outcome'] as const,
-      registers,
-    }),
-    providerDuration: new Histogram({
-      name: 'provider_call_duration_seconds',
-      help: 'Duration of provider calls, including ones that timed out.',
-      labelNames: ['service', 'operation'] as const,
-      buckets: LATENCY_BUCKETS,
-      registers,
-    }),
-    graphqlDuration: new Histogram({
-      name: 'graphql_request_duration_seconds',
-      help: 'Duration of GraphQL requests by root operation.',
-      labelNames: ['service', 'operation'] as const,
-      buckets: LATENCY_BUCKETS,
       registers,
     }),
     retentionRuns: new Counter({
@@ -109,22 +98,10 @@ export function createMetrics(opts: { defaultMetrics: boolean }) {
       labelNames: ['service', 'consumer', 'outcome'] as const,
       registers,
     }),
-    ledgerPostings: new Counter({
-      name: 'ledger_postings_total',
-      help: 'Ledger postings written (duplicates excluded), by kind.',
-      labelNames: ['service', 'kind'] as const,
-      registers,
-    }),
-    rateLimited: new Counter({
-      name: 'gateway_rate_limited_total',
-      help: 'Requests refused with RATE_LIMITED by this process, by limit (tenant, unauthenticated).',
-      labelNames: ['service', 'limit'] as const,
-      registers,
-    }),
   };
 }
 
-export type Metrics = ReturnType<typeof createMetrics>;
+export type KernelMetrics = ReturnType<typeof createKernelMetrics>;
 
 export interface UnfinishedReading {
   service: ServiceName;
@@ -147,7 +124,7 @@ export interface OutboxReading {
  * value: aggregate them with max, not sum).
  */
 export function registerFleetGauges(
-  metrics: Metrics,
+  metrics: KernelMetrics,
   read: {
     unfinished: () => Promise<UnfinishedReading[]>;
     outbox: () => Promise<OutboxReading[]>;
@@ -237,10 +214,9 @@ function oncePerScrape<T>(read: () => Promise<T>): () => Promise<T> {
  * process, or the first delivery failure, would never show on a dashboard or fire an alert.
  */
 export function initialiseSeries(
-  metrics: Metrics,
+  metrics: KernelMetrics,
   known: {
     operations: ReadonlyArray<{ service: ServiceName; publicName: string }>;
-    providerOperations: readonly string[];
     consumers: ReadonlyArray<{ service: ServiceName; consumer: string }>;
   },
 ): void {
@@ -261,20 +237,6 @@ export function initialiseSeries(
       metrics.conflicts.inc({ service, operation, reason }, 0);
     }
     for (const by of ['retry', 'worker']) metrics.takeovers.inc({ service, operation, by }, 0);
-    metrics.graphqlDuration.zero({ service: 'gateway', operation });
-  }
-  for (const operation of known.providerOperations) {
-    for (const outcome of [
-      'approved',
-      'declined',
-      'timeout',
-      'error',
-      'probe_found',
-      'probe_missing',
-    ]) {
-      metrics.providerCalls.inc({ service: 'provider', operation, outcome }, 0);
-    }
-    metrics.providerDuration.zero({ service: 'provider', operation });
   }
   for (const { service, consumer } of known.consumers) {
     for (const outcome of ['delivered', 'failed']) {
@@ -287,6 +249,4 @@ export function initialiseSeries(
   for (const result of ['done', 'skipped', 'error']) {
     metrics.retentionRuns.inc({ service: 'gateway', result }, 0);
   }
-  for (const kind of ['capture', 'refund'])
-    metrics.ledgerPostings.inc({ service: 'ledger', kind }, 0);
 }

@@ -4,3 +4,6 @@ export { ledgerHandler } from './ledger-consumer.ts';
 /** Its tables' entities: the composition lists them (entities.ts) for the process's one ORM. */
 export { LedgerLine } from './ledger-line.entity.ts';
 export { LedgerPosting } from './ledger-posting.entity.ts';
+export { createLedgerMetrics } from './ledger.metrics.ts';
+export type { LedgerMetrics } from './ledger.metrics.ts';
+export { initialiseLedgerSeries } from './ledger.metrics.ts';

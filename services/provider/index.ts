@@ -10,3 +10,6 @@ export { providerOperationKey, providerChargeKey } from './provider-keys.ts';
 export { providerRouter } from './provider.router.ts';
 export type { ProviderAdapter } from './provider-adapter.ts';
 export { createHttpProviderAdapter } from './http-provider-adapter.ts';
+export { createProviderMetrics } from './provider.metrics.ts';
+export type { ProviderMetrics } from './provider.metrics.ts';
+export { initialiseProviderSeries } from './provider.metrics.ts';

@@ -6,7 +6,14 @@ import { partitionRunway } from '../../grafana/builders/fleet-panels.ts';
 import { PROMETHEUS, stat } from '../../grafana/builders/panels.ts';
 import { DASHBOARDS_DIR, renderDashboards } from '../../grafana/generate.ts';
 import { labelValuesMetric, metricNames } from '../../grafana/promql-names.ts';
-import { createMetrics, registerFleetGauges } from '../../services/kernel/metrics.ts';
+import {
+  createKernelMetrics,
+  createMetricsRegistry,
+  registerFleetGauges,
+} from '../../services/kernel/metrics.ts';
+import { createLedgerMetrics } from '../../services/ledger/index.ts';
+import { createProviderMetrics } from '../../services/provider/index.ts';
+import { createGatewayMetrics } from '../../gateway/http/gateway.metrics.ts';
 
 // A panel or alert that reads a metric nobody exports does not fail anywhere: Grafana draws an
 // empty graph and Prometheus never fires. These tests make a misspelt or renamed metric, a
@@ -60,9 +67,13 @@ const rulesTestSchema = z.object({
   ),
 });
 
-/** Every series name the code can export: `createMetrics` plus the fleet gauges. */
+/** Every series name the code can export: every part's series plus the fleet gauges. */
 async function definedMetricNames(): Promise<Set<string>> {
-  const metrics = createMetrics({ defaultMetrics: true });
+  const registry = createMetricsRegistry({ defaultMetrics: true });
+  const metrics = createKernelMetrics(registry);
+  createProviderMetrics(registry);
+  createLedgerMetrics(registry);
+  createGatewayMetrics(registry);
   registerFleetGauges(metrics, {
     unfinished: () => Promise.resolve([]),
     outbox: () => Promise.resolve([]),

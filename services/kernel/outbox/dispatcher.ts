@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { JsonValue } from '../canonical-json.ts';
 import type { FaultPoints } from '../faults.ts';
 import { PeriodicJob } from '../periodic-job.ts';
-import type { Metrics, ServiceName } from '../metrics.ts';
+import type { KernelMetrics, ServiceName } from '../metrics.ts';
 import { CLAIM_DUE_DELIVERIES, MARK_ABANDONED, MARK_DELIVERED, MARK_RETRY } from './outbox.sql.ts';
 
 /** How long a claimed delivery is left to its dispatcher before another may take it: longer
@@ -41,7 +41,7 @@ export class OutboxDispatcher {
     private readonly deps: {
       pool: pg.Pool;
       faults: FaultPoints;
-      metrics: Metrics;
+      metrics: KernelMetrics;
       handlers: Record<string, DeliveryHandler>;
       /** The service that owns each consumer kind: the `service` label of its deliveries. */
       serviceOf: (consumerKind: string) => ServiceName;
