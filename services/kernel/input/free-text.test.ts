@@ -4,8 +4,8 @@ import {
   containsCardNumber,
   freeTextProblem,
   passesLuhn,
-} from '../../services/kernel/input/free-text.ts';
-import { InputInvalidError } from '../../services/kernel/errors.ts';
+} from './free-text.ts';
+import { InputInvalidError } from '../errors.ts';
 
 describe('card numbers in free text', () => {
   it.each([
