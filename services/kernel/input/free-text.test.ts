@@ -1,10 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  assertFreeJson,
-  containsCardNumber,
-  freeTextProblem,
-  passesLuhn,
-} from './free-text.ts';
+import { assertFreeJson, containsCardNumber, freeTextProblem, passesLuhn } from './free-text.ts';
 import { InputInvalidError } from '../errors.ts';
 
 describe('card numbers in free text', () => {
