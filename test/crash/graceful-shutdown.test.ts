@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandboxPsp, type SandboxPsp } from '../../sandbox-psp/sandbox-server.ts';
 import { startGatewayProcess } from '../support/gateway-process.ts';
-import { CREATE_PAYMENT, graphql, paymentOf } from '../support/graphql-client.ts';
+import { graphql, paymentOf } from '../support/graphql-client.ts';
+import { CREATE_PAYMENT } from '../support/operations.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import { TENANT_A } from '../support/test-stack.ts';
 

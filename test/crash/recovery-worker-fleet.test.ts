@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CREATE_PAYMENT_POINTS } from '../../services/payments/create-payment.flow.ts';
 import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process.ts';
-import { CREATE_PAYMENT, graphql } from '../support/graphql-client.ts';
+import { graphql } from '../support/graphql-client.ts';
+import { CREATE_PAYMENT } from '../support/operations.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import { startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
 

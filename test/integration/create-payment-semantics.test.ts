@@ -1,12 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestDatabase } from '../support/test-database.ts';
-import {
-  CREATE_PAYMENT,
-  errorCodeOf,
-  graphql,
-  paymentOf,
-  type GraphQLAnswer,
-} from '../support/graphql-client.ts';
+import { errorCodeOf, graphql, paymentOf, type GraphQLAnswer } from '../support/graphql-client.ts';
+import { CREATE_PAYMENT } from '../support/operations.ts';
 import {
   countRows,
   startTestStack,
@@ -142,6 +137,7 @@ describe('a replay is the stored result, not today’s state', () => {
     const narrow = await create(
       input,
       TENANT_A.apiKey,
+      // Its own, narrow selection: a retry selecting other fields is what this test is about.
       `mutation($input: CreatePaymentInput!) { createPayment(input: $input) { payment { id } } }`,
     );
     const id = (narrow.body.data?.['createPayment'] as { payment: { id: string } }).payment.id;
@@ -189,6 +185,7 @@ describe('tenants are independent', () => {
     );
     expect(a.id).not.toBe(b.id);
     expect([a.amount, b.amount]).toEqual(['1.00', '2.00']);
+    // Its own selection: the owner's answer is compared whole with toEqual({ id, amount }).
     const query = `query($id: ID!) { payment(id: $id) { id amount } }`;
     const crossed = await graphql(stack.app.url, {
       apiKey: TENANT_B.apiKey,

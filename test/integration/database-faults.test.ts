@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CREATE_PAYMENT_FAULT_POINTS } from '../../services/payments/create-payment.flow.ts';
 import { useTestDatabase } from '../support/test-database.ts';
-import { CREATE_PAYMENT, createUntilFinal, graphql, paymentOf } from '../support/graphql-client.ts';
+import { graphql, paymentOf } from '../support/graphql-client.ts';
+import { CREATE_PAYMENT, createUntilFinal } from '../support/operations.ts';
 import { startCommitCutter, type CommitCutter } from '../support/pg-commit-cutter.ts';
 import { startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
 

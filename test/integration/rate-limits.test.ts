@@ -1,13 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  CREATE_PAYMENT,
-  errorCodeOf,
-  graphql,
-  paymentOf,
-  type GraphQLAnswer,
-} from '../support/graphql-client.ts';
+import { errorCodeOf, graphql, paymentOf, type GraphQLAnswer } from '../support/graphql-client.ts';
+import { BALANCES, CREATE_PAYMENT } from '../support/operations.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import {
   createPaymentOn,
@@ -46,8 +41,6 @@ afterAll(async () => {
   await tenantLimited?.stop();
   await addressLimited?.stop();
 });
-
-const BALANCES = '{ balances { currency available } }';
 
 function balancesOn(stack: TestStack, apiKey: string | null): Promise<GraphQLAnswer> {
   return graphql(stack.app.url, { apiKey, query: BALANCES, timeoutMs: ANSWER_DEADLINE_MS });

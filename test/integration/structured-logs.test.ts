@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpProviderAdapter } from '../../services/provider/http-provider-adapter.ts';
 import { useTestDatabase } from '../support/test-database.ts';
-import { CREATE_PAYMENT, graphql, paymentOf } from '../support/graphql-client.ts';
+import { graphql, paymentOf } from '../support/graphql-client.ts';
+import { CREATE_PAYMENT } from '../support/operations.ts';
 import { paymentInput, startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
 
 const database = useTestDatabase('structured-logs');

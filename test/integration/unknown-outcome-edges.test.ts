@@ -12,12 +12,8 @@ import { reconcileUnknownPayments } from '../../services/payments/reconcile-paym
 import { CREATE_PAYMENT as CREATE_OP } from '../../services/payments/create-payment.flow.ts';
 import { claimForSettlement } from '../../services/kernel/idempotency/settlement.ts';
 import { useTestDatabase } from '../support/test-database.ts';
-import {
-  createUntilFinal,
-  errorCodeOf,
-  paymentOf,
-  type GraphQLAnswer,
-} from '../support/graphql-client.ts';
+import { errorCodeOf, paymentOf, type GraphQLAnswer } from '../support/graphql-client.ts';
+import { createUntilFinal } from '../support/operations.ts';
 import {
   createPaymentOn,
   keyRowOf,

@@ -3,7 +3,8 @@ import { LeaseLostError } from '../../services/kernel/errors.ts';
 import { OwnedRequest } from '../../services/kernel/idempotency/owned-request.ts';
 import { CREATE_PAYMENT as CREATE_PAYMENT_OP } from '../../services/payments/create-payment.flow.ts';
 import { useTestDatabase } from '../support/test-database.ts';
-import { CREATE_PAYMENT, errorCodeOf, graphql, paymentOf } from '../support/graphql-client.ts';
+import { errorCodeOf, graphql, paymentOf } from '../support/graphql-client.ts';
+import { CREATE_PAYMENT } from '../support/operations.ts';
 import { startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
 
 const database = useTestDatabase('zombie');
