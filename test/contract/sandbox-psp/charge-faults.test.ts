@@ -55,7 +55,8 @@ describe('pm_card_slow', () => {
     const body = chargeBody({ paymentMethod: 'pm_card_slow' });
     const key = newKey();
     const first = postCharge({ key, body });
-    await new Promise((resolve) => setTimeout(resolve, SLOW_MS / 3));
+    // The duplicate must arrive while the first is in flight: once the sandbox has it.
+    await expect.poll(() => psp.attempts({ idempotencyKey: key }), { interval: 5 }).toBe(1);
     const duplicate = postCharge({ key, body });
     const [a, b] = await Promise.all([first, duplicate]);
     expect(a.status).toBe(200);
