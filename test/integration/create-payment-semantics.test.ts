@@ -9,6 +9,7 @@ import {
   TENANT_B,
   type TestStack,
 } from '../support/test-stack.ts';
+import { waitUntil } from '../support/wait-until.ts';
 
 const database = useTestDatabase('semantics');
 let stack: TestStack;
@@ -51,13 +52,14 @@ describe('same key, different command → IDEMPOTENCY_KEY_REUSED, whatever the f
   it('while the first request is in flight', async () => {
     const first = visa({ paymentMethod: 'pm_card_slow' });
     const inFlight = create(first);
-    await waitFor(
+    await waitUntil(
       async () =>
         (
           await stack.db.query('SELECT 1 FROM idempotency_keys WHERE key = $1', [
             first['idempotencyKey'],
           ])
         ).rowCount === 1,
+      { timeoutMs: 5_000, intervalMs: 20, what: 'the first request’s key row' },
     );
     const reused = await create({ ...first, amount: '99.00' });
     expect(reused.status).toBe(422);
@@ -390,12 +392,4 @@ describe('document limits (CONTRACT §1)', () => {
 function deepSelection(depth: number): string {
   // `__type` introspection nests arbitrarily: ofType { ofType { … } }.
   return `__type(name: "Payment") { ${'ofType { '.repeat(depth)}name${' }'.repeat(depth)} }`;
-}
-
-async function waitFor(condition: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
