@@ -4,7 +4,8 @@ import { defineConfig } from 'vitest/config';
 // so files run in parallel without seeing each other's rows.
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    // Unit tests of one module with rules worth a table live beside it (services/**/*.test.ts).
+    include: ['test/**/*.test.ts', 'services/**/*.test.ts', 'app/**/*.test.ts', 'gateway/**/*.test.ts'],
     exclude: ['test/chaos/**'],
     globalSetup: ['test/support/global-setup.ts'],
     pool: 'forks',

@@ -6,9 +6,11 @@ import {
   CREATE_PAYMENT_POINTS,
 } from '../../services/payments/create-payment.flow.ts';
 import { startGatewayProcess } from '../support/gateway-process.ts';
-import { CREATE_PAYMENT, createUntilFinal, graphql, paymentOf } from '../support/graphql-client.ts';
+import { graphql, paymentOf } from '../support/graphql-client.ts';
+import { CREATE_PAYMENT, createUntilFinal } from '../support/operations.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import { TENANT_A } from '../support/test-stack.ts';
+import { waitUntil } from '../support/wait-until.ts';
 
 /**
  * For every fault point of createPayment: a real gateway process is SIGKILLed exactly there,
@@ -23,6 +25,11 @@ let db: pg.Pool;
 const LEASE_MS = '1000';
 const WORKER_OFF = { RECOVERY_INTERVAL_MS: '3600000', LEASE_MS };
 const WORKER_ON = { RECOVERY_INTERVAL_MS: '100', LEASE_MS };
+/**
+ * After a kill that rolled the admission back, how long to watch for a resume that must not
+ * happen: past one lease, so a worker that found something to take over would have done so.
+ */
+const NOTHING_TO_RESUME_WAIT_MS = Number(LEASE_MS) + 500;
 /**
  * Nothing left to resume: the kill came before admission's round trip was sent. At
  * `…commit-sent` it had been, COMMIT included, and PostgreSQL commits it without the process:
@@ -121,16 +128,14 @@ describe.each(CREATE_PAYMENT_FAULT_POINTS)('SIGKILL at %s', (point) => {
       if (point === BEFORE_ANY_COMMIT) {
         // The kill rolled the admission back: nothing was stored and nothing charged, so there
         // is nothing for the worker to do; the client's retry is then a first request.
-        await new Promise((resolve) => setTimeout(resolve, Number(LEASE_MS) + 500));
+        await new Promise((resolve) => setTimeout(resolve, NOTHING_TO_RESUME_WAIT_MS));
         expect(await keyState(key)).toBeUndefined();
         expect(sandbox.attempts({ reference: key })).toBe(0);
       } else {
-        const deadline = Date.now() + 20_000;
-        while ((await keyState(key)) !== 'finished') {
-          if (Date.now() > deadline)
-            throw new Error(`worker did not finish ${key}:\n${healed.output()}`);
-          await new Promise((resolve) => setTimeout(resolve, 100));
-        }
+        await waitUntil(async () => (await keyState(key)) === 'finished', {
+          timeoutMs: 20_000,
+          what: () => `the worker to finish ${key}:\n${healed.output()}`,
+        });
         expect(sandbox.charges({ reference: key })).toHaveLength(1);
         expect(await phasesOf(key)).toEqual([
           CREATE_PAYMENT_POINTS.chargeSent,

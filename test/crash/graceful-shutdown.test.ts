@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandboxPsp, type SandboxPsp } from '../../sandbox-psp/sandbox-server.ts';
 import { startGatewayProcess } from '../support/gateway-process.ts';
-import { CREATE_PAYMENT, graphql, paymentOf } from '../support/graphql-client.ts';
+import { graphql, paymentOf } from '../support/graphql-client.ts';
+import { CREATE_PAYMENT } from '../support/operations.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import { TENANT_A } from '../support/test-stack.ts';
+import { waitUntil } from '../support/wait-until.ts';
 
 const database = useTestDatabase('shutdown');
 let sandbox: SandboxPsp;
@@ -30,7 +32,12 @@ describe('SIGTERM', () => {
       query: CREATE_PAYMENT,
       variables: { input },
     });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // SIGTERM while the request is in flight: once the provider has the (slow) charge.
+    await waitUntil(() => sandbox.attempts({ reference: 'drain-1' }) === 1, {
+      timeoutMs: 10_000,
+      intervalMs: 20,
+      what: 'the charge to reach the provider',
+    });
     gateway.child.kill('SIGTERM');
     const answer = await inFlight;
     expect(paymentOf(answer).status).toBe('SUCCEEDED');

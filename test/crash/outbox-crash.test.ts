@@ -5,9 +5,11 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandboxPsp, type SandboxPsp } from '../../sandbox-psp/sandbox-server.ts';
 import { startGatewayProcess } from '../support/gateway-process.ts';
-import { CREATE_PAYMENT, graphql, paymentOf } from '../support/graphql-client.ts';
+import { graphql, paymentOf } from '../support/graphql-client.ts';
+import { CREATE_PAYMENT } from '../support/operations.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import { paymentInput, TENANT_A } from '../support/test-stack.ts';
+import { waitUntil } from '../support/wait-until.ts';
 
 /**
  * A real gateway SIGKILLed between an outbox consumer's effect and its mark: after a restart the
@@ -56,11 +58,7 @@ afterAll(async () => {
 });
 
 async function waitFor(condition: () => Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await waitUntil(condition, { timeoutMs: 20_000, intervalMs: 100, what });
 }
 
 async function deliveryStatus(

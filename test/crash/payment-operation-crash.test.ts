@@ -4,14 +4,11 @@ import { startSandboxPsp, type SandboxPsp } from '../../sandbox-psp/sandbox-serv
 import { CAPTURE_PAYMENT_FAULT_POINTS } from '../../services/payments/capture-payment.flow.ts';
 import { REFUND_PAYMENT_FAULT_POINTS } from '../../services/payments/refund-payment.flow.ts';
 import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process.ts';
-import {
-  CREATE_PAYMENT,
-  graphql,
-  paymentOf,
-  type GraphQLAnswer,
-} from '../support/graphql-client.ts';
+import { graphql, paymentOf, type GraphQLAnswer } from '../support/graphql-client.ts';
+import { CAPTURE_PAYMENT, CREATE_PAYMENT, REFUND_PAYMENT } from '../support/operations.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import { paymentInput, TENANT_A } from '../support/test-stack.ts';
+import { waitUntil } from '../support/wait-until.ts';
 
 /**
  * For every fault point of capturePayment and refundPayment: a real gateway is SIGKILLed there
@@ -22,6 +19,11 @@ const database = useTestDatabase('operation-crash');
 const LEASE_MS = '1000';
 const WORKER_OFF = { RECOVERY_INTERVAL_MS: '3600000', LEASE_MS };
 const WORKER_ON = { RECOVERY_INTERVAL_MS: '100', LEASE_MS };
+/**
+ * After a kill that rolled the admission back, how long to watch for a resume that must not
+ * happen: past one lease, so a worker that found something to take over would have done so.
+ */
+const NOTHING_TO_RESUME_WAIT_MS = Number(LEASE_MS) + 500;
 
 interface OperationUnderTest {
   field: 'capturePayment' | 'refundPayment';
@@ -38,7 +40,7 @@ const OPERATIONS: OperationUnderTest[] = [
   {
     field: 'capturePayment',
     operationId: 'payments.capture.v1',
-    mutation: `mutation($input: CapturePaymentInput!) { capturePayment(input: $input) { payment { id status } } }`,
+    mutation: CAPTURE_PAYMENT,
     faultPoints: CAPTURE_PAYMENT_FAULT_POINTS,
     sentPoint: 'provider_capture_sent',
     captureMethod: 'MANUAL',
@@ -48,7 +50,7 @@ const OPERATIONS: OperationUnderTest[] = [
   {
     field: 'refundPayment',
     operationId: 'payments.refund.v1',
-    mutation: `mutation($input: RefundPaymentInput!) { refundPayment(input: $input) { payment { id status } } }`,
+    mutation: REFUND_PAYMENT,
     faultPoints: REFUND_PAYMENT_FAULT_POINTS,
     sentPoint: 'provider_refund_sent',
     captureMethod: 'AUTOMATIC',
@@ -85,14 +87,16 @@ async function untilFinal(
   url: string,
   run: { op: OperationUnderTest; input: Record<string, unknown> },
 ): Promise<GraphQLAnswer> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const answer = await send(url, run).catch(() => undefined);
-    const code = answer?.body.errors?.[0]?.extensions?.['code'];
-    if (answer && code !== 'IDEMPOTENCY_KEY_IN_USE' && code !== 'OUTCOME_PENDING') return answer;
-    if (Date.now() > deadline) throw new Error(`${run.op.field} not final: ${String(code)}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+  return waitUntil(
+    async () => {
+      const answer = await send(url, run);
+      const code = answer.body.errors?.[0]?.extensions?.['code'];
+      if (code === 'IDEMPOTENCY_KEY_IN_USE' || code === 'OUTCOME_PENDING')
+        throw new Error(String(code));
+      return answer;
+    },
+    { timeoutMs: 20_000, intervalMs: 200, what: `${run.op.field} to be final` },
+  );
 }
 
 /** Creates the payment through `victim`, then sends the operation that kills it. */
@@ -129,11 +133,10 @@ async function assertPostedOnce(op: OperationUnderTest, paymentId: string): Prom
         [paymentId, op.effect],
       )
     ).rows[0]?.n ?? 0;
-  const deadline = Date.now() + 10_000;
-  while ((await count()) === 0) {
-    if (Date.now() > deadline) throw new Error(`no ${op.effect} posting for ${paymentId}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await waitUntil(async () => (await count()) > 0, {
+    timeoutMs: 10_000,
+    what: `a ${op.effect} posting for ${paymentId}`,
+  });
   expect(await count()).toBe(1);
 }
 
@@ -183,16 +186,14 @@ describe.each(CASES)('SIGKILL at $point', ({ op, point }) => {
     try {
       if (point === beforeAnyCommit) {
         // The kill rolled the admission back: nothing to resume, nothing sent.
-        await new Promise((resolve) => setTimeout(resolve, Number(LEASE_MS) + 500));
+        await new Promise((resolve) => setTimeout(resolve, NOTHING_TO_RESUME_WAIT_MS));
         expect(await phasesOf(op, key)).toEqual([]);
         expect(applied(op, chargeId)).toBe(0);
       } else {
-        const deadline = Date.now() + 20_000;
-        while ((await phasesOf(op, key)).at(-1) !== 'finished') {
-          if (Date.now() > deadline)
-            throw new Error(`worker did not finish ${key}:\n${healed.output()}`);
-          await new Promise((resolve) => setTimeout(resolve, 100));
-        }
+        await waitUntil(async () => (await phasesOf(op, key)).at(-1) === 'finished', {
+          timeoutMs: 20_000,
+          what: () => `the worker to finish ${key}:\n${healed.output()}`,
+        });
         expect(applied(op, chargeId)).toBe(1);
         expect(await phasesOf(op, key)).toEqual([op.sentPoint, 'finished']);
       }

@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CREATE_PAYMENT_POINTS } from '../../services/payments/create-payment.flow.ts';
 import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process.ts';
-import { CREATE_PAYMENT, graphql } from '../support/graphql-client.ts';
+import { graphql } from '../support/graphql-client.ts';
+import { CREATE_PAYMENT } from '../support/operations.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import { startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
+import { waitUntil } from '../support/wait-until.ts';
 
 /**
  * Several gateway processes sweep one database at once. Each stuck request must be claimed by
@@ -70,15 +72,15 @@ describe('the recovery worker with several processes sweeping the same table', (
         }),
       ),
     );
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const { rows } = await stack.db.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM idempotency_keys WHERE state <> 'finished'`,
-      );
-      if (rows[0]?.n === 0) break;
-      if (Date.now() > deadline) throw new Error(`not all recovered: ${rows[0]?.n} left`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await waitUntil(
+      async () => {
+        const { rows } = await stack.db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM idempotency_keys WHERE state <> 'finished'`,
+        );
+        return rows[0]?.n === 0;
+      },
+      { timeoutMs: 30_000, intervalMs: 100, what: 'every stuck request to be recovered' },
+    );
 
     const { rows: tokens } = await stack.db.query<{ fencing_token: string; n: number }>(
       `SELECT fencing_token, count(*)::int AS n FROM idempotency_keys GROUP BY fencing_token`,

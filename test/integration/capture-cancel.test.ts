@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestDatabase } from '../support/test-database.ts';
-import { errorCodeOf, graphql, paymentOf, type GraphQLAnswer } from '../support/graphql-client.ts';
+import { errorCodeOf, paymentOf, type GraphQLAnswer } from '../support/graphql-client.ts';
 import {
   createPaymentOn,
   paymentInput,
@@ -9,6 +9,7 @@ import {
   TENANT_B,
   type TestStack,
 } from '../support/test-stack.ts';
+import { cancelPayment, capturePayment } from '../support/operations.ts';
 
 /**
  * capturePayment and cancelPayment: each with its own key scope, derived provider key and
@@ -25,15 +26,11 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const PAYLOAD = `payment { id status amount amountCaptured providerReference } idempotency { key replayed }`;
-const CAPTURE = `mutation($input: CapturePaymentInput!) { capturePayment(input: $input) { ${PAYLOAD} } }`;
-const CANCEL = `mutation($input: CancelPaymentInput!) { cancelPayment(input: $input) { ${PAYLOAD} } }`;
-
 function capture(input: Record<string, unknown>, apiKey = TENANT_A.apiKey): Promise<GraphQLAnswer> {
-  return graphql(stack.app.url, { apiKey, query: CAPTURE, variables: { input } });
+  return capturePayment({ url: stack.app.url, apiKey }, input);
 }
 function cancel(input: Record<string, unknown>, apiKey = TENANT_A.apiKey): Promise<GraphQLAnswer> {
-  return graphql(stack.app.url, { apiKey, query: CANCEL, variables: { input } });
+  return cancelPayment({ url: stack.app.url, apiKey }, input);
 }
 function resultOf(
   answer: GraphQLAnswer,

@@ -1,12 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestDatabase } from '../support/test-database.ts';
-import {
-  CREATE_PAYMENT,
-  errorCodeOf,
-  graphql,
-  paymentOf,
-  type GraphQLAnswer,
-} from '../support/graphql-client.ts';
+import { errorCodeOf, graphql, paymentOf, type GraphQLAnswer } from '../support/graphql-client.ts';
+import { CREATE_PAYMENT } from '../support/operations.ts';
 import {
   countRows,
   startTestStack,
@@ -14,6 +9,7 @@ import {
   TENANT_B,
   type TestStack,
 } from '../support/test-stack.ts';
+import { waitUntil } from '../support/wait-until.ts';
 
 const database = useTestDatabase('semantics');
 let stack: TestStack;
@@ -56,13 +52,14 @@ describe('same key, different command → IDEMPOTENCY_KEY_REUSED, whatever the f
   it('while the first request is in flight', async () => {
     const first = visa({ paymentMethod: 'pm_card_slow' });
     const inFlight = create(first);
-    await waitFor(
+    await waitUntil(
       async () =>
         (
           await stack.db.query('SELECT 1 FROM idempotency_keys WHERE key = $1', [
             first['idempotencyKey'],
           ])
         ).rowCount === 1,
+      { timeoutMs: 5_000, intervalMs: 20, what: 'the first request’s key row' },
     );
     const reused = await create({ ...first, amount: '99.00' });
     expect(reused.status).toBe(422);
@@ -142,6 +139,7 @@ describe('a replay is the stored result, not today’s state', () => {
     const narrow = await create(
       input,
       TENANT_A.apiKey,
+      // Its own, narrow selection: a retry selecting other fields is what this test is about.
       `mutation($input: CreatePaymentInput!) { createPayment(input: $input) { payment { id } } }`,
     );
     const id = (narrow.body.data?.['createPayment'] as { payment: { id: string } }).payment.id;
@@ -189,6 +187,7 @@ describe('tenants are independent', () => {
     );
     expect(a.id).not.toBe(b.id);
     expect([a.amount, b.amount]).toEqual(['1.00', '2.00']);
+    // Its own selection: the owner's answer is compared whole with toEqual({ id, amount }).
     const query = `query($id: ID!) { payment(id: $id) { id amount } }`;
     const crossed = await graphql(stack.app.url, {
       apiKey: TENANT_B.apiKey,
@@ -393,12 +392,4 @@ describe('document limits (docs/api.md §1.4)', () => {
 function deepSelection(depth: number): string {
   // `__type` introspection nests arbitrarily: ofType { ofType { … } }.
   return `__type(name: "Payment") { ${'ofType { '.repeat(depth)}name${' }'.repeat(depth)} }`;
-}
-
-async function waitFor(condition: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }

@@ -9,13 +9,8 @@ import {
   openStoredAnswer,
 } from '../../services/kernel/idempotency/stored-response.ts';
 import { openWebhookSecret } from '../../services/notifications/webhook-secret.ts';
-import { CREATE_PAYMENT } from '../support/graphql-client.ts';
-import {
-  findCause,
-  rawGraphql,
-  REGISTER_ENDPOINT,
-  sealedValues,
-} from '../support/sealed-storage.ts';
+import { CREATE_PAYMENT, REGISTER_WEBHOOK_ENDPOINT } from '../support/operations.ts';
+import { findCause, rawGraphql, sealedValues } from '../support/sealed-storage.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import {
   INTERNAL_TOKEN,
@@ -57,7 +52,7 @@ const REQUESTS = [
   { name: 'payment', query: CREATE_PAYMENT, input: paymentInput('rot-pay', { description: 'd' }) },
   {
     name: 'registration',
-    query: REGISTER_ENDPOINT,
+    query: REGISTER_WEBHOOK_ENDPOINT,
     input: { idempotencyKey: 'rot-hook', url: HOOK_URL },
   },
   { name: 'answer in clear', query: CREATE_PAYMENT, input: paymentInput('rot-clear') },

@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CREATE_PAYMENT_FAULT_POINTS } from '../../services/payments/create-payment.flow.ts';
 import { useTestDatabase } from '../support/test-database.ts';
-import { CREATE_PAYMENT, createUntilFinal, graphql, paymentOf } from '../support/graphql-client.ts';
+import { graphql, paymentOf } from '../support/graphql-client.ts';
+import { CREATE_PAYMENT, createUntilFinal } from '../support/operations.ts';
 import { startCommitCutter, type CommitCutter } from '../support/pg-commit-cutter.ts';
 import { startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
+import { waitUntil } from '../support/wait-until.ts';
 
 /**
  * PostgreSQL dropping out under a request: a backend terminated at every phase boundary, and a
@@ -136,17 +138,18 @@ describe('a connection cut after COMMIT reached the server, before its answer ca
 describe('an admission whose commit failed while a duplicate waited on its key', () => {
   /** The pid of the services' backend waiting on a lock of `kind`, once there is one. */
   async function waitingBackend(kind: 'relation' | 'advisory'): Promise<number> {
-    for (let i = 0; i < 500; i++) {
-      const { rows } = await stack.db.query<{ pid: number }>(
-        `SELECT pid FROM pg_stat_activity
-          WHERE datname = current_database() AND application_name = 'payments-services'
-            AND wait_event_type = 'Lock' AND wait_event = $1`,
-        [kind],
-      );
-      if (rows[0] !== undefined) return rows[0].pid;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    throw new Error(`no services backend waited on a ${kind} lock`);
+    return waitUntil(
+      async () => {
+        const { rows } = await stack.db.query<{ pid: number }>(
+          `SELECT pid FROM pg_stat_activity
+            WHERE datname = current_database() AND application_name = 'payments-services'
+              AND wait_event_type = 'Lock' AND wait_event = $1`,
+          [kind],
+        );
+        return rows[0]?.pid;
+      },
+      { timeoutMs: 10_000, intervalMs: 10, what: `a services backend waiting on a ${kind} lock` },
+    );
   }
 
   it('does not mistake the duplicate’s row for its own: one owner, one payment, one charge', async () => {

@@ -10,7 +10,8 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CATALOG } from '../../services/kernel/errors.ts';
 import { useTestDatabase } from '../support/test-database.ts';
-import { CREATE_PAYMENT, graphql, type GraphQLAnswer } from '../support/graphql-client.ts';
+import { graphql, type GraphQLAnswer } from '../support/graphql-client.ts';
+import { CREATE_PAYMENT } from '../support/operations.ts';
 import { startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
 
 /**
@@ -335,7 +336,7 @@ describe('generated documents', () => {
             query,
             variables:
               variables !== null && typeof variables === 'object' && !Array.isArray(variables)
-                ? (variables)
+                ? variables
                 : undefined,
           });
           expectClientAnswer(answer, { query, variables });

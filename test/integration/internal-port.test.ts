@@ -11,6 +11,7 @@ import {
   testKeyring,
   type TestStack,
 } from '../support/test-stack.ts';
+import { waitUntil } from '../support/wait-until.ts';
 
 /**
  * docs/api.md §1.2 INTERNAL_PORT: /trpc and /metrics only on the internal server, 404 on the public
@@ -141,9 +142,11 @@ describe('start', () => {
     });
     await expect(failed).rejects.toMatchObject({ code: 'EADDRINUSE' });
     // The failed start's pool is closed: its connections leave (bounded wait).
-    for (let i = 0; i < 50 && (await servicePoolConnections(separate)) > before; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await waitUntil(async () => (await servicePoolConnections(separate)) <= before, {
+      timeoutMs: 5_000,
+      intervalMs: 100,
+      what: 'the failed start’s pool connections to leave',
+    });
     expect(await servicePoolConnections(separate)).toBeLessThanOrEqual(before);
   });
 });

@@ -14,6 +14,13 @@ import {
   TENANT_A,
   type TestStack,
 } from '../support/test-stack.ts';
+import {
+  BALANCES,
+  CANCEL_PAYMENT as CANCEL,
+  CAPTURE_PAYMENT as CAPTURE,
+  REFUND_PAYMENT as REFUND,
+  REGISTER_WEBHOOK_ENDPOINT as REGISTER,
+} from '../support/operations.ts';
 
 /**
  * The ledger, the transactional outbox and webhooks, after a mixed workload: every money
@@ -64,8 +71,6 @@ afterAll(async () => {
 
 const gql = (query: string, variables: Record<string, unknown> = {}) =>
   graphql(stack.app.url, { apiKey: TENANT_A.apiKey, query, variables });
-const REGISTER = `mutation($input: RegisterWebhookEndpointInput!) { registerWebhookEndpoint(input: $input) {
-  endpoint { id url secret status } idempotency { replayed } } }`;
 
 async function drainOutbox(): Promise<void> {
   for (let i = 0; i < 50; i++) {
@@ -101,9 +106,6 @@ describe('webhook endpoints', () => {
 
 describe('after a mixed workload', () => {
   it('posts every movement once, balances the books, matches the payments, and delivers every event, signed', async () => {
-    const CAPTURE = `mutation($input: CapturePaymentInput!) { capturePayment(input: $input) { payment { status } } }`;
-    const REFUND = `mutation($input: RefundPaymentInput!) { refundPayment(input: $input) { refund { status } } }`;
-    const CANCEL = `mutation($input: CancelPaymentInput!) { cancelPayment(input: $input) { payment { status } } }`;
     const auto = [];
     for (const [i, [amount, currency]] of [
       ['10.00', 'EUR'],
@@ -180,9 +182,10 @@ describe('after a mixed workload', () => {
          FROM payments WHERE tenant_id = $1 AND amount_captured_minor > 0 GROUP BY currency ORDER BY currency`,
       [stack.tenantIds.a],
     );
-    const balances = (await gql(`{ balances { currency available } }`)).body.data?.[
-      'balances'
-    ] as Array<{ currency: string; available: string }>;
+    const balances = (await gql(BALANCES)).body.data?.['balances'] as Array<{
+      currency: string;
+      available: string;
+    }>;
     expect(balances.map((b) => b.currency)).toEqual(expected.map((e) => e.currency));
     expect(balances).toEqual([
       { currency: 'EUR', available: '30.50' }, // 10 − 4 − 1 + 25.50 + 30 − 30

@@ -3,10 +3,12 @@ import { useTestDatabase } from '../support/test-database.ts';
 import { errorCodeOf, paymentOf } from '../support/graphql-client.ts';
 import {
   createPaymentOn,
+  keyRowOf,
   paymentInput,
   startTestStack,
   type TestStack,
 } from '../support/test-stack.ts';
+import { waitUntil } from '../support/wait-until.ts';
 
 const database = useTestDatabase('metrics');
 let stack: TestStack;
@@ -51,7 +53,11 @@ describe('the idempotency counters count each decision once, where it is made', 
     );
     // In flight: a slow charge, and a duplicate while it runs.
     const slow = createPaymentOn(stack, paymentInput('m-slow', { paymentMethod: 'pm_card_slow' }));
-    await new Promise((r) => setTimeout(r, 150));
+    await waitUntil(async () => (await keyRowOf(stack.db, 'm-slow'))?.['state'] === 'started', {
+      timeoutMs: 5_000,
+      intervalMs: 20,
+      what: 'the slow charge to be admitted',
+    });
     expect(
       errorCodeOf(
         await createPaymentOn(stack, paymentInput('m-slow', { paymentMethod: 'pm_card_slow' })),

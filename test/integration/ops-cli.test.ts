@@ -23,6 +23,8 @@ const OPERATION = 'payments.create.v1';
 /** Short provider timeout and apply window so unknown outcomes and final books come in test time. */
 const PROVIDER_TIMEOUT_MS = 200;
 const APPLY_WINDOW_MS = 300;
+/** Until the books are final: past the apply window and the statement lag, so time must pass. */
+const BOOKS_FINAL_WAIT_MS = 500;
 /** A CLI run compiles the script with tsx first: seconds, not milliseconds, on a busy machine. */
 const CLI_TIMEOUT_MS = 30_000;
 const CHARGED_KEY = 'ops-charged-1';
@@ -194,7 +196,7 @@ describe('ops CLI', () => {
 
   it('reconcile with final books settles the unreachable payment as absent', async () => {
     // The books are final only once a late charge would be in them (apply window + lag).
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await new Promise((resolve) => setTimeout(resolve, BOOKS_FINAL_WAIT_MS));
     const run = await ops(['reconcile', '--actor', 'bob']);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);

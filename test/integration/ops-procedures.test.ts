@@ -1,10 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestDatabase } from '../support/test-database.ts';
-import { CREATE_PAYMENT, graphql, paymentOf } from '../support/graphql-client.ts';
+import { graphql, paymentOf } from '../support/graphql-client.ts';
+import { CAPTURE_PAYMENT, CREATE_PAYMENT } from '../support/operations.ts';
 import { startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
 
 const database = useTestDatabase('ops-procedures');
 const LEASE_MS = 400;
+/** Past the lease: redrive takes over only an expired lease, so time must pass. */
+const LEASE_EXPIRED_WAIT_MS = LEASE_MS + 100;
 let stack: TestStack;
 
 beforeAll(async () => {
@@ -98,11 +101,11 @@ describe('ops procedures', () => {
     stack.app.faults.arm('capturePayment.provider_call.before-call', { kind: 'throw' });
     await graphql(stack.app.url, {
       apiKey: TENANT_A.apiKey,
-      query: `mutation($input: CapturePaymentInput!) { capturePayment(input: $input) { payment { status } } }`,
+      query: CAPTURE_PAYMENT,
       variables: { input: { idempotencyKey: 'ops-cap', paymentId } },
     });
     stack.app.faults.disarm('capturePayment.provider_call.before-call');
-    await new Promise((resolve) => setTimeout(resolve, LEASE_MS + 100));
+    await new Promise((resolve) => setTimeout(resolve, LEASE_EXPIRED_WAIT_MS));
     const redriven = await stack.app.services.client.ops.redrive.mutate({
       tenantId: stack.tenantIds.a,
       operation: 'payments.capture.v1',

@@ -12,6 +12,7 @@ import {
   testKeyring,
   type TestStack,
 } from '../support/test-stack.ts';
+import { CAPTURE_PAYMENT } from '../support/operations.ts';
 
 /**
  * Edges of capture, refund and cancel that a mutation run showed no test guarded: a replayed
@@ -28,11 +29,11 @@ afterAll(async () => {
   await stack?.stop();
 });
 
+// Its own selection: the replay test compares the whole refundPayment answer with toEqual.
 const REFUND = `mutation($input: RefundPaymentInput!) { refundPayment(input: $input) {
   refund { id amount status }
   payment { id amountRefunded refunds { id amount status } }
   idempotency { replayed } } }`;
-const CAPTURE = `mutation($input: CapturePaymentInput!) { capturePayment(input: $input) { payment { status } } }`;
 
 const refund = (input: Record<string, unknown>): Promise<GraphQLAnswer> =>
   graphql(stack.app.url, { apiKey: TENANT_A.apiKey, query: REFUND, variables: { input } });
@@ -122,7 +123,7 @@ describe('payment operation edges', () => {
     try {
       const answer = await graphql(app.url, {
         apiKey: TENANT_A.apiKey,
-        query: CAPTURE,
+        query: CAPTURE_PAYMENT,
         variables: { input: { idempotencyKey: 'edge-timeout-cap', paymentId: id } },
       });
       expect(errorCodeOf(answer)).toBe('OUTCOME_PENDING');

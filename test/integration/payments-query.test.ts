@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestDatabase } from '../support/test-database.ts';
-import { CREATE_PAYMENT, errorCodeOf, graphql, paymentOf } from '../support/graphql-client.ts';
+import { errorCodeOf, graphql, paymentOf } from '../support/graphql-client.ts';
+import { CREATE_PAYMENT, PAYMENTS_PAGE } from '../support/operations.ts';
 import { startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
 
 const database = useTestDatabase('payments-query');
@@ -13,20 +14,17 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const PAGE = `query($first: Int, $after: String, $reference: String) {
-  payments(first: $first, after: $after, reference: $reference) {
-    edges { cursor node { id reference } }
-    pageInfo { hasNextPage endCursor }
-  }
-}`;
-
 interface Page {
   edges: Array<{ cursor: string; node: { id: string; reference: string | null } }>;
   pageInfo: { hasNextPage: boolean; endCursor: string | null };
 }
 
 async function page(variables: Record<string, unknown>): Promise<Page> {
-  const answer = await graphql(stack.app.url, { apiKey: TENANT_A.apiKey, query: PAGE, variables });
+  const answer = await graphql(stack.app.url, {
+    apiKey: TENANT_A.apiKey,
+    query: PAYMENTS_PAGE,
+    variables,
+  });
   return answer.body.data?.['payments'] as Page;
 }
 
@@ -154,7 +152,7 @@ describe('Query.payments', () => {
     for (const variables of [{ first: 101 }, { first: 0 }, { after: 'not-a-cursor' }]) {
       const answer = await graphql(stack.app.url, {
         apiKey: TENANT_A.apiKey,
-        query: PAGE,
+        query: PAYMENTS_PAGE,
         variables,
       });
       expect(answer.status).toBe(400);

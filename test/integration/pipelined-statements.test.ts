@@ -18,6 +18,7 @@ import {
   type TxClient,
 } from '../../services/kernel/db/pool.ts';
 import { useTestDatabase } from '../support/test-database.ts';
+import { waitUntil } from '../support/wait-until.ts';
 
 /**
  * A transaction sends the statements its code issues together in one round trip
@@ -61,16 +62,16 @@ async function countedRoundTrips(run: () => Promise<unknown>): Promise<number> {
 
 /** Until the pool's connection waits on a lock `holder` holds. */
 async function waitForLockWait(holder: pg.Client): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (Date.now() < deadline) {
-    const { rows } = await holder.query(
-      `SELECT 1 FROM pg_stat_activity
-        WHERE application_name = 'pipeline-test' AND wait_event_type = 'Lock'`,
-    );
-    if (rows.length > 0) return;
-    await sleep(20);
-  }
-  throw new Error('the pool never waited on the lock');
+  await waitUntil(
+    async () => {
+      const { rows } = await holder.query(
+        `SELECT 1 FROM pg_stat_activity
+          WHERE application_name = 'pipeline-test' AND wait_event_type = 'Lock'`,
+      );
+      return rows.length > 0;
+    },
+    { timeoutMs: 10_000, intervalMs: 20, what: 'the pool to wait on the lock' },
+  );
 }
 
 /** Runs `run` while another session, `holder`, holds advisory lock `lockId`. */
@@ -393,6 +394,11 @@ describe('a transaction sent with its COMMIT in one round trip (withOneRoundTrip
   });
 
   const lockId = 434343;
+  /**
+   * After the lock is released, how long the cut session gets to run what it was sent: what it
+   * must not have done is an absence, which cannot be polled for, so time must pass.
+   */
+  const LOST_SESSION_RUN_MS = 200;
   const waitForLock = { text: 'SELECT pg_advisory_xact_lock($1::bigint)', values: [lockId] };
 
   /**
@@ -411,7 +417,7 @@ describe('a transaction sent with its COMMIT in one round trip (withOneRoundTrip
       await cut(holder);
       const failure = await waiting.catch((error: unknown) => error);
       await holder.query('SELECT pg_advisory_unlock($1)', [lockId]);
-      await sleep(200);
+      await sleep(LOST_SESSION_RUN_MS);
       return failure;
     });
   }

@@ -12,6 +12,8 @@ import { useTestDatabase } from '../support/test-database.ts';
  * connection's ReadyForQuery — was an unhandled 'error' event, and the gateway died.
  */
 const database = useTestDatabase('pool-errors');
+/** The pace of the terminations: a schedule, not a wait, so workers are cut mid-transaction. */
+const TERMINATE_EVERY_MS = 25;
 const APP = 'pool-errors-test';
 let admin: pg.Pool;
 
@@ -75,7 +77,7 @@ describe('a pooled connection terminated by PostgreSQL', () => {
     const caught = await uncaughtDuring(async () => {
       const workers = Array.from({ length: 16 }, worker);
       for (let i = 0; i < 60; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 25));
+        await new Promise((resolve) => setTimeout(resolve, TERMINATE_EVERY_MS));
         await admin.query(
           `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
             WHERE datname = current_database() AND application_name = $1`,

@@ -21,6 +21,12 @@ import {
   TENANT_A,
   type TestStack,
 } from '../support/test-stack.ts';
+import {
+  CAPTURE_PAYMENT as CAPTURE,
+  REFUND_PAYMENT as REFUND,
+  REGISTER_WEBHOOK_ENDPOINT as REGISTER,
+} from '../support/operations.ts';
+import { waitUntil } from '../support/wait-until.ts';
 
 /**
  * The dashboards and alert rules against a real Prometheus scraping a running gateway. A panel
@@ -186,12 +192,6 @@ afterAll(async () => {
 
 const gql = (query: string, input: Record<string, unknown>) =>
   graphql(stack.app.url, { apiKey: TENANT_A.apiKey, query, variables: { input } });
-const CAPTURE = `mutation($input: CapturePaymentInput!) { capturePayment(input: $input) {
-  payment { status } } }`;
-const REFUND = `mutation($input: RefundPaymentInput!) { refundPayment(input: $input) {
-  refund { status } } }`;
-const REGISTER = `mutation($input: RegisterWebhookEndpointInput!) {
-  registerWebhookEndpoint(input: $input) { endpoint { id } } }`;
 
 function expectCode(answer: GraphQLAnswer, code: string): void {
   expect(errorCodeOf(answer), JSON.stringify(answer.body)).toBe(code);
@@ -272,11 +272,7 @@ async function generateTraffic(): Promise<void> {
 
 /** Polls the database-side condition of a traffic step (a few seconds at most). */
 async function until(condition: () => Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await sleep(20);
-  }
+  await waitUntil(condition, { timeoutMs: 20_000, intervalMs: 20, what });
 }
 
 /** Grafana's variables replaced by values; an unknown one fails rather than querying `$x`. */

@@ -1,13 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  CREATE_PAYMENT,
-  errorCodeOf,
-  graphql,
-  paymentOf,
-  type GraphQLAnswer,
-} from '../support/graphql-client.ts';
+import { errorCodeOf, graphql, paymentOf, type GraphQLAnswer } from '../support/graphql-client.ts';
+import { BALANCES, CREATE_PAYMENT } from '../support/operations.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import {
   createPaymentOn,
@@ -47,8 +42,6 @@ afterAll(async () => {
   await addressLimited?.stop();
 });
 
-const BALANCES = '{ balances { currency available } }';
-
 function balancesOn(stack: TestStack, apiKey: string | null): Promise<GraphQLAnswer> {
   return graphql(stack.app.url, { apiKey, query: BALANCES, timeoutMs: ANSWER_DEADLINE_MS });
 }
@@ -81,6 +74,7 @@ describe('RATE_LIMIT_TENANT_PER_SECOND', () => {
     // Retry-After covers the rest of the window: at most the whole bucket's refill.
     expect(retryAfter).toBeLessThanOrEqual(TENANT_LIMIT.tenantBurst / TENANT_LIMIT.tenantPerSecond);
     expect((await balancesOn(tenantLimited, TENANT_B.apiKey)).status).toBe(200);
+    // Time must pass: the test's point is that the bucket refills within Retry-After.
     await sleep(retryAfter * 1000);
     expect((await balancesOn(tenantLimited, TENANT_A.apiKey)).status).toBe(200);
   });
@@ -94,6 +88,7 @@ describe('RATE_LIMIT_TENANT_PER_SECOND', () => {
     expect(await keyRowOf(stack.db, key)).toBeUndefined();
     expect(stack.sandbox.charges({ reference: key })).toHaveLength(0);
 
+    // Time must pass: the test's point is that the bucket refills within Retry-After.
     await sleep(retryAfter * 1000);
     const executed = await createPaymentOn(stack, paymentInput(key));
     expect(executed.status).toBe(200);
@@ -135,6 +130,7 @@ describe('RATE_LIMIT_UNAUTHENTICATED_PER_SECOND', () => {
       await locker.query('ROLLBACK');
       await locker.end();
     }
+    // Time must pass: the test's point is that the bucket refills within Retry-After.
     await sleep(retryAfter * 1000);
     expect((await balancesOn(addressLimited, TENANT_A.apiKey)).status).toBe(200);
     const wrong = await balancesOn(addressLimited, 'sk_test_guessed_000000000');

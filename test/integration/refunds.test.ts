@@ -8,6 +8,7 @@ import {
   TENANT_A,
   type TestStack,
 } from '../support/test-stack.ts';
+import { refundPayment } from '../support/operations.ts';
 
 /**
  * refundPayment: partial and several per payment, replays identical with one provider effect,
@@ -24,13 +25,8 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const REFUND = `mutation($input: RefundPaymentInput!) { refundPayment(input: $input) {
-  refund { id paymentId amount status reason }
-  payment { id status amountCaptured amountRefunded refunds { id amount status } }
-  idempotency { replayed } } }`;
-
 function refund(input: Record<string, unknown>): Promise<GraphQLAnswer> {
-  return graphql(stack.app.url, { apiKey: TENANT_A.apiKey, query: REFUND, variables: { input } });
+  return refundPayment({ url: stack.app.url, apiKey: TENANT_A.apiKey }, input);
 }
 interface Refunded {
   refund: { id: string; amount: string; status: string; reason: string | null };

@@ -19,6 +19,7 @@ import {
   startTestStack,
   type TestStack,
 } from '../support/test-stack.ts';
+import { waitUntil } from '../support/wait-until.ts';
 
 const DAY_MS = 86_400_000;
 /** How far past the first request's would-be expiry the forced partition boundary lies. */
@@ -123,7 +124,11 @@ describe('the replay window', () => {
     expect(paymentOf(replay).id).toBe(firstPayment.id);
 
     // Past the window: the key is forgotten, even for a different command under it.
-    while ((await dbNow(stack.db)) <= expiresAt) await new Promise((r) => setTimeout(r, 100));
+    await waitUntil(async () => (await dbNow(stack.db)) > expiresAt, {
+      timeoutMs: 30_000,
+      intervalMs: 100,
+      what: 'the database clock to pass the key’s expiry',
+    });
     const late = await createPaymentOn(stack, paymentInput('win-1', { amount: '11.00' }));
     const latePayment = paymentOf(late);
     expect(latePayment.id).not.toBe(firstPayment.id);
@@ -229,9 +234,11 @@ describe('dedupe across a partition boundary', () => {
       },
     });
     await firstIsInside;
-    while ((await dbNow(stack.db)) + TTL_SECONDS * 1000 <= boundary + 100) {
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await waitUntil(async () => (await dbNow(stack.db)) + TTL_SECONDS * 1000 > boundary + 100, {
+      timeoutMs: 30_000,
+      intervalMs: 100,
+      what: 'the database clock to cross the boundary',
+    });
     const second = engine.admit({
       scope,
       command,
@@ -244,7 +251,16 @@ describe('dedupe across a partition boundary', () => {
         },
       },
     });
-    await new Promise((r) => setTimeout(r, 300)); // the second is now waiting on the scope
+    await waitUntil(
+      async () =>
+        (
+          await stack.db.query(
+            `SELECT 1 FROM pg_stat_activity
+              WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+          )
+        ).rowCount === 1,
+      { timeoutMs: 10_000, intervalMs: 20, what: 'the second admission to wait on the scope' },
+    );
     releaseFirst();
     const [a, b] = await Promise.all([first, second]);
 

@@ -9,13 +9,15 @@ import {
 import { REGISTER_WEBHOOK_ENDPOINT } from '../../services/notifications/register-endpoint.flow.ts';
 import { normaliseCreatePayment } from '../../services/payments/create-payment.command.ts';
 import { CREATE_PAYMENT as CREATE_PAYMENT_OPERATION } from '../../services/payments/create-payment.flow.ts';
-import { CREATE_PAYMENT } from '../support/graphql-client.ts';
+import {
+  CREATE_PAYMENT,
+  REGISTER_WEBHOOK_ENDPOINT as REGISTER_ENDPOINT,
+} from '../support/operations.ts';
 import {
   asReplay,
   dumpTables,
   findCause,
   rawGraphql,
-  REGISTER_ENDPOINT,
   tablesHolding,
 } from '../support/sealed-storage.ts';
 import { useTestDatabase } from '../support/test-database.ts';

@@ -5,7 +5,8 @@ import {
   sqlState,
   withTransaction,
 } from '../../services/kernel/db/pool.ts';
-import { CREATE_PAYMENT, errorCodeOf, graphql, paymentOf } from '../support/graphql-client.ts';
+import { errorCodeOf, graphql, paymentOf } from '../support/graphql-client.ts';
+import { CREATE_PAYMENT } from '../support/operations.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import {
   createPaymentOn,

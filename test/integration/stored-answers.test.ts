@@ -22,6 +22,8 @@ afterAll(async () => {
   await stack?.stop();
 });
 
+// Its own documents: the capped stack answers at most 256 bytes, so what these select is the
+// test's subject (an answer under and over the cap), not a detail a shared document may change.
 const CREATE = `
 mutation Create($input: CreatePaymentInput!) {
   createPayment(input: $input) {

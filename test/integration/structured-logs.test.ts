@@ -3,8 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpProviderAdapter } from '../../services/provider/http-provider-adapter.ts';
 import { useTestDatabase } from '../support/test-database.ts';
-import { CREATE_PAYMENT, graphql, paymentOf } from '../support/graphql-client.ts';
+import { graphql, paymentOf } from '../support/graphql-client.ts';
+import { CREATE_PAYMENT } from '../support/operations.ts';
 import { paymentInput, startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
+import { waitUntil } from '../support/wait-until.ts';
 
 const database = useTestDatabase('structured-logs');
 /** pino's numeric levels. */
@@ -226,14 +228,15 @@ describe('structured logs', () => {
         timeoutMs: 100,
       }),
     ).rejects.toThrow();
-    const deadline = Date.now() + 10_000;
-    let info: Array<Record<string, unknown>> = [];
-    while (info.length === 0 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      info = lines.filter(
-        (line) => line['requestId'] === 'req-log-gave-up' && line['level'] === INFO,
-      );
-    }
+    const info = await waitUntil(
+      () => {
+        const found = lines.filter(
+          (line) => line['requestId'] === 'req-log-gave-up' && line['level'] === INFO,
+        );
+        return found.length > 0 && found;
+      },
+      { timeoutMs: 10_000, what: 'the request line of the request whose client gave up' },
+    );
     expect(info).toEqual([
       expect.objectContaining({
         msg: 'request',

@@ -14,6 +14,7 @@ import {
 } from '../../dev/embedded-postgres/database-server.ts';
 import { cloneDatabase, createTestDatabase, useTestDatabase } from '../support/test-database.ts';
 import type { TestDatabase } from '../support/test-database.ts';
+import { waitUntil } from '../support/wait-until.ts';
 
 const MIGRATED_TABLES = ['idempotency_keys', 'idempotency_phase_log', 'payments', 'tenants'];
 
@@ -109,7 +110,21 @@ describe('test databases cloned from the migrated template', () => {
       const holding = withClient(source.url, async (client) => {
         await client.query('SELECT pg_sleep($1)', [TEMPLATE_HOLD_MS / 1_000]);
       });
-      await new Promise((resolve) => setTimeout(resolve, 200)); // let the holder connect first
+      await waitUntil(
+        () =>
+          withClient(adminUrl, async (admin) => {
+            const { rowCount } = await admin.query(
+              `SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND query LIKE 'SELECT pg_sleep%'`,
+              [source.name],
+            );
+            return rowCount === 1;
+          }),
+        {
+          timeoutMs: 10_000,
+          intervalMs: 20,
+          what: 'the holder to be in its session on the template',
+        },
+      );
 
       const started = Date.now();
       const [unretried, clone] = await Promise.allSettled([

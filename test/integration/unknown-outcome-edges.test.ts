@@ -12,12 +12,8 @@ import { reconcileUnknownPayments } from '../../services/payments/reconcile-paym
 import { CREATE_PAYMENT as CREATE_OP } from '../../services/payments/create-payment.flow.ts';
 import { claimForSettlement } from '../../services/kernel/idempotency/settlement.ts';
 import { useTestDatabase } from '../support/test-database.ts';
-import {
-  createUntilFinal,
-  errorCodeOf,
-  paymentOf,
-  type GraphQLAnswer,
-} from '../support/graphql-client.ts';
+import { errorCodeOf, paymentOf, type GraphQLAnswer } from '../support/graphql-client.ts';
+import { createUntilFinal } from '../support/operations.ts';
 import {
   createPaymentOn,
   keyRowOf,
@@ -30,6 +26,11 @@ import {
 const database = useTestDatabase('unknown-edges');
 const PROVIDER_TIMEOUT_MS = 200;
 const APPLY_WINDOW_MS = 300;
+/**
+ * How long to watch for a second charge that must not happen: an absence cannot be polled for,
+ * so time must pass; past the sandbox's apply window, where any second processing would land.
+ */
+const NO_SECOND_CHARGE_WAIT_MS = 600;
 let stack: TestStack;
 
 beforeAll(async () => {
@@ -77,7 +78,7 @@ describe('unknown-outcome edges', () => {
       deadlineMs: 10_000,
     });
     expect(paymentOf(answer).status).toBe('SUCCEEDED');
-    await new Promise((r) => setTimeout(r, 600)); // any second processing would have applied
+    await new Promise((r) => setTimeout(r, NO_SECOND_CHARGE_WAIT_MS));
     expect(stack.sandbox.charges({ reference: 'p3' })).toHaveLength(1);
   });
 

@@ -9,6 +9,7 @@ import {
   startTestStack,
   type TestStack,
 } from '../support/test-stack.ts';
+import { waitUntil } from '../support/wait-until.ts';
 
 /**
  * Every way the gateway can be without an answer from the provider, and how each ends: probe
@@ -21,6 +22,8 @@ const PROVIDER_TIMEOUT_MS = 200;
 const BLACKHOLE_MS = 2_500;
 /** The sandbox applies every request it will ever apply at once; 300 ms is ample. */
 const APPLY_WINDOW_MS = 300;
+/** Until the books are final: the provider's apply window has passed, with slack for timers. */
+const BOOKS_FINAL_WAIT_MS = APPLY_WINDOW_MS + 200;
 let stack: TestStack;
 
 beforeAll(async () => {
@@ -103,6 +106,7 @@ describe('no answer: pm_card_unknown', () => {
     expect(rows).toEqual([{ status: 'PROCESSING' }]);
     expect(await providerCalls('timeout')).toBeGreaterThan(timeoutsBefore);
 
+    // The outage itself must pass: the sandbox's blackhole lasts BLACKHOLE_MS from the call.
     await new Promise((resolve) => setTimeout(resolve, BLACKHOLE_MS));
     const after = await send(inputFor('unknown-1', 'pm_card_unknown'));
     expect(paymentOf(after)).toMatchObject({ id: paymentId, status: 'SUCCEEDED' });
@@ -119,13 +123,16 @@ describe('no answer: pm_card_unknown', () => {
       parked[0]!.last_attempt_at.getTime(),
     );
 
+    // The outage itself must pass: the sandbox's blackhole lasts BLACKHOLE_MS from the call.
     await new Promise((resolve) => setTimeout(resolve, BLACKHOLE_MS));
-    const deadline = Date.now() + 10_000;
-    while ((await keyRow('unknown-worker'))?.state !== 'finished') {
-      if (Date.now() > deadline) throw new Error('the worker did not finish it');
-      await stack.app.services.worker.sweepOnce();
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await waitUntil(
+      async () => {
+        if ((await keyRow('unknown-worker'))?.state === 'finished') return true;
+        await stack.app.services.worker.sweepOnce();
+        return false;
+      },
+      { timeoutMs: 10_000, intervalMs: 100, what: 'the worker to finish unknown-worker' },
+    );
     expect(stack.sandbox.charges({ reference: 'unknown-worker' })).toHaveLength(1);
     const replay = await send(inputFor('unknown-worker', 'pm_card_unknown'));
     expect(paymentOf(replay).status).toBe('SUCCEEDED');
@@ -183,7 +190,7 @@ describe('no answer past the attempt limit: UNKNOWN, then reconciliation', () =>
   it('a charge provably absent after the provider’s window ends as FAILED with its own code', async () => {
     const paymentId = await driveToUnknown('recon-absent', 'pm_card_unreachable');
     // The books are final only once a possible late charge would be in them.
-    await new Promise((resolve) => setTimeout(resolve, APPLY_WINDOW_MS + 200));
+    await new Promise((resolve) => setTimeout(resolve, BOOKS_FINAL_WAIT_MS));
     const report = await reconcileUnknownPayments(stack.app.services.deps, 'reconciliation');
     expect(report.chargeAbsent).toBe(1);
     const settled = await send(inputFor('recon-absent', 'pm_card_unreachable'));

@@ -27,6 +27,7 @@ import {
   TENANT_A,
   type TestStack,
 } from '../support/test-stack.ts';
+import { REGISTER_WEBHOOK_ENDPOINT } from '../support/operations.ts';
 
 /**
  * Webhook egress (SSRF): registration refuses URLs that point inside and stores nothing for the
@@ -82,12 +83,10 @@ beforeEach(async () => {
   await stack.db.query(`UPDATE webhook_endpoints SET status = 'disabled'`);
 });
 
-const REGISTER = `mutation($input: RegisterWebhookEndpointInput!) { registerWebhookEndpoint(input: $input) {
-  endpoint { id url status } idempotency { replayed } } }`;
 const register = (idempotencyKey: string, url: string) =>
   graphql(stack.app.url, {
     apiKey: TENANT_A.apiKey,
-    query: REGISTER,
+    query: REGISTER_WEBHOOK_ENDPOINT,
     variables: { input: { idempotencyKey, url } },
   });
 

@@ -3,12 +3,16 @@ import { LeaseLostError } from '../../services/kernel/errors.ts';
 import { OwnedRequest } from '../../services/kernel/idempotency/owned-request.ts';
 import { CREATE_PAYMENT as CREATE_PAYMENT_OP } from '../../services/payments/create-payment.flow.ts';
 import { useTestDatabase } from '../support/test-database.ts';
-import { CREATE_PAYMENT, errorCodeOf, graphql, paymentOf } from '../support/graphql-client.ts';
+import { errorCodeOf, graphql, paymentOf } from '../support/graphql-client.ts';
+import { CREATE_PAYMENT } from '../support/operations.ts';
 import { startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
+import { waitUntil } from '../support/wait-until.ts';
 
 const database = useTestDatabase('zombie');
 let stack: TestStack;
 const LEASE_MS = 300;
+/** Past the lease: the test's point is that the zombie's lease has expired, so time must pass. */
+const LEASE_EXPIRED_WAIT_MS = LEASE_MS + 100;
 
 beforeAll(async () => {
   stack = await startTestStack({ databaseUrl: database.url, app: { leaseMs: LEASE_MS } });
@@ -44,11 +48,15 @@ describe('a zombie owner that wakes after its lease was taken over', () => {
       });
 
     const zombie = send();
-    while (hits === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    await waitUntil(() => hits > 0, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      what: 'the zombie to reach the provider call',
+    });
     const early = await send();
     expect(errorCodeOf(early)).toBe('IDEMPOTENCY_KEY_IN_USE'); // lease still live: no takeover
 
-    await new Promise((resolve) => setTimeout(resolve, LEASE_MS + 100));
+    await new Promise((resolve) => setTimeout(resolve, LEASE_EXPIRED_WAIT_MS));
     const takeover = await send();
     expect(paymentOf(takeover).status).toBe('SUCCEEDED');
 
@@ -111,10 +119,18 @@ describe('a zombie owner that wakes after its lease was taken over', () => {
       });
 
     const zombie = send();
-    while (beforeCalls === 0) await new Promise((resolve) => setTimeout(resolve, 10));
-    await new Promise((resolve) => setTimeout(resolve, LEASE_MS + 100));
+    await waitUntil(() => beforeCalls > 0, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      what: 'the zombie to reach the provider call',
+    });
+    await new Promise((resolve) => setTimeout(resolve, LEASE_EXPIRED_WAIT_MS));
     const taker = send();
-    while (afterCalls === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    await waitUntil(() => afterCalls > 0, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      what: 'the taker to get past the provider call',
+    });
 
     wakeZombie();
     const zombieAnswer = await zombie;

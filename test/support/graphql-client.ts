@@ -35,15 +35,6 @@ export async function graphql(
   };
 }
 
-export const CREATE_PAYMENT = `
-mutation Create($input: CreatePaymentInput!) {
-  createPayment(input: $input) {
-    payment { id status amount currency amountCaptured amountRefunded paymentMethod reference
-              providerReference failureCode createdAt refunds { id } }
-    idempotency { key replayed firstRequestAt expiresAt }
-  }
-}`;
-
 export interface PaymentAnswer {
   id: string;
   status: string;
@@ -63,35 +54,4 @@ export function paymentOf(answer: GraphQLAnswer): PaymentAnswer {
 
 export function errorCodeOf(answer: GraphQLAnswer): unknown {
   return answer.body.errors?.[0]?.extensions?.['code'];
-}
-
-/** Retries a createPayment the way a well-behaved client does, honouring Retry-After, until it is final. */
-export async function createUntilFinal(
-  url: string,
-  request: { apiKey: string; input: Record<string, unknown>; deadlineMs: number },
-): Promise<GraphQLAnswer> {
-  const deadline = Date.now() + request.deadlineMs;
-  for (;;) {
-    let answer: GraphQLAnswer | undefined;
-    try {
-      answer = await graphql(url, {
-        apiKey: request.apiKey,
-        query: CREATE_PAYMENT,
-        variables: { input: request.input },
-      });
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-    }
-    const code = answer ? errorCodeOf(answer) : 'NETWORK';
-    const retryable =
-      code === 'IDEMPOTENCY_KEY_IN_USE' ||
-      code === 'OUTCOME_PENDING' ||
-      code === 'PROVIDER_UNAVAILABLE' ||
-      code === 'NETWORK';
-    if (answer && !retryable) return answer;
-    if (Date.now() > deadline)
-      throw new Error(`still not final after ${request.deadlineMs} ms: ${String(code)}`);
-    const retryAfter = Number(answer?.headers.get('retry-after') ?? 0.2);
-    await new Promise((resolve) => setTimeout(resolve, Math.min(retryAfter * 1000, 500)));
-  }
 }

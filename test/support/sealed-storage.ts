@@ -42,14 +42,6 @@ export function findCause<T>(
   return undefined;
 }
 
-export const REGISTER_ENDPOINT = `
-mutation Register($input: RegisterWebhookEndpointInput!) {
-  registerWebhookEndpoint(input: $input) {
-    endpoint { id url secret status createdAt }
-    idempotency { key replayed firstRequestAt expiresAt }
-  }
-}`;
-
 /**
  * Every row of every table in the database as text (`SELECT t::text`), by table: what a leaked
  * backup or a curious reader with SELECT would see.

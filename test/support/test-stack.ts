@@ -8,7 +8,8 @@ import {
 import { Keyring } from '../../services/kernel/crypto/keyring.ts';
 import { upsertTenant } from '../../services/tenants/api-keys.ts';
 import { parseWebhookAllowList } from '../../services/notifications/webhook-url.policy.ts';
-import { CREATE_PAYMENT, graphql, type GraphQLAnswer } from './graphql-client.ts';
+import { graphql, type GraphQLAnswer } from './graphql-client.ts';
+import { CREATE_PAYMENT } from './operations.ts';
 
 /** Synthetic test keys: long enough for BOOTSTRAP_TENANTS, obviously not real. */
 export const TENANT_A = { name: 'tenant-a', apiKey: 'sk_test_tenant_a_0000000000000000' };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatAmount, normaliseCurrency, parseAmount } from '../../services/kernel/money/money.ts';
+import { formatAmount, normaliseCurrency, parseAmount } from './money.ts';
 
 describe('parseAmount', () => {
   it.each([

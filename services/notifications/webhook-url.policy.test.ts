@@ -1,14 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../app/config.ts';
-import { AppError } from '../../services/kernel/errors.ts';
-import { assertPlainHttpAllowed } from '../../services/notifications/webhook-egress.client.ts';
+import { AppError } from '../kernel/errors.ts';
+import { assertPlainHttpAllowed } from './webhook-egress.client.ts';
 import {
   addressRefusal,
   EMPTY_WEBHOOK_ALLOW_LIST,
   judgeWebhookUrl,
   parseWebhookAllowList,
   type WebhookAllowList,
-} from '../../services/notifications/webhook-url.policy.ts';
+} from './webhook-url.policy.ts';
 
 /**
  * The webhook URL policy over every address class it must refuse (SSRF): what registration
@@ -184,36 +183,6 @@ describe('delivery: addresses a name resolved to', () => {
   ])('%s → %s', (address, list, expected) => {
     expect(addressRefusal(address, list)).toBe(expected);
   });
-});
-
-describe('WEBHOOK_ALLOWED_HOSTS', () => {
-  it('is empty by default', () => {
-    const config = loadConfig({});
-    expect(config.webhookAllowList.hosts.size).toBe(0);
-    expect(config.webhookAllowList.ranges).toHaveLength(0);
-  });
-
-  it('takes CIDRs, single addresses and hostnames', () => {
-    const list = loadConfig({
-      WEBHOOK_ALLOWED_HOSTS: '127.0.0.1/32,::1/128,localhost, 10.0.0.5 ,fd00::/8',
-    }).webhookAllowList;
-    expect([...list.hosts]).toEqual(['localhost']);
-    expect(list.ranges.map(([address, bits]) => `${address.toString()}/${bits}`)).toEqual([
-      '127.0.0.1/32',
-      '::1/128',
-      '10.0.0.5/32',
-      'fd00::/8',
-    ]);
-  });
-
-  it.each(['127.0.0.1/33', '::1/129', '10.0.0.0/', '127.1', '0x7f000001', 'http://x', 'a b'])(
-    'fails the start on a bad entry (%s), naming the variable',
-    (entry) => {
-      expect(() => loadConfig({ WEBHOOK_ALLOWED_HOSTS: `localhost,${entry}` })).toThrow(
-        /^WEBHOOK_ALLOWED_HOSTS: /,
-      );
-    },
-  );
 });
 
 describe('delivery over plain http', () => {

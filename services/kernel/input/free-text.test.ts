@@ -1,11 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  assertFreeJson,
-  containsCardNumber,
-  freeTextProblem,
-  passesLuhn,
-} from '../../services/kernel/input/free-text.ts';
-import { InputInvalidError } from '../../services/kernel/errors.ts';
+import { assertFreeJson, containsCardNumber, freeTextProblem, passesLuhn } from './free-text.ts';
+import { InputInvalidError } from '../errors.ts';
 
 describe('card numbers in free text', () => {
   it.each([
