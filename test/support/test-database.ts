@@ -2,7 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, beforeEach, inject } from 'vitest';
 import type { RunnerTask } from 'vitest';
-import { sqlState, urlWithDatabase, withClient } from '../../dev/embedded-postgres/database-server.ts';
+import {
+  sqlState,
+  urlWithDatabase,
+  withClient,
+} from '../../dev/embedded-postgres/database-server.ts';
 import { ensureTestPartitions } from './test-partitions.ts';
 
 export interface TestDatabase {
