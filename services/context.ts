@@ -16,6 +16,34 @@ import type { ProviderPort } from './provider/index.ts';
 import type { WebhookEgress } from './notifications/index.ts';
 
 /** Everything a service needs, passed in by whoever composes the process: no singletons. */
+/**
+ * What each service may use, as a Pick of ServiceDeps: a service's functions take only these,
+ * so the type checker refuses, say, a payments flow that reaches the PSP adapter (only the
+ * provider service may) or a webhook egress (only notifications may).
+ */
+export type PaymentsDeps = Pick<
+  ServiceDeps,
+  | 'pool'
+  | 'orm'
+  | 'engine'
+  | 'faults'
+  | 'metrics'
+  | 'keyring'
+  | 'log'
+  | 'trace'
+  | 'forTrace'
+  | 'provider'
+  | 'config'
+>;
+export type ProviderDeps = Pick<
+  ServiceDeps,
+  'pool' | 'faults' | 'metrics' | 'log' | 'trace' | 'providerAdapter' | 'config'
+>;
+export type NotificationsDeps = Pick<
+  ServiceDeps,
+  'pool' | 'orm' | 'engine' | 'keyring' | 'log' | 'trace' | 'webhookEgress'
+>;
+
 export interface ServiceDeps {
   /** The request path's pool: admission, fenced phases, pipelined statements (hand-written SQL). */
   pool: pg.Pool;

@@ -1,4 +1,4 @@
-import type { ServiceDeps } from '../context.ts';
+import type { NotificationsDeps } from '../context.ts';
 import type { Delivery, DeliveryHandler, DeliveryResult } from '../kernel/outbox/dispatcher.ts';
 import { writeEvent } from '../kernel/outbox/outbox.ts';
 import { withTransaction } from '../kernel/db/pool.ts';
@@ -24,7 +24,7 @@ interface EventPayload {
  * signature; 2xx delivered, 410 disables the endpoint, anything else is retried with backoff,
  * redirects included: they are never followed, see webhook-egress.client.ts).
  */
-export function notificationHandlers(deps: ServiceDeps): Record<string, DeliveryHandler> {
+export function notificationHandlers(deps: NotificationsDeps): Record<string, DeliveryHandler> {
   return {
     receipts: async (delivery) => {
       const paymentId = (delivery.event.payload as EventPayload).payment?.id;
@@ -56,7 +56,10 @@ export function notificationHandlers(deps: ServiceDeps): Record<string, Delivery
   };
 }
 
-async function deliverWebhook(deps: ServiceDeps, delivery: Delivery): Promise<DeliveryResult> {
+async function deliverWebhook(
+  deps: NotificationsDeps,
+  delivery: Delivery,
+): Promise<DeliveryResult> {
   const endpointId = delivery.consumer.slice('webhook:'.length);
   const endpoint = await deps.orm.em
     .fork()

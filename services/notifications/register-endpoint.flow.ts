@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { idempotencyInfo, type IdempotencyInfo } from '../kernel/idempotency/idempotency-key.ts';
 import { z } from 'zod';
-import type { ServiceDeps } from '../context.ts';
+import type { NotificationsDeps } from '../context.ts';
 import { AppError, publicError, type PublicError } from '../kernel/errors.ts';
 import { defineOperation } from '../kernel/idempotency/operation.ts';
 import type { StoredResponse } from '../kernel/idempotency/types.ts';
@@ -58,7 +58,7 @@ export type RegisterEndpointResult =
  * would be replayable for the whole window.
  */
 export async function registerEndpoint(
-  deps: ServiceDeps,
+  deps: NotificationsDeps,
   input: z.infer<typeof registerEndpointInput>,
 ): Promise<RegisterEndpointResult> {
   let url: string;
@@ -140,7 +140,7 @@ function toStoredEndpoint(row: EndpointRow): StoredEndpoint {
  * schema puts the fields in one order, so the first answer and every replay are the same bytes.
  */
 async function withSecret(
-  deps: ServiceDeps,
+  deps: NotificationsDeps,
   tenantId: string,
   endpoint: StoredEndpoint,
 ): Promise<EndpointView> {
@@ -150,7 +150,7 @@ async function withSecret(
 }
 
 async function loadEndpoint(
-  deps: ServiceDeps,
+  deps: NotificationsDeps,
   tenantId: string,
   endpointId: string,
 ): Promise<EndpointRow> {
@@ -160,7 +160,7 @@ async function loadEndpoint(
 }
 
 async function answer(
-  deps: ServiceDeps,
+  deps: NotificationsDeps,
   stored: StoredResponse,
   info: { tenantId: string; key: string; replayed: boolean },
 ): Promise<RegisterEndpointResult> {

@@ -1,4 +1,4 @@
-import type { ServiceDeps } from '../context.ts';
+import type { PaymentsDeps } from '../context.ts';
 import { defineOperation } from '../kernel/idempotency/operation.ts';
 import { PAYMENT_ANSWER_VERSION, paymentOutcomeOf } from './stored-answers.ts';
 import {
@@ -51,7 +51,7 @@ export const CANCEL_PAYMENT_FAULT_POINTS = [
 ] as const;
 
 export function cancelPayment(
-  deps: ServiceDeps,
+  deps: PaymentsDeps,
   input: Omit<OperationInput, 'amount'>,
 ): Promise<OperationResult> {
   return runPaymentOperation(deps, {
@@ -60,5 +60,5 @@ export function cancelPayment(
   });
 }
 
-export const cancelPaymentResumer = (deps: ServiceDeps) =>
+export const cancelPaymentResumer = (deps: PaymentsDeps) =>
   paymentOperationResumer(deps, CANCEL_SPEC);

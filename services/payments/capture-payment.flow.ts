@@ -1,4 +1,4 @@
-import type { ServiceDeps } from '../context.ts';
+import type { PaymentsDeps } from '../context.ts';
 import { InputInvalidError } from '../kernel/errors.ts';
 import { defineOperation } from '../kernel/idempotency/operation.ts';
 import { PAYMENT_ANSWER_VERSION, paymentOutcomeOf } from './stored-answers.ts';
@@ -61,9 +61,12 @@ export const CAPTURE_PAYMENT_FAULT_POINTS = [
   'capturePayment.finished.after-commit',
 ] as const;
 
-export function capturePayment(deps: ServiceDeps, input: OperationInput): Promise<OperationResult> {
+export function capturePayment(
+  deps: PaymentsDeps,
+  input: OperationInput,
+): Promise<OperationResult> {
   return runPaymentOperation(deps, { spec: CAPTURE_SPEC, input: { ...input, reason: null } });
 }
 
-export const capturePaymentResumer = (deps: ServiceDeps) =>
+export const capturePaymentResumer = (deps: PaymentsDeps) =>
   paymentOperationResumer(deps, CAPTURE_SPEC);

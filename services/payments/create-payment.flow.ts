@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { idempotencyInfo, type IdempotencyInfo } from '../kernel/idempotency/idempotency-key.ts';
 import { z } from 'zod';
-import type { ServiceDeps } from '../context.ts';
+import type { ServiceDeps, PaymentsDeps } from '../context.ts';
 import { AppError, LeaseLostError, publicError, type PublicError } from '../kernel/errors.ts';
 import { defineOperation } from '../kernel/idempotency/operation.ts';
 import type { OwnedRequest } from '../kernel/idempotency/owned-request.ts';
@@ -73,7 +73,7 @@ export type CreatePaymentResult =
 const storedAnswer = z.object({ payment: paymentViewSchema });
 
 export async function createPayment(
-  deps: ServiceDeps,
+  deps: PaymentsDeps,
   input: CreatePaymentInput,
 ): Promise<CreatePaymentResult> {
   let normalised: ReturnType<typeof normaliseCreatePayment>;
@@ -140,7 +140,7 @@ export async function createPayment(
 }
 
 /** The recovery worker's entry: the same drive a client retry's takeover runs. */
-export function createPaymentResumer(deps: ServiceDeps): Resumer {
+export function createPaymentResumer(deps: PaymentsDeps): Resumer {
   return {
     operation: CREATE_PAYMENT,
     resume: (request, trace) =>
@@ -154,7 +154,7 @@ export function createPaymentResumer(deps: ServiceDeps): Resumer {
  * `provider_charge_sent` with its lease released, for the next retry or sweep.
  */
 async function driveCreatePayment(
-  deps: ServiceDeps,
+  deps: PaymentsDeps,
   run: { request: OwnedRequest; known: PaymentRow | undefined },
 ): Promise<{ stored: StoredResponse } | { error: PublicError }> {
   const { request } = run;
@@ -232,7 +232,7 @@ export interface Settlement {
  * would have made.
  */
 export async function finishWithOutcome(
-  deps: ServiceDeps,
+  deps: PaymentsDeps,
   final: {
     request: OwnedRequest;
     payment: PaymentRow;
@@ -313,7 +313,7 @@ function settle(
 }
 
 async function answer(
-  deps: ServiceDeps,
+  deps: PaymentsDeps,
   stored: StoredResponse,
   info: { tenantId: string; key: string; replayed: boolean },
 ): Promise<CreatePaymentResult> {

@@ -5,7 +5,7 @@ import {
   type IdempotencyInfo,
 } from '../kernel/idempotency/idempotency-key.ts';
 import { z } from 'zod';
-import type { ServiceDeps } from '../context.ts';
+import type { PaymentsDeps } from '../context.ts';
 import type { JsonValue } from '../kernel/canonical-json.ts';
 import type { TxClient } from '../kernel/db/pool.ts';
 import {
@@ -118,7 +118,7 @@ const storedResponse = z.union([
 ]);
 
 export async function runPaymentOperation(
-  deps: ServiceDeps,
+  deps: PaymentsDeps,
   run: { spec: PaymentOperationSpec; input: OperationInput },
 ): Promise<OperationResult> {
   const { spec, input } = run;
@@ -198,7 +198,7 @@ export async function runPaymentOperation(
   }
 }
 
-export function paymentOperationResumer(deps: ServiceDeps, spec: PaymentOperationSpec): Resumer {
+export function paymentOperationResumer(deps: PaymentsDeps, spec: PaymentOperationSpec): Resumer {
   return {
     operation: spec.operation,
     resume: (request, trace) =>
@@ -267,7 +267,7 @@ async function admitOperation(
 }
 
 async function driveOperation(
-  deps: ServiceDeps,
+  deps: PaymentsDeps,
   run: {
     spec: PaymentOperationSpec;
     request: OwnedRequest;
@@ -337,7 +337,7 @@ function refusalCode(providerCode: string): ErrorCode {
 }
 
 async function finishOperation(
-  deps: ServiceDeps,
+  deps: PaymentsDeps,
   final: {
     spec: PaymentOperationSpec;
     request: OwnedRequest;
@@ -387,7 +387,7 @@ async function finishOperation(
 }
 
 async function load(
-  deps: ServiceDeps,
+  deps: PaymentsDeps,
   ids: { tenantId: string; operationId: string },
 ): Promise<{ payment: PaymentRow; operation: OperationRow }> {
   const op = await deps.pool.query<OperationRow>(SELECT_OPERATION, [ids.tenantId, ids.operationId]);
@@ -403,7 +403,7 @@ async function load(
 }
 
 async function answer(
-  deps: ServiceDeps,
+  deps: PaymentsDeps,
   stored: StoredResponse,
   info: { spec: PaymentOperationSpec; tenantId: string; key: string; replayed: boolean },
 ): Promise<OperationResult> {

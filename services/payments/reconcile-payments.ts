@@ -1,4 +1,4 @@
-import type { ServiceDeps } from '../context.ts';
+import type { PaymentsDeps } from '../context.ts';
 import {
   claimForSettlement,
   listUnknown,
@@ -38,7 +38,7 @@ export interface ReconciliationReport {
  * reconcilers or an operator never settle one request twice.
  */
 export async function reconcileUnknownPayments(
-  deps: ServiceDeps,
+  deps: PaymentsDeps,
   decidedBy: string,
 ): Promise<ReconciliationReport> {
   const unknown = await listUnknown(deps.engine.deps, {
@@ -77,7 +77,7 @@ export async function reconcileUnknownPayments(
 }
 
 async function settleOne(
-  deps: ServiceDeps,
+  deps: PaymentsDeps,
   input: {
     row: UnknownRequest;
     byKey: Map<string, ProviderCharge>;

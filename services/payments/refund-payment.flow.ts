@@ -1,4 +1,4 @@
-import type { ServiceDeps } from '../context.ts';
+import type { PaymentsDeps } from '../context.ts';
 import { InputInvalidError } from '../kernel/errors.ts';
 import { defineOperation } from '../kernel/idempotency/operation.ts';
 import { PAYMENT_ANSWER_VERSION, paymentOutcomeOf } from './stored-answers.ts';
@@ -70,9 +70,9 @@ export const REFUND_PAYMENT_FAULT_POINTS = [
   'refundPayment.finished.after-commit',
 ] as const;
 
-export function refundPayment(deps: ServiceDeps, input: OperationInput): Promise<OperationResult> {
+export function refundPayment(deps: PaymentsDeps, input: OperationInput): Promise<OperationResult> {
   return runPaymentOperation(deps, { spec: REFUND_SPEC, input });
 }
 
-export const refundPaymentResumer = (deps: ServiceDeps) =>
+export const refundPaymentResumer = (deps: PaymentsDeps) =>
   paymentOperationResumer(deps, REFUND_SPEC);

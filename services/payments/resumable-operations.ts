@@ -1,4 +1,4 @@
-import type { ServiceDeps } from '../context.ts';
+import type { PaymentsDeps } from '../context.ts';
 import type { OperationDef } from '../kernel/idempotency/operation.ts';
 import type { Resumer } from '../kernel/idempotency/recovery-worker.ts';
 import { CANCEL_PAYMENT, cancelPaymentResumer } from './cancel-payment.flow.ts';
@@ -15,7 +15,7 @@ export const RESUMABLE_OPERATIONS: readonly OperationDef[] = [
   CANCEL_PAYMENT,
 ];
 
-export function paymentResumers(deps: ServiceDeps): Resumer[] {
+export function paymentResumers(deps: PaymentsDeps): Resumer[] {
   return [
     createPaymentResumer(deps),
     capturePaymentResumer(deps),

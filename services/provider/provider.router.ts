@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { logStep } from '../kernel/logging/request-trace.ts';
 import { formatAmount } from '../kernel/money/money.ts';
 import { procedure, router } from '../trpc.ts';
-import type { ServiceDeps } from '../context.ts';
+import type { ProviderDeps } from '../context.ts';
 import { providerChargeKey, providerOperationKey } from './provider-keys.ts';
 import {
   outcomeOfCharge,
@@ -68,7 +68,7 @@ export const providerRouter = router({
  *                                        ─missing─▶ call again, same key, in the time left
  *                                        ─no answer─▶ timeout (the caller parks the request)
  */
-async function chargeResolved(deps: ServiceDeps, request: ChargeRequest): Promise<ChargeOutcome> {
+async function chargeResolved(deps: ProviderDeps, request: ChargeRequest): Promise<ChargeOutcome> {
   const timeoutMs = deps.config.providerTimeoutMs;
   const deadline = Date.now() + 2 * timeoutMs;
   const first = await chargeWithRetries(deps, { request, timeoutMs });
@@ -98,7 +98,7 @@ async function chargeResolved(deps: ServiceDeps, request: ChargeRequest): Promis
 }
 
 async function chargeWithRetries(
-  deps: ServiceDeps,
+  deps: ProviderDeps,
   call: { request: ChargeRequest; timeoutMs: number },
 ): Promise<ChargeOutcome> {
   const attempts = Math.max(1, deps.config.providerMaxAttempts);
@@ -114,7 +114,7 @@ async function chargeWithRetries(
 }
 
 async function chargeOnce(
-  deps: ServiceDeps,
+  deps: ProviderDeps,
   call: { request: ChargeRequest; timeoutMs: number },
 ): Promise<ChargeOutcome> {
   const { request } = call;
@@ -167,7 +167,7 @@ const OPERATION_LABEL = {
  * later (a capture or void of an existing charge is always safe to repeat under its key).
  */
 async function operateWithRetries(
-  deps: ServiceDeps,
+  deps: ProviderDeps,
   request: ChargeOperationRequest,
 ): Promise<ChargeOperationOutcome> {
   const attempts = Math.max(1, deps.config.providerMaxAttempts);
@@ -211,7 +211,7 @@ async function operateWithRetries(
 
 /** One provider call's outcome, counted and logged where it is known. */
 function countCall(
-  deps: ServiceDeps,
+  deps: ProviderDeps,
   labels: { service: 'provider'; operation: string },
   outcome: string,
 ): void {
