@@ -84,20 +84,17 @@ export const configSchema = z.object({
   host: variable(z.string().default('127.0.0.1'), {
     env: 'HOST',
     shown: '127.0.0.1',
-    description: 'address to bind; loopback so that a developer’s start does not face the network',
+    description: 'address to bind',
   }),
   port: variable(withDefault(0, 4000), {
     env: 'PORT',
     shown: '4000',
-    description:
-      'HTTP port of the gateway (GraphQL, health; tRPC and metrics too unless `INTERNAL_PORT`)',
+    description: 'HTTP port: GraphQL, health (tRPC, metrics unless `INTERNAL_PORT`)',
   }),
   databaseUrl: variable(z.string().optional(), {
     env: 'DATABASE_URL',
-    shown:
-      'embedded PostgreSQL (data under `.data/`, a free port; both recorded in `.data/embedded-postgres.json`)',
-    description:
-      'a PostgreSQL 15+ server, in any form libpq accepts (a unix socket with `?host=/path`)',
+    shown: 'embedded PostgreSQL, data under `.data/`',
+    description: 'a PostgreSQL 15+ server, any form libpq accepts (`?host=/socket/dir` too)',
   }),
   pspUrl: variable(z.string().url('must be a URL').optional(), {
     env: 'PSP_URL',
@@ -171,7 +168,7 @@ export const configSchema = z.object({
     env: 'LEASE_MS',
     shown: String(DEFAULT_LEASE_MS),
     unit: 'ms',
-    description: 'lease of an in-flight request; after it, a retry or the worker may take over',
+    description: 'lease of an in-flight request',
   }),
   recoveryIntervalMs: variable(withDefault(10, 5_000), {
     env: 'RECOVERY_INTERVAL_MS',
@@ -183,40 +180,36 @@ export const configSchema = z.object({
     env: 'PROVIDER_TIMEOUT_MS',
     shown: String(DEFAULT_PROVIDER_TIMEOUT_MS),
     unit: 'ms',
-    description: 'how long one provider call (or probe) may take before it counts as a timeout',
+    description: 'how long one provider call or probe may take',
   }),
   reconciliationIntervalMs: variable(withDefault(10, 60_000), {
     env: 'RECONCILIATION_INTERVAL_MS',
     shown: '60000',
     unit: 'ms',
-    description: 'how often unknown outcomes are reconciled against the provider’s statement',
+    description: 'how often unknown outcomes are reconciled',
   }),
   unknownAfterAttempts: variable(withDefault(1, 5), {
     env: 'PROVIDER_UNKNOWN_AFTER_ATTEMPTS',
     shown: '5',
-    description:
-      'unanswered provider attempts before a request is unknown and left to reconciliation',
+    description: 'unanswered attempts before an outcome is unknown',
   }),
   providerApplyWindowMs: variable(withDefault(0, DEFAULT_PROVIDER_APPLY_WINDOW_MS), {
     env: 'PROVIDER_APPLY_WINDOW_MS',
     shown: String(DEFAULT_PROVIDER_APPLY_WINDOW_MS),
     unit: 'ms',
-    description:
-      'how long after a request the provider may still apply it; reconciliation proves a charge absent only past it',
+    description: 'how long the provider may still apply a request it received',
   }),
   backoffBaseMs: variable(withDefault(1, 1_000), {
     env: 'RECOVERY_BACKOFF_BASE_MS',
     shown: '1000',
     unit: 'ms',
-    description:
-      'the recovery worker’s first backoff between attempts at one request (doubles, capped)',
+    description: 'the recovery worker’s first backoff (doubles, capped)',
   }),
   outboxClaimLeaseMs: variable(withDefault(100, 30_000), {
     env: 'OUTBOX_CLAIM_LEASE_MS',
     shown: '30000',
     unit: 'ms',
-    description:
-      'how long a dispatcher holds a claimed delivery; a dead dispatcher’s deliveries are due again after it',
+    description: 'how long a dispatcher holds a claimed delivery',
   }),
   outboxIntervalMs: variable(withDefault(10, 250), {
     env: 'OUTBOX_INTERVAL_MS',
@@ -233,27 +226,24 @@ export const configSchema = z.object({
     env: 'RATE_LIMIT_TENANT_PER_SECOND',
     shown: 'unset (off)',
     unit: 'requests/s',
-    description:
-      'requests per second a tenant may send to this process; over it `RATE_LIMITED` (429, `Retry-After`), nothing stored',
+    description: 'a tenant’s requests per second to this process; over it `RATE_LIMITED`',
   }),
   rateLimitTenantBurst: variable(integer(1).optional(), {
     env: 'RATE_LIMIT_TENANT_BURST',
     shown: '2 × the rate',
     unit: 'requests',
-    description: 'how many a tenant may send at once; set without a rate, the start fails',
+    description: 'how many a tenant may send at once',
   }),
   rateLimitUnauthenticatedPerSecond: variable(integer(1).optional(), {
     env: 'RATE_LIMIT_UNAUTHENTICATED_PER_SECOND',
     shown: 'unset (off)',
     unit: 'failures/s',
-    description:
-      'failed authentications per second per client (TCP peer) address; beyond it that address is refused before its key is looked up',
+    description: 'failed authentications per second per client address',
   }),
   internalPort: variable(integer(0).optional(), {
     env: 'INTERNAL_PORT',
     shown: 'unset: everything on `PORT`',
-    description:
-      'when set, `/trpc` and `/metrics` are served only there, and the public port answers 404 for them',
+    description: '`/trpc` and `/metrics` only here; the public port answers 404',
   }),
   internalHost: variable(z.string().default('127.0.0.1'), {
     env: 'INTERNAL_HOST',
@@ -267,31 +257,26 @@ export const configSchema = z.object({
     {
       env: 'WEBHOOK_ALLOWED_HOSTS',
       shown: 'empty',
-      description:
-        'CIDRs, addresses and names (`127.0.0.1/32,localhost`) webhooks may reach although loopback or private, over plain http too',
+      description: 'CIDRs and names webhooks may reach though private (`127.0.0.1/32`)',
     },
   ),
   dataEncryptionKeys: variable(
     parsedBy((raw) => Keyring.parse(raw, 'DATA_ENCRYPTION_KEYS')).optional(),
     {
       env: 'DATA_ENCRYPTION_KEYS',
-      shown:
-        'embedded mode: generated into `.data/`; with `DATABASE_URL`: required unless `NODE_ENV` is `test` or `development`',
-      description:
-        '`id:base64key,…` of 32-byte keys: the first encrypts stored answers and webhook secrets and keys request hashes; all decrypt',
+      shown: 'embedded: generated in `.data/`; else required',
+      description: '`id:base64key,…` (32-byte keys): the first encrypts, all decrypt',
     },
   ),
   nodeEnv: variable(z.string().optional(), {
     env: 'NODE_ENV',
     shown: 'unset',
-    description:
-      '`test` or `development` let a gateway on `DATABASE_URL` use a generated data key; only `test` accepts `FAULT_POINTS`',
+    description: '`test`/`development`: `DATABASE_URL` without data keys is allowed',
   }),
   faultPoints: variable(z.string().optional(), {
     env: 'FAULT_POINTS',
     shown: 'unset',
-    description:
-      'tests only: `name=crash,…` arms named fault points; refused unless `NODE_ENV=test`, and so is an unknown name',
+    description: 'tests only (`NODE_ENV=test`): `name=crash,…` arms fault points',
   }),
 });
 
