@@ -19,6 +19,7 @@ import {
 import { createServices, type Services } from '../services/compose.ts';
 import { LATEST_MIGRATION } from '../migrations/migration-list.ts';
 import { createApollo } from '../gateway/graphql/apollo.ts';
+import { ERROR_CATALOG } from './error-catalog.ts';
 import { createGatewayServer } from '../gateway/http/gateway-server.ts';
 import {
   EMPTY_WEBHOOK_ALLOW_LIST,
@@ -198,7 +199,7 @@ export async function startApp(options: AppOptions): Promise<App> {
   await maintainPartitionsAtStart(services, reportError);
   // A warning, never a refusal to start: a transient error here must not keep the gateway down.
   await services.checkDatabaseSettings().catch(reportError);
-  const apollo = await createApollo(metrics);
+  const apollo = await createApollo(metrics, ERROR_CATALOG);
   const gateway = createGatewayServer({
     apollo,
     services: services.caller,

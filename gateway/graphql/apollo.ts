@@ -5,11 +5,12 @@ import {
   ApolloServerPluginInlineTraceDisabled,
 } from '@apollo/server/plugin/disabled';
 import { Kind, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
+import type { ErrorCatalog } from '../../services/kernel/errors.ts';
 import type { GatewayMetrics } from '../http/gateway.metrics.ts';
 import type { GatewayContext } from './context.ts';
-import { formatError } from './errors.ts';
+import { errorFormatter } from './errors.ts';
 import { documentLimitRules, MAX_DOCUMENT_TOKENS } from './limits.ts';
-import { resolvers } from './resolvers.ts';
+import { createResolvers } from './resolvers.ts';
 
 const typeDefs = readFileSync(new URL('../../schema/payments.graphql', import.meta.url), 'utf8');
 
@@ -74,10 +75,13 @@ function durationPlugin(metrics: GatewayMetrics): ApolloServerPlugin<GatewayCont
   };
 }
 
-export async function createApollo(metrics: GatewayMetrics): Promise<ApolloServer<GatewayContext>> {
+export async function createApollo(
+  metrics: GatewayMetrics,
+  errors: ErrorCatalog,
+): Promise<ApolloServer<GatewayContext>> {
   const apollo = new ApolloServer<GatewayContext>({
     typeDefs,
-    resolvers,
+    resolvers: createResolvers(errors),
     validationRules: documentLimitRules,
     // The token limit stops the parser itself, so a huge or deeply nested document is refused
     // (GRAPHQL_PARSE_FAILED) before any AST exists to walk, and never overflows the stack.
@@ -85,7 +89,7 @@ export async function createApollo(metrics: GatewayMetrics): Promise<ApolloServe
     // Explicit rather than Apollo's NODE_ENV default, so a test process (NODE_ENV=test) serves
     // the same schema surface as production. The schema is public: schema/payments.graphql.
     introspection: true,
-    formatError,
+    formatError: errorFormatter(errors),
     includeStacktraceInErrorResponses: false,
     // The process owns SIGTERM (drain, then stop Apollo, then exit). Apollo's own handler,
     // on by default outside NODE_ENV=test, races ours and leaves apollo.stop() hanging.

@@ -3,8 +3,9 @@ import { HeaderMap } from '@apollo/server';
 import { TRPCError } from '@trpc/server';
 import {
   AppError,
-  ERROR_CATALOG,
-  isErrorCode,
+  KERNEL_ERRORS,
+  publicError,
+  type ErrorCatalog,
   type PublicError,
 } from '../../services/kernel/errors.ts';
 
@@ -13,7 +14,11 @@ import {
  * root field, the catalog's HTTP status (and Retry-After) apply to the whole response; with
  * several root fields the response stays 200 with per-field errors.
  */
-export function toGraphQLError(error: PublicError, info: GraphQLResolveInfo): GraphQLError {
+export function toGraphQLError(
+  error: PublicError,
+  info: GraphQLResolveInfo,
+  catalog: ErrorCatalog,
+): GraphQLError {
   const soleRootField = info.operation.selectionSet.selections.length === 1;
   const headers = new HeaderMap();
   if (error.retryAfterSeconds !== undefined)
@@ -23,7 +28,9 @@ export function toGraphQLError(error: PublicError, info: GraphQLResolveInfo): Gr
   if (error.retryAfterSeconds !== undefined)
     extensions['retryAfterSeconds'] = Math.ceil(error.retryAfterSeconds);
   if (error.paymentId !== undefined) extensions['paymentId'] = error.paymentId;
-  if (soleRootField) extensions['http'] = { status: ERROR_CATALOG[error.code].httpStatus, headers };
+  // A code missing from the catalog is a bug; errorFormatter masks it, and 500 goes with that.
+  const status = catalog[error.code]?.httpStatus ?? KERNEL_ERRORS.INTERNAL_SERVER_ERROR.httpStatus;
+  if (soleRootField) extensions['http'] = { status, headers };
   return new GraphQLError(error.message, { extensions });
 }
 
@@ -37,7 +44,7 @@ export function publicErrorOf(error: unknown): PublicError | null {
   if (!(error instanceof TRPCError)) return null;
   if (error.cause instanceof AppError) return error.cause.toPublic();
   if (error.code === 'BAD_REQUEST') {
-    return { code: 'BAD_USER_INPUT', message: ERROR_CATALOG.BAD_USER_INPUT.message };
+    return publicError(KERNEL_ERRORS.BAD_USER_INPUT);
   }
   return null;
 }
@@ -58,19 +65,24 @@ const APOLLO_CODES = new Set([
  * anything else (a bug, a database failure, a thrown string) becomes INTERNAL_SERVER_ERROR with
  * no detail. It never throws: a formatter that throws would leak Apollo's default.
  */
-export function formatError(formatted: GraphQLFormattedError): GraphQLFormattedError {
-  const code = formatted.extensions?.['code'];
-  if (
-    typeof code === 'string' &&
-    (isErrorCode(code) || APOLLO_CODES.has(code)) &&
-    code !== 'INTERNAL_SERVER_ERROR'
-  ) {
-    const { stacktrace: _stacktrace, ...extensions } = formatted.extensions ?? {};
-    return { ...formatted, extensions };
-  }
-  return {
-    message: ERROR_CATALOG.INTERNAL_SERVER_ERROR.message,
-    ...(formatted.path ? { path: formatted.path } : {}),
-    extensions: { code: 'INTERNAL_SERVER_ERROR' },
+export function errorFormatter(
+  catalog: ErrorCatalog,
+): (formatted: GraphQLFormattedError) => GraphQLFormattedError {
+  const masked = KERNEL_ERRORS.INTERNAL_SERVER_ERROR;
+  return (formatted) => {
+    const code = formatted.extensions?.['code'];
+    if (
+      typeof code === 'string' &&
+      (Object.hasOwn(catalog, code) || APOLLO_CODES.has(code)) &&
+      code !== masked.code
+    ) {
+      const { stacktrace: _stacktrace, ...extensions } = formatted.extensions ?? {};
+      return { ...formatted, extensions };
+    }
+    return {
+      message: masked.message,
+      ...(formatted.path ? { path: formatted.path } : {}),
+      extensions: { code: masked.code },
+    };
   };
 }

@@ -1,3 +1,4 @@
+import { GATEWAY_ERRORS } from '../gateway.errors.ts';
 import {
   GraphQLError,
   Kind,
@@ -25,7 +26,9 @@ export const MAX_DOCUMENT_TOKENS = 1_000;
 
 function refuse(context: ValidationContext, message: string): void {
   context.reportError(
-    new GraphQLError(message, { extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }),
+    new GraphQLError(message, {
+      extensions: { code: GATEWAY_ERRORS.GRAPHQL_VALIDATION_FAILED.code },
+    }),
   );
 }
 

@@ -1,5 +1,10 @@
 import type { GraphQLResolveInfo } from 'graphql';
-import { publicError, type PublicError } from '../../services/kernel/errors.ts';
+import {
+  KERNEL_ERRORS,
+  publicError,
+  type ErrorCatalog,
+  type PublicError,
+} from '../../services/kernel/errors.ts';
 import type { GatewayContext } from './context.ts';
 import { publicErrorOf, toGraphQLError } from './errors.ts';
 import {
@@ -24,60 +29,68 @@ interface CreatePaymentArgs {
 }
 
 /**
- * Thin resolvers: each one is a service call and an error mapping. Validation, hashing and
- * every decision live in the services.
+ * Thin resolvers: each one is a service call and an error mapping through the process's error
+ * catalog. Validation, hashing and every decision live in the services.
  */
-export const resolvers = {
-  Money: MoneyScalar,
-  CurrencyCode: CurrencyCodeScalar,
-  IdempotencyKey: IdempotencyKeyScalar,
-  DateTime: DateTimeScalar,
-  JSON: JsonScalar,
-  Query: {
-    payment: (_: unknown, args: { id: string }, ctx: GatewayContext, info: GraphQLResolveInfo) =>
-      call(ctx, info, () => ctx.services.payments.get({ tenantId: ctx.tenantId, id: args.id })),
-    balances: (_: unknown, _args: unknown, ctx: GatewayContext, info: GraphQLResolveInfo) =>
-      call(ctx, info, () => ctx.services.ledger.balances({ tenantId: ctx.tenantId })),
-    payments: (
-      _: unknown,
-      args: { first: number; after?: string | null; reference?: string | null },
-      ctx: GatewayContext,
-      info: GraphQLResolveInfo,
-    ) => call(ctx, info, () => ctx.services.payments.list({ tenantId: ctx.tenantId, ...args })),
-  },
-  Mutation: {
-    createPayment: command((ctx, input: CreatePaymentArgs['input']) =>
-      ctx.services.payments.create({ tenantId: ctx.tenantId, ...input }),
-    ),
-    capturePayment: command(
-      (ctx, input: { idempotencyKey: string; paymentId: string; amount?: string | null }) =>
-        ctx.services.payments.capture({ tenantId: ctx.tenantId, ...input }),
-    ),
-    refundPayment: command(
-      (
-        ctx,
-        input: {
-          idempotencyKey: string;
-          paymentId: string;
-          amount: string;
-          reason?: string | null;
-        },
-      ) => ctx.services.payments.refund({ tenantId: ctx.tenantId, ...input }),
-    ),
-    cancelPayment: command((ctx, input: { idempotencyKey: string; paymentId: string }) =>
-      ctx.services.payments.cancel({ tenantId: ctx.tenantId, ...input }),
-    ),
-    registerWebhookEndpoint: command((ctx, input: { idempotencyKey: string; url: string }) =>
-      ctx.services.notifications.registerEndpoint({ tenantId: ctx.tenantId, ...input }),
-    ),
-  },
-};
+export function createResolvers(catalog: ErrorCatalog) {
+  const call = <T>(ctx: GatewayContext, info: GraphQLResolveInfo, run: () => Promise<T>) =>
+    callService(catalog, ctx, info, run);
+  const command = <I, T extends { idempotency: { replayed: boolean } }>(
+    run: (ctx: GatewayContext, input: I) => Promise<CommandResult<T>>,
+  ) => commandResolver(catalog, run);
+  return {
+    Money: MoneyScalar,
+    CurrencyCode: CurrencyCodeScalar,
+    IdempotencyKey: IdempotencyKeyScalar,
+    DateTime: DateTimeScalar,
+    JSON: JsonScalar,
+    Query: {
+      payment: (_: unknown, args: { id: string }, ctx: GatewayContext, info: GraphQLResolveInfo) =>
+        call(ctx, info, () => ctx.services.payments.get({ tenantId: ctx.tenantId, id: args.id })),
+      balances: (_: unknown, _args: unknown, ctx: GatewayContext, info: GraphQLResolveInfo) =>
+        call(ctx, info, () => ctx.services.ledger.balances({ tenantId: ctx.tenantId })),
+      payments: (
+        _: unknown,
+        args: { first: number; after?: string | null; reference?: string | null },
+        ctx: GatewayContext,
+        info: GraphQLResolveInfo,
+      ) => call(ctx, info, () => ctx.services.payments.list({ tenantId: ctx.tenantId, ...args })),
+    },
+    Mutation: {
+      createPayment: command((ctx, input: CreatePaymentArgs['input']) =>
+        ctx.services.payments.create({ tenantId: ctx.tenantId, ...input }),
+      ),
+      capturePayment: command(
+        (ctx, input: { idempotencyKey: string; paymentId: string; amount?: string | null }) =>
+          ctx.services.payments.capture({ tenantId: ctx.tenantId, ...input }),
+      ),
+      refundPayment: command(
+        (
+          ctx,
+          input: {
+            idempotencyKey: string;
+            paymentId: string;
+            amount: string;
+            reason?: string | null;
+          },
+        ) => ctx.services.payments.refund({ tenantId: ctx.tenantId, ...input }),
+      ),
+      cancelPayment: command((ctx, input: { idempotencyKey: string; paymentId: string }) =>
+        ctx.services.payments.cancel({ tenantId: ctx.tenantId, ...input }),
+      ),
+      registerWebhookEndpoint: command((ctx, input: { idempotencyKey: string; url: string }) =>
+        ctx.services.notifications.registerEndpoint({ tenantId: ctx.tenantId, ...input }),
+      ),
+    },
+  };
+}
 
 /**
  * The resolver of an idempotent command: one service call, its typed errors mapped, and the
  * replay marker set for stored answers (results and stored business errors alike).
  */
-function command<I, T extends { idempotency: { replayed: boolean } }>(
+function commandResolver<I, T extends { idempotency: { replayed: boolean } }>(
+  catalog: ErrorCatalog,
   run: (ctx: GatewayContext, input: I) => Promise<CommandResult<T>>,
 ) {
   return async (
@@ -85,7 +98,12 @@ function command<I, T extends { idempotency: { replayed: boolean } }>(
     args: { input: I },
     ctx: GatewayContext,
     info: GraphQLResolveInfo,
-  ): Promise<T> => payload(ctx, info, await call(ctx, info, () => run(ctx, args.input)));
+  ): Promise<T> =>
+    payload(
+      catalog,
+      { ctx, info },
+      await callService(catalog, ctx, info, () => run(ctx, args.input)),
+    );
 }
 
 type CommandResult<T> =
@@ -97,20 +115,21 @@ type CommandResult<T> =
  * error — is marked as a replay either way.
  */
 function payload<T extends { idempotency: { replayed: boolean } }>(
-  ctx: GatewayContext,
-  info: GraphQLResolveInfo,
+  catalog: ErrorCatalog,
+  { ctx, info }: { ctx: GatewayContext; info: GraphQLResolveInfo },
   result: CommandResult<T>,
 ): T {
   if (!result.ok) {
     if (result.replayed === true) ctx.replayed = true;
-    throw toGraphQLError(result.error, info);
+    throw toGraphQLError(result.error, info, catalog);
   }
   if (result.idempotency.replayed) ctx.replayed = true;
   return result;
 }
 
 /** Runs a service call; a typed service error becomes its GraphQL error, anything else is masked. */
-async function call<T>(
+async function callService<T>(
+  catalog: ErrorCatalog,
   ctx: GatewayContext,
   info: GraphQLResolveInfo,
   run: () => Promise<T>,
@@ -120,6 +139,6 @@ async function call<T>(
   } catch (error) {
     const known: PublicError | null = publicErrorOf(error);
     if (known === null) ctx.reportError(error);
-    throw toGraphQLError(known ?? publicError('INTERNAL_SERVER_ERROR'), info);
+    throw toGraphQLError(known ?? publicError(KERNEL_ERRORS.INTERNAL_SERVER_ERROR), info, catalog);
   }
 }

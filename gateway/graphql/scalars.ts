@@ -1,3 +1,4 @@
+import { KERNEL_ERRORS } from '../../services/kernel/errors.ts';
 import { GraphQLError, GraphQLScalarType, Kind, type ValueNode } from 'graphql';
 
 /**
@@ -8,7 +9,9 @@ import { GraphQLError, GraphQLScalarType, Kind, type ValueNode } from 'graphql';
  */
 function stringScalar(name: string, description: string): GraphQLScalarType<string, string> {
   const fail = (): never => {
-    throw new GraphQLError(`${name} must be a string`, { extensions: { code: 'BAD_USER_INPUT' } });
+    throw new GraphQLError(`${name} must be a string`, {
+      extensions: { code: KERNEL_ERRORS.BAD_USER_INPUT.code },
+    });
   };
   return new GraphQLScalarType<string, string>({
     name,

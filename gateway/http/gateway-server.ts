@@ -11,6 +11,8 @@ import { bearerToken, sameSecret } from './bearer.ts';
 import { BodyTooLargeError, readBody } from './read-body.ts';
 import { createRateLimits, type RateLimitOptions, type RateLimits } from './rate-limits.ts';
 import { sendGraphQLError, sendJson, sendRetryLater } from './respond.ts';
+import { GATEWAY_ERRORS } from '../gateway.errors.ts';
+import { KERNEL_ERRORS } from '../../services/kernel/errors.ts';
 import { createTimedServer, type ServerTimeouts } from './server-timeouts.ts';
 import { createTenantAuthenticator, type AuthenticatedTenant } from './tenant-authenticator.ts';
 
@@ -114,7 +116,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
     void route(opts, { req, res, trace, surface })
       .catch((error: unknown) => {
         opts.reportError(error, trace.log);
-        if (!res.headersSent) sendGraphQLError(res, 'INTERNAL_SERVER_ERROR');
+        if (!res.headersSent) sendGraphQLError(res, KERNEL_ERRORS.INTERNAL_SERVER_ERROR);
         else res.destroy();
       })
       .finally(() => {
@@ -242,7 +244,7 @@ async function serveGraphQL(opts: RouteOptions, { req, res, url, trace }: Exchan
     raw = await readBody(req, MAX_BODY_BYTES);
   } catch (error) {
     if (error instanceof BodyTooLargeError)
-      return sendGraphQLError(res, 'PAYLOAD_TOO_LARGE', { connection: 'close' });
+      return sendGraphQLError(res, GATEWAY_ERRORS.PAYLOAD_TOO_LARGE, { connection: 'close' });
     throw error;
   }
   // An address that has failed too often is refused before its key is looked up: guessing
@@ -252,20 +254,20 @@ async function serveGraphQL(opts: RouteOptions, { req, res, url, trace }: Exchan
   const blockedSeconds = await opts.limits.unauthenticated(address);
   if (blockedSeconds !== null) {
     opts.metrics.rateLimited.inc({ service: 'gateway', limit: 'unauthenticated' });
-    return sendRetryLater(res, 'RATE_LIMITED', blockedSeconds);
+    return sendRetryLater(res, GATEWAY_ERRORS.RATE_LIMITED, blockedSeconds);
   }
   const apiKey = bearerToken(req.headers);
   const tenant = apiKey === null ? null : await opts.authenticate(apiKey);
   if (tenant === null) {
     await opts.limits.failedAuthentication(address);
-    return sendGraphQLError(res, 'UNAUTHENTICATED', { 'www-authenticate': 'Bearer' });
+    return sendGraphQLError(res, GATEWAY_ERRORS.UNAUTHENTICATED, { 'www-authenticate': 'Bearer' });
   }
   trace.annotate({ tenantId: tenant.id });
   // Before anything of GraphQL runs; RATE_LIMITED is never stored, so the key stays new.
   const waitSeconds = await opts.limits.tenant(tenant.id);
   if (waitSeconds !== null) {
     opts.metrics.rateLimited.inc({ service: 'gateway', limit: 'tenant' });
-    return sendRetryLater(res, 'RATE_LIMITED', waitSeconds);
+    return sendRetryLater(res, GATEWAY_ERRORS.RATE_LIMITED, waitSeconds);
   }
 
   let body: unknown;

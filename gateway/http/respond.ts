@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { ERROR_CATALOG, type ErrorCode } from '../../services/kernel/errors.ts';
+import type { ErrorSpec } from '../../services/kernel/errors.ts';
 
 export interface JsonAnswer {
   status: number;
@@ -20,10 +20,9 @@ export function sendJson(res: ServerResponse, answer: JsonAnswer): void {
 /** A request refused before GraphQL ran, in GraphQL's error shape so clients parse one format. */
 export function sendGraphQLError(
   res: ServerResponse,
-  code: ErrorCode,
+  { code, httpStatus, message }: ErrorSpec,
   headers: Record<string, string> = {},
 ): void {
-  const { httpStatus, message } = ERROR_CATALOG[code];
   sendJson(res, {
     status: httpStatus,
     body: { errors: [{ message, extensions: { code } }] },
@@ -38,10 +37,9 @@ export function sendGraphQLError(
  */
 export function sendRetryLater(
   res: ServerResponse,
-  code: ErrorCode,
+  { code, httpStatus, message }: ErrorSpec,
   retryAfterSeconds: number,
 ): void {
-  const { httpStatus, message } = ERROR_CATALOG[code];
   sendJson(res, {
     status: httpStatus,
     body: { errors: [{ message, extensions: { code, retryAfterSeconds } }] },

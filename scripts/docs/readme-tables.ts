@@ -4,7 +4,7 @@
  * the README's copy differs from what this would write.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { ERROR_CATALOG } from '../../services/kernel/errors.ts';
+import { ERROR_CATALOG } from '../../app/error-catalog.ts';
 import { configVariables } from '../../app/config-schema.ts';
 
 const README = new URL('../../README.md', import.meta.url);

@@ -1,17 +1,48 @@
 /**
- * The one error catalog. Every error a client can see has a stable SCREAMING_SNAKE code here,
- * with its HTTP status and whether it is stored for the idempotency key (and so replayed).
- * Branch on codes, never on message text.
+ * An error a client can see: a stable SCREAMING_SNAKE code, its HTTP status, and whether it is
+ * stored for the idempotency key (and so replayed). Branch on codes, never on message text.
  */
-export const ERROR_CATALOG = {
-  UNAUTHENTICATED: { httpStatus: 401, stored: false, message: 'Missing or unknown API key.' },
+export interface ErrorSpec {
+  readonly code: string;
+  readonly httpStatus: number;
+  readonly stored: boolean;
+  readonly message: string;
+}
+
+/**
+ * A part of the one error catalog. The kernel, each service and the gateway define the codes
+ * they answer beside their code (*.errors.ts); the process composes the parts into the catalog
+ * the gateway maps (app/error-catalog.ts), which refuses a code defined twice.
+ */
+export function defineErrors<const T extends Record<string, Omit<ErrorSpec, 'code'>>>(
+  specs: T,
+): { readonly [C in keyof T & string]: T[C] & { readonly code: C } } {
+  return Object.fromEntries(
+    Object.entries(specs).map(([code, spec]) => [code, { code, ...spec }]),
+  ) as { readonly [C in keyof T & string]: T[C] & { readonly code: C } };
+}
+
+/** Codes and their specs: a part (one owner's) or the composed whole. */
+export type ErrorCatalog = Readonly<Record<string, ErrorSpec>>;
+
+/**
+ * The parts as one catalog. A code defined by two parts would answer with whichever came last,
+ * and a client branching on it could not tell which it got: refused, at start.
+ */
+export function composeErrorCatalog(...parts: ErrorCatalog[]): ErrorCatalog {
+  const catalog: Record<string, ErrorSpec> = {};
+  for (const part of parts) {
+    for (const [code, spec] of Object.entries(part)) {
+      if (Object.hasOwn(catalog, code)) throw new Error(`error code ${code} is defined twice`);
+      catalog[code] = spec;
+    }
+  }
+  return Object.freeze(catalog);
+}
+
+/** The codes any service may answer: bad input, the idempotency contract, the masked failure. */
+export const KERNEL_ERRORS = defineErrors({
   BAD_USER_INPUT: { httpStatus: 400, stored: false, message: 'The input is not valid.' },
-  GRAPHQL_VALIDATION_FAILED: {
-    httpStatus: 400,
-    stored: false,
-    message: 'The GraphQL document is not valid.',
-  },
-  PAYLOAD_TOO_LARGE: { httpStatus: 413, stored: false, message: 'The request body is too large.' },
   IDEMPOTENCY_KEY_INVALID: {
     httpStatus: 400,
     stored: false,
@@ -27,51 +58,12 @@ export const ERROR_CATALOG = {
     stored: false,
     message: 'A request with this idempotency key is still in flight. Retry after a moment.',
   },
-  OUTCOME_PENDING: {
-    httpStatus: 202,
-    stored: false,
-    message: 'The provider has not confirmed the outcome yet. Retry with the same key.',
-  },
-  PROVIDER_UNAVAILABLE: {
-    httpStatus: 503,
-    stored: false,
-    message: 'The payment provider is unavailable. Nothing was charged; retry with the same key.',
-  },
-  PAYMENT_NOT_FOUND: { httpStatus: 404, stored: true, message: 'No such payment.' },
-  INVALID_PAYMENT_STATE: {
-    httpStatus: 422,
-    stored: true,
-    message: 'The payment is not in a state that allows this operation.',
-  },
-  AMOUNT_EXCEEDS_CAPTURABLE: {
-    httpStatus: 422,
-    stored: true,
-    message: 'The amount exceeds what can be captured.',
-  },
-  AMOUNT_EXCEEDS_REFUNDABLE: {
-    httpStatus: 422,
-    stored: true,
-    message: 'The amount exceeds what can be refunded.',
-  },
-  RATE_LIMITED: { httpStatus: 429, stored: false, message: 'Too many requests.' },
-  WEBHOOK_URL_NOT_ALLOWED: {
-    httpStatus: 400,
-    stored: false,
-    message:
-      'The webhook URL points inside (a loopback, private, link-local or reserved address, an internal name, or an IPv4 address not written as four decimal parts). Use a public https URL.',
-  },
   INTERNAL_SERVER_ERROR: { httpStatus: 500, stored: false, message: 'Internal server error.' },
-} as const satisfies Record<string, { httpStatus: number; stored: boolean; message: string }>;
-
-export type ErrorCode = keyof typeof ERROR_CATALOG;
-
-export function isErrorCode(value: unknown): value is ErrorCode {
-  return typeof value === 'string' && Object.hasOwn(ERROR_CATALOG, value);
-}
+});
 
 /** What travels from a service to the gateway when a command does not succeed. */
 export interface PublicError {
-  code: ErrorCode;
+  code: string;
   message: string;
   /** Where a field is to blame (BAD_USER_INPUT): its input path, e.g. `amount`. */
   field?: string;
@@ -80,23 +72,23 @@ export interface PublicError {
 }
 
 export function publicError(
-  code: ErrorCode,
+  spec: ErrorSpec,
   extra: Omit<PublicError, 'code' | 'message'> & { message?: string } = {},
 ): PublicError {
-  return { ...extra, code, message: extra.message ?? ERROR_CATALOG[code].message };
+  return { ...extra, code: spec.code, message: extra.message ?? spec.message };
 }
 
 /** The base of every error we throw on purpose. Always chain `cause`. */
 export class AppError extends Error {
-  readonly code: ErrorCode;
+  readonly code: string;
   readonly details: Omit<PublicError, 'code' | 'message'>;
   constructor(
-    code: ErrorCode,
+    spec: ErrorSpec,
     opts: { message?: string; cause?: unknown; details?: AppError['details'] } = {},
   ) {
-    super(opts.message ?? ERROR_CATALOG[code].message, { cause: opts.cause });
+    super(opts.message ?? spec.message, { cause: opts.cause });
     this.name = new.target.name;
-    this.code = code;
+    this.code = spec.code;
     this.details = opts.details ?? {};
   }
   toPublic(): PublicError {
@@ -106,13 +98,13 @@ export class AppError extends Error {
 
 export class InputInvalidError extends AppError {
   constructor(field: string, message: string) {
-    super('BAD_USER_INPUT', { message, details: { field } });
+    super(KERNEL_ERRORS.BAD_USER_INPUT, { message, details: { field } });
   }
 }
 
 export class IdempotencyKeyInvalidError extends AppError {
   constructor() {
-    super('IDEMPOTENCY_KEY_INVALID', { details: { field: 'idempotencyKey' } });
+    super(KERNEL_ERRORS.IDEMPOTENCY_KEY_INVALID, { details: { field: 'idempotencyKey' } });
   }
 }
 

@@ -10,3 +10,4 @@ export { notificationHandlers } from './delivery-handlers.ts';
 /** Its tables' entities: the composition lists them (entities.ts) for the process's one ORM. */
 export { Receipt } from './receipt.entity.ts';
 export { WebhookEndpoint } from './webhook-endpoint.entity.ts';
+export { NOTIFICATION_ERRORS } from './notifications.errors.ts';

@@ -1,4 +1,14 @@
-import { AppError } from '../kernel/errors.ts';
+import { AppError, defineErrors } from '../kernel/errors.ts';
+
+/** The notifications service's codes. */
+export const NOTIFICATION_ERRORS = defineErrors({
+  WEBHOOK_URL_NOT_ALLOWED: {
+    httpStatus: 400,
+    stored: false,
+    message:
+      'The webhook URL points inside (a loopback, private, link-local or reserved address, an internal name, or an IPv4 address not written as four decimal parts). Use a public https URL.',
+  },
+});
 
 /**
  * A webhook URL that points inside, judged at registration from the URL as written. Never
@@ -6,7 +16,7 @@ import { AppError } from '../kernel/errors.ts';
  */
 export class WebhookUrlNotAllowedError extends AppError {
   constructor(reason: string) {
-    super('WEBHOOK_URL_NOT_ALLOWED', {
+    super(NOTIFICATION_ERRORS.WEBHOOK_URL_NOT_ALLOWED, {
       message: `webhook URL not allowed: ${reason}; use a public https URL`,
       details: { field: 'url' },
     });

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { idempotencyInfo, type IdempotencyInfo } from '../kernel/idempotency/idempotency-key.ts';
 import { z } from 'zod';
 import type { NotificationsDeps } from '../context.ts';
-import { AppError, publicError, type PublicError } from '../kernel/errors.ts';
+import { AppError, KERNEL_ERRORS, publicError, type PublicError } from '../kernel/errors.ts';
 import { defineOperation } from '../kernel/idempotency/operation.ts';
 import type { StoredResponse } from '../kernel/idempotency/types.ts';
 import { INSERT_ENDPOINT, SELECT_ENDPOINT } from './notifications.sql.ts';
@@ -105,14 +105,18 @@ export async function registerEndpoint(
     case 'decided':
       return answer(deps, admission.response, { tenantId: input.tenantId, key, replayed: false });
     case 'reused':
-      return { ok: false, error: publicError('IDEMPOTENCY_KEY_REUSED'), replayed: false };
+      return {
+        ok: false,
+        error: publicError(KERNEL_ERRORS.IDEMPOTENCY_KEY_REUSED),
+        replayed: false,
+      };
     case 'in_use':
     case 'unknown':
     case 'owned':
       // Admission decides this request in its own transaction; a concurrent duplicate waits for it.
       return {
         ok: false,
-        error: publicError('IDEMPOTENCY_KEY_IN_USE', { retryAfterSeconds: 1 }),
+        error: publicError(KERNEL_ERRORS.IDEMPOTENCY_KEY_IN_USE, { retryAfterSeconds: 1 }),
         replayed: false,
       };
   }

@@ -1,5 +1,6 @@
 import type { PaymentsDeps } from '../context.ts';
 import { InputInvalidError } from '../kernel/errors.ts';
+import { PAYMENT_ERRORS } from './payments.errors.ts';
 import { defineOperation } from '../kernel/idempotency/operation.ts';
 import { PAYMENT_ANSWER_VERSION, paymentOutcomeOf } from './stored-answers.ts';
 import { parseAmount } from '../kernel/money/money.ts';
@@ -40,7 +41,7 @@ export const CAPTURE_SPEC: PaymentOperationSpec = {
       throw new InputInvalidError('amount', `amount is not a valid ${payment.currency} amount`);
     }
     if (!parsed.ok || parsed.minor > BigInt(payment.amount_minor))
-      return { refuse: 'AMOUNT_EXCEEDS_CAPTURABLE' };
+      return { refuse: PAYMENT_ERRORS.AMOUNT_EXCEEDS_CAPTURABLE };
     return { amountMinor: parsed.minor.toString() };
   },
   apply: (tx, { tenantId, payment, operation }) =>

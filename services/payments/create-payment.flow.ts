@@ -2,7 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { idempotencyInfo, type IdempotencyInfo } from '../kernel/idempotency/idempotency-key.ts';
 import { z } from 'zod';
 import type { ServiceDeps, PaymentsDeps } from '../context.ts';
-import { AppError, LeaseLostError, publicError, type PublicError } from '../kernel/errors.ts';
+import {
+  AppError,
+  KERNEL_ERRORS,
+  LeaseLostError,
+  publicError,
+  type PublicError,
+} from '../kernel/errors.ts';
+import { PAYMENT_ERRORS } from './payments.errors.ts';
 import { defineOperation } from '../kernel/idempotency/operation.ts';
 import type { OwnedRequest } from '../kernel/idempotency/owned-request.ts';
 import type { Resumer } from '../kernel/idempotency/recovery-worker.ts';
@@ -17,10 +24,15 @@ import { providerChargeKey } from '../provider/index.ts';
 import type { ChargeOutcome } from '../provider/index.ts';
 import { normaliseCreatePayment, type CreatePaymentInput } from './create-payment.command.ts';
 import { paymentOutcomeEvent } from './payment-events.ts';
-import { CHECKS, isFailedCheck } from '../kernel/db/failed-checks.ts';
+import { isFailedCheck } from '../kernel/db/failed-checks.ts';
 import { paymentViewOf } from './payment-rows.ts';
 import { PAYMENT_ANSWER_VERSION, paymentAnswerReader, paymentOutcomeOf } from './stored-answers.ts';
-import { INSERT_PAYMENT, RECORD_CHARGE_OUTCOME, SELECT_PAYMENT } from './payments.sql.ts';
+import {
+  INSERT_PAYMENT,
+  PAYMENT_CHECKS,
+  RECORD_CHARGE_OUTCOME,
+  SELECT_PAYMENT,
+} from './payments.sql.ts';
 import {
   paymentViewSchema,
   toPaymentView,
@@ -119,7 +131,7 @@ export async function createPayment(
     case 'decided': // createPayment decides nothing at admission; answered as stored
       return answer(deps, admission.response, { tenantId, key, replayed: false });
     case 'reused':
-      return { ok: false, error: publicError('IDEMPOTENCY_KEY_REUSED') };
+      return { ok: false, error: publicError(KERNEL_ERRORS.IDEMPOTENCY_KEY_REUSED) };
     case 'in_use':
       return inUse(admission.retryAfterSeconds, admission.resourceId);
     case 'unknown':
@@ -191,7 +203,7 @@ async function driveCreatePayment(
     case 'unavailable':
       await request.release('unavailable');
       return {
-        error: publicError('PROVIDER_UNAVAILABLE', {
+        error: publicError(PAYMENT_ERRORS.PROVIDER_UNAVAILABLE, {
           retryAfterSeconds: outcome.retryAfterSeconds,
           paymentId,
         }),
@@ -272,7 +284,7 @@ export async function finishWithOutcome(
   try {
     return await request.finish({ payment: toPaymentView(settled) }, statements);
   } catch (error) {
-    if (isFailedCheck(error, CHECKS.paymentNotProcessing)) {
+    if (isFailedCheck(error, PAYMENT_CHECKS.paymentNotProcessing)) {
       throw new Error(`payment ${payment.id} left PROCESSING before its outcome`, {
         cause: error,
       });
@@ -333,7 +345,7 @@ async function answer(
 
 function pending(retryAfterSeconds: number, paymentId: string | null): PublicError {
   return publicError(
-    'OUTCOME_PENDING',
+    PAYMENT_ERRORS.OUTCOME_PENDING,
     paymentId === null ? { retryAfterSeconds } : { retryAfterSeconds, paymentId },
   );
 }
@@ -345,7 +357,7 @@ function inUse(
   return {
     ok: false,
     error: publicError(
-      'IDEMPOTENCY_KEY_IN_USE',
+      KERNEL_ERRORS.IDEMPOTENCY_KEY_IN_USE,
       paymentId === null ? { retryAfterSeconds } : { retryAfterSeconds, paymentId },
     ),
   };

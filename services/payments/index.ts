@@ -13,3 +13,4 @@ export { CANCEL_PAYMENT_FAULT_POINTS } from './cancel-payment.flow.ts';
 /** Its tables' entities: the composition lists them (entities.ts) for the process's one ORM. */
 export { Payment } from './payment.entity.ts';
 export { PaymentOperation } from './payment-operation.entity.ts';
+export { PAYMENT_ERRORS } from './payments.errors.ts';

@@ -10,12 +10,12 @@ import type { JsonValue } from '../kernel/canonical-json.ts';
 import type { TxClient } from '../kernel/db/pool.ts';
 import {
   AppError,
-  ERROR_CATALOG,
+  KERNEL_ERRORS,
   LeaseLostError,
   publicError,
-  type ErrorCode,
   type PublicError,
 } from '../kernel/errors.ts';
+import { PAYMENT_ERRORS, type PaymentRefusal } from './payments.errors.ts';
 import { assertFreeText, assertNoControlCharacters } from '../kernel/input/free-text.ts';
 import type { OperationDef } from '../kernel/idempotency/operation.ts';
 import type { OwnedRequest } from '../kernel/idempotency/owned-request.ts';
@@ -67,7 +67,7 @@ export interface PaymentOperationSpec {
   check(
     tx: TxClient,
     target: { tenantId: string; payment: PaymentRow; command: OperationCommand },
-  ): Promise<{ refuse: ErrorCode } | { amountMinor: string | null }>;
+  ): Promise<{ refuse: PaymentRefusal } | { amountMinor: string | null }>;
   /** Applies the provider's success to the payment in the final transaction; returns it after. */
   apply(
     tx: TxClient,
@@ -142,11 +142,7 @@ export async function runPaymentOperation(
             command,
           });
           if ('refuse' in decision) {
-            return {
-              decided: {
-                error: { code: decision.refuse, message: ERROR_CATALOG[decision.refuse].message },
-              },
-            };
+            return { decided: { error: storedError(decision.refuse) } };
           }
           known = decision;
           return undefined;
@@ -175,12 +171,16 @@ export async function runPaymentOperation(
         replayed: false,
       });
     case 'reused':
-      return { ok: false, error: publicError('IDEMPOTENCY_KEY_REUSED'), replayed: false };
+      return {
+        ok: false,
+        error: publicError(KERNEL_ERRORS.IDEMPOTENCY_KEY_REUSED),
+        replayed: false,
+      };
     case 'in_use':
     case 'unknown':
       return {
         ok: false,
-        error: publicError('IDEMPOTENCY_KEY_IN_USE', {
+        error: publicError(KERNEL_ERRORS.IDEMPOTENCY_KEY_IN_USE, {
           retryAfterSeconds: admission.retryAfterSeconds,
         }),
         replayed: false,
@@ -210,7 +210,7 @@ function normalise(input: OperationInput): OperationCommand {
   assertIdempotencyKey(input.idempotencyKey);
   const reason = input.reason ?? null;
   if (reason !== null && (reason.length === 0 || reason.length > REASON_MAX_CHARS)) {
-    throw new AppError('BAD_USER_INPUT', {
+    throw new AppError(KERNEL_ERRORS.BAD_USER_INPUT, {
       message: `reason must be 1 to ${REASON_MAX_CHARS} characters`,
       details: { field: 'reason' },
     });
@@ -221,7 +221,7 @@ function normalise(input: OperationInput): OperationCommand {
   if (raw === null) return { paymentId: input.paymentId.toLowerCase(), amount: null, reason };
   const match = /^(\d{1,18})(?:\.(\d{1,4}))?$/.exec(raw.trim());
   if (!match) {
-    throw new AppError('BAD_USER_INPUT', {
+    throw new AppError(KERNEL_ERRORS.BAD_USER_INPUT, {
       message: 'amount must be a decimal string such as "10.50"',
       details: { field: 'amount' },
     });
@@ -243,15 +243,15 @@ async function admitOperation(
     operationId: string;
     command: OperationCommand;
   },
-): Promise<{ refuse: ErrorCode } | { payment: PaymentRow; operation: OperationRow }> {
+): Promise<{ refuse: PaymentRefusal } | { payment: PaymentRow; operation: OperationRow }> {
   const { spec, tenantId, operationId, command } = admit;
-  if (!UUID_PATTERN.test(command.paymentId)) return { refuse: 'PAYMENT_NOT_FOUND' };
+  if (!UUID_PATTERN.test(command.paymentId)) return { refuse: PAYMENT_ERRORS.PAYMENT_NOT_FOUND };
   const { rows } = await tx.query<PaymentRow>(SELECT_PAYMENT_FOR_UPDATE, [
     tenantId,
     command.paymentId,
   ]);
   const payment = rows[0];
-  if (payment === undefined) return { refuse: 'PAYMENT_NOT_FOUND' };
+  if (payment === undefined) return { refuse: PAYMENT_ERRORS.PAYMENT_NOT_FOUND };
   const checked = await spec.check(tx, { tenantId, payment, command });
   if ('refuse' in checked) return checked;
   const inserted = await tx.query<OperationRow>(INSERT_OPERATION, [
@@ -299,7 +299,7 @@ async function driveOperation(
     case 'unavailable':
       await request.release('unavailable');
       return {
-        error: publicError('PROVIDER_UNAVAILABLE', {
+        error: publicError(PAYMENT_ERRORS.PROVIDER_UNAVAILABLE, {
           retryAfterSeconds: outcome.retryAfterSeconds,
           paymentId: payment.id,
         }),
@@ -307,7 +307,10 @@ async function driveOperation(
     case 'timeout':
       await request.release('timeout');
       return {
-        error: publicError('OUTCOME_PENDING', { retryAfterSeconds: 1, paymentId: payment.id }),
+        error: publicError(PAYMENT_ERRORS.OUTCOME_PENDING, {
+          retryAfterSeconds: 1,
+          paymentId: payment.id,
+        }),
       };
     case 'applied':
     case 'refused':
@@ -317,7 +320,9 @@ async function driveOperation(
         };
       } catch (error) {
         if (error instanceof LeaseLostError)
-          return { error: publicError('IDEMPOTENCY_KEY_IN_USE', { retryAfterSeconds: 1 }) };
+          return {
+            error: publicError(KERNEL_ERRORS.IDEMPOTENCY_KEY_IN_USE, { retryAfterSeconds: 1 }),
+          };
         await request.release('interrupted').catch(() => undefined);
         throw error;
       }
@@ -325,15 +330,20 @@ async function driveOperation(
 }
 
 /** The provider's refusal codes, as the catalog's business errors. */
-function refusalCode(providerCode: string): ErrorCode {
+function refusalOf(providerCode: string): PaymentRefusal {
   switch (providerCode) {
     case 'AMOUNT_EXCEEDS_REFUNDABLE':
-      return 'AMOUNT_EXCEEDS_REFUNDABLE';
+      return PAYMENT_ERRORS.AMOUNT_EXCEEDS_REFUNDABLE;
     case 'AMOUNT_EXCEEDS_AUTHORIZED':
-      return 'AMOUNT_EXCEEDS_CAPTURABLE';
+      return PAYMENT_ERRORS.AMOUNT_EXCEEDS_CAPTURABLE;
     default:
-      return 'INVALID_PAYMENT_STATE';
+      return PAYMENT_ERRORS.INVALID_PAYMENT_STATE;
   }
+}
+
+/** A refusal as the key stores it: its code and message, nothing a later change could vary. */
+function storedError(refusal: PaymentRefusal): { code: string; message: string } {
+  return { code: refusal.code, message: refusal.message };
 }
 
 async function finishOperation(
@@ -351,8 +361,7 @@ async function finishOperation(
   if (outcome.kind === 'refused') {
     // The provider says the charge cannot take it (changed out of band): a business outcome,
     // stored for the key like any refusal at admission.
-    const code = refusalCode(outcome.code);
-    return request.finish({ error: { code, message: ERROR_CATALOG[code].message } }, async (tx) => {
+    return request.finish({ error: storedError(refusalOf(outcome.code)) }, async (tx) => {
       await tx.query(RECORD_OPERATION_OUTCOME, [
         tenantId,
         operation.id,
@@ -424,10 +433,9 @@ async function answer(
   });
   const body = storedResponse.parse(await currentBody(info.spec.operation, stored, reader));
   if ('error' in body) {
-    const code = body.error.code as ErrorCode;
     return {
       ok: false,
-      error: publicError(code, { message: body.error.message }),
+      error: { code: body.error.code, message: body.error.message },
       replayed: info.replayed,
     };
   }

@@ -1,5 +1,14 @@
 /** The payments service's statements. Every one filters by tenant_id first. */
-import { CHECKS, failUnless } from '../kernel/db/failed-checks.ts';
+import { failUnless, type Check } from '../kernel/db/failed-checks.ts';
+
+/** The payments service's own checks (PW1xx; the kernel's are PW0xx). */
+export const PAYMENT_CHECKS = {
+  /** The payment was no longer PROCESSING when its charge outcome was recorded. */
+  paymentNotProcessing: {
+    sqlstate: 'PW101',
+    message: 'the payment left PROCESSING before its outcome',
+  },
+} as const satisfies Record<string, Check>;
 
 const PAYMENT_COLUMNS = `
   id, status, amount_minor, currency, amount_captured_minor, amount_refunded_minor,
@@ -21,7 +30,7 @@ SELECT ${PAYMENT_COLUMNS} FROM payments WHERE tenant_id = $1 AND id = $2`;
 
 /** $1 tenant, $2 id, $3 status, $4 amount captured minor, $5 provider reference, $6 failure code.
  * Only from PROCESSING: an outcome is recorded once, and a payment found in any other status
- * fails the statement (CHECKS.paymentNotProcessing), so its phase commits nothing. */
+ * fails the statement (PAYMENT_CHECKS.paymentNotProcessing), so its phase commits nothing. */
 export const RECORD_CHARGE_OUTCOME = `
 WITH recorded AS (
   UPDATE payments
@@ -30,7 +39,7 @@ WITH recorded AS (
    WHERE tenant_id = $1 AND id = $2 AND status = 'PROCESSING'
   RETURNING 1
 )
-SELECT ${failUnless('EXISTS (SELECT 1 FROM recorded)', CHECKS.paymentNotProcessing)}`;
+SELECT ${failUnless('EXISTS (SELECT 1 FROM recorded)', PAYMENT_CHECKS.paymentNotProcessing)}`;
 
 /**
  * Newest first, keyset-paginated on (created_at, id). The cursor carries created_at in whole

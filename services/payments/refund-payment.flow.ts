@@ -1,5 +1,6 @@
 import type { PaymentsDeps } from '../context.ts';
 import { InputInvalidError } from '../kernel/errors.ts';
+import { PAYMENT_ERRORS } from './payments.errors.ts';
 import { defineOperation } from '../kernel/idempotency/operation.ts';
 import { PAYMENT_ANSWER_VERSION, paymentOutcomeOf } from './stored-answers.ts';
 import { parseAmount } from '../kernel/money/money.ts';
@@ -40,14 +41,15 @@ export const REFUND_SPEC: PaymentOperationSpec = {
       throw new InputInvalidError('amount', `amount is not a valid ${payment.currency} amount`);
     }
     if (payment.status !== 'SUCCEEDED' || payment.amount_captured_minor === '0')
-      return { refuse: 'INVALID_PAYMENT_STATE' };
+      return { refuse: PAYMENT_ERRORS.INVALID_PAYMENT_STATE };
     const { rows } = await tx.query<{ refundable_minor: string }>(SELECT_REFUNDABLE, [
       tenantId,
       payment.id,
       payment.amount_captured_minor,
     ]);
     const refundable = BigInt(rows[0]?.refundable_minor ?? '0');
-    if (!parsed.ok || parsed.minor > refundable) return { refuse: 'AMOUNT_EXCEEDS_REFUNDABLE' };
+    if (!parsed.ok || parsed.minor > refundable)
+      return { refuse: PAYMENT_ERRORS.AMOUNT_EXCEEDS_REFUNDABLE };
     return { amountMinor: parsed.minor.toString() };
   },
   async apply(tx, { tenantId, payment, operation }) {

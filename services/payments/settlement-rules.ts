@@ -1,5 +1,5 @@
 import type { TxClient } from '../kernel/db/pool.ts';
-import type { ErrorCode } from '../kernel/errors.ts';
+import { PAYMENT_ERRORS, type PaymentRefusal } from './payments.errors.ts';
 import { APPLY_SETTLEMENT, SELECT_ACTIVE_SETTLEMENT } from './payments.sql.ts';
 import type { PaymentRow } from './payment.view.ts';
 
@@ -11,11 +11,11 @@ import type { PaymentRow } from './payment.view.ts';
 export async function settlementRefusal(
   tx: TxClient,
   target: { tenantId: string; payment: PaymentRow },
-): Promise<ErrorCode | null> {
+): Promise<PaymentRefusal | null> {
   const { tenantId, payment } = target;
-  if (payment.status !== 'REQUIRES_CAPTURE') return 'INVALID_PAYMENT_STATE';
+  if (payment.status !== 'REQUIRES_CAPTURE') return PAYMENT_ERRORS.INVALID_PAYMENT_STATE;
   const active = await tx.query(SELECT_ACTIVE_SETTLEMENT, [tenantId, payment.id]);
-  return (active.rowCount ?? 0) > 0 ? 'INVALID_PAYMENT_STATE' : null;
+  return (active.rowCount ?? 0) > 0 ? PAYMENT_ERRORS.INVALID_PAYMENT_STATE : null;
 }
 
 /** Records a capture's or cancel's success on the payment; returns the payment after. */

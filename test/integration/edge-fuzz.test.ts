@@ -8,7 +8,7 @@ import {
   type GraphQLObjectType,
 } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ERROR_CATALOG } from '../../services/kernel/errors.ts';
+import { ERROR_CATALOG } from '../../app/error-catalog.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import { graphql, type GraphQLAnswer } from '../support/graphql-client.ts';
 import { CREATE_PAYMENT } from '../support/operations.ts';

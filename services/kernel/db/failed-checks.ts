@@ -1,24 +1,24 @@
 import { sqlState } from './pool.ts';
 
 /**
- * Conditions a statement checks for itself with `fail_unless` (migrations/0009-fail-unless.sql),
- * each with its own SQLSTATE (class PW, which PostgreSQL does not use). A transaction that sends
+ * A condition a statement checks for itself with `fail_unless` (migrations/0009-fail-unless.sql),
+ * with its own SQLSTATE in class PW, which PostgreSQL does not use. A transaction that sends
  * COMMIT with its statements (withOneRoundTrip, pool.ts) depends on them: an unmet one fails the
- * statement, PostgreSQL skips the rest of the round trip, and nothing commits.
+ * statement, PostgreSQL skips the rest of the round trip, and nothing commits. Each owner
+ * defines its own (a service beside its SQL); the kernel's are the engine's, PW001 to PW099.
  */
+export interface Check {
+  readonly sqlstate: `PW${string}`;
+  readonly message: string;
+}
+
+/** The idempotency engine's checks. */
 export const CHECKS = {
   /** INSERT_KEY admitted nothing: another request holds the key (or took it first). */
   admissionLost: { sqlstate: 'PW001', message: 'not admitted: another request holds the key' },
   /** ADVANCE_KEY or FINISH_KEY matched no row: the token is no longer ours, or the point moved. */
   fenceLost: { sqlstate: 'PW002', message: 'fenced out: the request is no longer ours' },
-  /** The payment was no longer PROCESSING when its charge outcome was recorded. */
-  paymentNotProcessing: {
-    sqlstate: 'PW003',
-    message: 'the payment left PROCESSING before its outcome',
-  },
-} as const;
-
-export type Check = (typeof CHECKS)[keyof typeof CHECKS];
+} as const satisfies Record<string, Check>;
 
 /** SQL that is true when `condition` holds and otherwise fails the statement with `check`. */
 export function failUnless(condition: string, check: Check): string {

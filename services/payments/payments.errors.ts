@@ -1,0 +1,41 @@
+import { defineErrors } from '../kernel/errors.ts';
+
+/**
+ * The payments service's codes. The business refusals are stored for the key and replayed;
+ * the provider's two non-answers are not, because the same key must be able to go on.
+ */
+export const PAYMENT_ERRORS = defineErrors({
+  OUTCOME_PENDING: {
+    httpStatus: 202,
+    stored: false,
+    message: 'The provider has not confirmed the outcome yet. Retry with the same key.',
+  },
+  PROVIDER_UNAVAILABLE: {
+    httpStatus: 503,
+    stored: false,
+    message: 'The payment provider is unavailable. Nothing was charged; retry with the same key.',
+  },
+  PAYMENT_NOT_FOUND: { httpStatus: 404, stored: true, message: 'No such payment.' },
+  INVALID_PAYMENT_STATE: {
+    httpStatus: 422,
+    stored: true,
+    message: 'The payment is not in a state that allows this operation.',
+  },
+  AMOUNT_EXCEEDS_CAPTURABLE: {
+    httpStatus: 422,
+    stored: true,
+    message: 'The amount exceeds what can be captured.',
+  },
+  AMOUNT_EXCEEDS_REFUNDABLE: {
+    httpStatus: 422,
+    stored: true,
+    message: 'The amount exceeds what can be refunded.',
+  },
+});
+
+/** A business refusal: decided under the payment's lock, stored for the key. */
+export type PaymentRefusal = (typeof PAYMENT_ERRORS)[
+  | 'PAYMENT_NOT_FOUND'
+  | 'INVALID_PAYMENT_STATE'
+  | 'AMOUNT_EXCEEDS_CAPTURABLE'
+  | 'AMOUNT_EXCEEDS_REFUNDABLE'];
