@@ -1,6 +1,6 @@
 import type { Keyring } from '../kernel/crypto/keyring.ts';
 import type { Queryable } from '../kernel/db/pool.ts';
-import type { ResealBatch } from '../kernel/idempotency/reseal-answers.ts';
+import { resealRows, type ResealBatch, type ResealSpec } from '../kernel/crypto/reseal-batch.ts';
 import {
   COUNT_SECRETS_BY_KEY,
   SELECT_SECRETS_TO_RESEAL,
@@ -27,52 +27,31 @@ export async function resealSecrets(
   batch: { after: SecretCursor | null; limit: number },
 ): Promise<ResealBatch<SecretCursor>> {
   const after = batch.after ?? { tenantId: NIL_UUID, endpointId: NIL_UUID };
-  const { rows } = await db.query<{ tenant_id: string; id: string; secret: string }>(
-    SELECT_SECRETS_TO_RESEAL,
-    [keyring.primaryId, after.tenantId, after.endpointId, batch.limit],
-  );
-  const failures: ResealBatch<SecretCursor>['failures'] = [];
-  const writes = {
-    tenants: [] as string[],
-    ids: [] as string[],
-    was: [] as string[],
-    sealed: [] as string[],
-  };
-  for (const row of rows) {
-    const ref = { tenantId: row.tenant_id, endpointId: row.id };
-    try {
-      const secret = openWebhookSecret(keyring, ref, row.secret);
-      writes.sealed.push(sealWebhookSecret(keyring, ref, secret));
-      writes.tenants.push(row.tenant_id);
-      writes.ids.push(row.id);
-      writes.was.push(row.secret);
-    } catch (error) {
-      failures.push({
-        row: `secret of webhook endpoint ${row.id}`,
-        error: error instanceof Error ? error.message : String(error),
-      });
-    }
-  }
-  const written =
-    writes.ids.length === 0
-      ? 0
-      : ((
-          await db.query(WRITE_RESEALED_SECRETS, [
-            writes.tenants,
-            writes.ids,
-            writes.was,
-            writes.sealed,
-          ])
-        ).rowCount ?? 0);
-  const last = rows[rows.length - 1];
+  const { rows } = await db.query<SecretRow>(SELECT_SECRETS_TO_RESEAL, [
+    keyring.primaryId,
+    after.tenantId,
+    after.endpointId,
+    batch.limit,
+  ]);
+  return resealRows(db, resealSecret(keyring), { rows, limit: batch.limit });
+}
+
+interface SecretRow {
+  tenant_id: string;
+  id: string;
+  secret: string;
+}
+
+function resealSecret(keyring: Keyring): ResealSpec<SecretRow, SecretCursor> {
+  const refOf = (row: SecretRow) => ({ tenantId: row.tenant_id, endpointId: row.id });
   return {
-    scanned: rows.length,
-    resealed: written,
-    failures,
-    next:
-      last === undefined || rows.length < batch.limit
-        ? null
-        : { tenantId: last.tenant_id, endpointId: last.id },
+    write: WRITE_RESEALED_SECRETS,
+    identity: (row) => [row.tenant_id, row.id],
+    stored: (row) => row.secret,
+    reseal: (row) =>
+      sealWebhookSecret(keyring, refOf(row), openWebhookSecret(keyring, refOf(row), row.secret)),
+    describe: (row) => `secret of webhook endpoint ${row.id}`,
+    cursorOf: refOf,
   };
 }
 

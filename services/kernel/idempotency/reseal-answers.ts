@@ -1,6 +1,7 @@
 import type { JsonValue } from '../canonical-json.ts';
 import type { Queryable } from '../db/pool.ts';
 import type { Keyring } from '../crypto/keyring.ts';
+import { resealRows, type ResealBatch, type ResealSpec } from '../crypto/reseal-batch.ts';
 import { answerAssociatedData, openStoredAnswer } from './stored-response.ts';
 import {
   COUNT_ANSWERS_BY_KEY,
@@ -18,17 +19,6 @@ export interface AnswerCursor {
 
 /** Before every row: request ids start at 1. */
 const START: AnswerCursor = { requestId: '0', expiresAt: '-infinity' };
-
-export interface ResealBatch<Cursor> {
-  /** Rows this batch looked at (each one was not under the first key when read). */
-  scanned: number;
-  /** Rows now sealed under the first key. */
-  resealed: number;
-  /** Rows that could not be opened: a key not in the keyring, or a failed authentication. */
-  failures: Array<{ row: string; error: string }>;
-  /** Where the next batch starts; null when this one reached the end. */
-  next: Cursor | null;
-}
 
 interface AnswerRow {
   request_id: string;
@@ -56,48 +46,25 @@ export async function resealAnswers(
     after.expiresAt,
     batch.limit,
   ]);
-  const failures: ResealBatch<AnswerCursor>['failures'] = [];
-  const writes = {
-    ids: [] as string[],
-    expiries: [] as string[],
-    was: [] as string[],
-    sealed: [] as string[],
-  };
-  for (const row of rows) {
-    const scope = { tenantId: row.tenant_id, operation: { id: row.operation }, key: row.key };
-    try {
-      const answer = openStoredAnswer(keyring, scope, JSON.parse(row.body) as JsonValue);
-      writes.sealed.push(keyring.seal(JSON.stringify(answer), answerAssociatedData(scope)));
-      writes.ids.push(row.request_id);
-      writes.expiries.push(row.expires_at);
-      writes.was.push(row.body);
-    } catch (error) {
-      failures.push({
-        row: `answer of request ${row.request_id} (${row.operation})`,
-        error: error instanceof Error ? error.message : String(error),
-      });
-    }
-  }
-  const written =
-    writes.ids.length === 0
-      ? 0
-      : ((
-          await db.query(WRITE_RESEALED_ANSWERS, [
-            writes.ids,
-            writes.expiries,
-            writes.was,
-            writes.sealed,
-          ])
-        ).rowCount ?? 0);
-  const last = rows[rows.length - 1];
+  return resealRows(db, resealAnswer(keyring), { rows, limit: batch.limit });
+}
+
+function resealAnswer(keyring: Keyring): ResealSpec<AnswerRow, AnswerCursor> {
+  const scopeOf = (row: AnswerRow) => ({
+    tenantId: row.tenant_id,
+    operation: { id: row.operation },
+    key: row.key,
+  });
   return {
-    scanned: rows.length,
-    resealed: written,
-    failures,
-    next:
-      last === undefined || rows.length < batch.limit
-        ? null
-        : { requestId: last.request_id, expiresAt: last.expires_at },
+    write: WRITE_RESEALED_ANSWERS,
+    identity: (row) => [row.request_id, row.expires_at],
+    stored: (row) => row.body,
+    reseal: (row) => {
+      const answer = openStoredAnswer(keyring, scopeOf(row), JSON.parse(row.body) as JsonValue);
+      return keyring.seal(JSON.stringify(answer), answerAssociatedData(scopeOf(row)));
+    },
+    describe: (row) => `answer of request ${row.request_id} (${row.operation})`,
+    cursorOf: (row) => ({ requestId: row.request_id, expiresAt: row.expires_at }),
   };
 }
 
