@@ -13,8 +13,11 @@ import { isBearerTokenShape, MAX_BEARER_TOKEN_CHARS } from '../gateway/http/bear
 export interface VariableDoc {
   /** The environment variable. */
   env: string;
-  /** What the default is, as the table shows it (unset: off, or what happens instead). */
-  shown: string;
+  /**
+   * What happens when it is unset, as the table shows it; taken from the schema's default
+   * when it has one, so only a variable without one says it here (off, or what happens).
+   */
+  shown?: string;
   unit?: string;
   description: string;
 }
@@ -83,12 +86,10 @@ const DEFAULT_RETENTION_INTERVAL_MS = 10 * 60_000;
 export const configSchema = z.object({
   host: variable(z.string().default('127.0.0.1'), {
     env: 'HOST',
-    shown: '127.0.0.1',
     description: 'address to bind',
   }),
   port: variable(withDefault(0, 4000), {
     env: 'PORT',
-    shown: '4000',
     description: 'HTTP port: GraphQL, health (tRPC, metrics unless `INTERNAL_PORT`)',
   }),
   databaseUrl: variable(z.string().optional(), {
@@ -103,18 +104,15 @@ export const configSchema = z.object({
   }),
   sandboxBlackholeMs: variable(withDefault(0, 30_000), {
     env: 'SANDBOX_BLACKHOLE_MS',
-    shown: '30000',
     unit: 'ms',
     description: 'how long the sandbox’s `pm_card_unknown` hangs calls and probes',
   }),
   sandboxPspPort: variable(withDefault(0, 4010), {
     env: 'SANDBOX_PSP_PORT',
-    shown: '4010',
     description: 'port of `npm run sandbox-psp`, the sandbox provider as its own process',
   }),
   sandboxStatementLagMs: variable(withDefault(0, 1_000), {
     env: 'SANDBOX_STATEMENT_LAG_MS',
-    shown: '1000',
     unit: 'ms',
     description: 'the sandbox’s statement is final up to now minus this',
   }),
@@ -130,7 +128,6 @@ export const configSchema = z.object({
   }),
   idempotencyTtlSeconds: variable(withDefault(1, DEFAULT_RETENTION_POLICY.ttlSeconds), {
     env: 'IDEMPOTENCY_TTL_SECONDS',
-    shown: String(DEFAULT_RETENTION_POLICY.ttlSeconds),
     unit: 's',
     description: 'the replay window, advertised as `expiresAt`',
   }),
@@ -138,14 +135,12 @@ export const configSchema = z.object({
     withDefault(0, DEFAULT_RETENTION_POLICY.metadataRetentionSeconds),
     {
       env: 'IDEMPOTENCY_METADATA_RETENTION_SECONDS',
-      shown: String(DEFAULT_RETENTION_POLICY.metadataRetentionSeconds),
       unit: 's',
       description: 'how long a key’s metadata outlives its window',
     },
   ),
   idempotencyResponseMaxBytes: variable(withDefault(256, DEFAULT_RESPONSE_MAX_BYTES), {
     env: 'IDEMPOTENCY_RESPONSE_MAX_BYTES',
-    shown: String(DEFAULT_RESPONSE_MAX_BYTES),
     unit: 'bytes',
     description: 'a stored answer larger than this is stored as a reference to its resource',
   }),
@@ -153,73 +148,61 @@ export const configSchema = z.object({
     withDefault(60, DEFAULT_RETENTION_POLICY.partitionSeconds),
     {
       env: 'IDEMPOTENCY_PARTITION_SECONDS',
-      shown: String(DEFAULT_RETENTION_POLICY.partitionSeconds),
       unit: 's',
       description: 'width of one retention partition',
     },
   ),
   retentionIntervalMs: variable(withDefault(10, DEFAULT_RETENTION_INTERVAL_MS), {
     env: 'RETENTION_INTERVAL_MS',
-    shown: String(DEFAULT_RETENTION_INTERVAL_MS),
     unit: 'ms',
     description: 'how often partition maintenance runs',
   }),
   leaseMs: variable(withDefault(100, DEFAULT_LEASE_MS), {
     env: 'LEASE_MS',
-    shown: String(DEFAULT_LEASE_MS),
     unit: 'ms',
     description: 'lease of an in-flight request',
   }),
   recoveryIntervalMs: variable(withDefault(10, 5_000), {
     env: 'RECOVERY_INTERVAL_MS',
-    shown: '5000',
     unit: 'ms',
     description: 'how often the recovery worker sweeps',
   }),
   providerTimeoutMs: variable(withDefault(1, DEFAULT_PROVIDER_TIMEOUT_MS), {
     env: 'PROVIDER_TIMEOUT_MS',
-    shown: String(DEFAULT_PROVIDER_TIMEOUT_MS),
     unit: 'ms',
     description: 'how long one provider call or probe may take',
   }),
   reconciliationIntervalMs: variable(withDefault(10, 60_000), {
     env: 'RECONCILIATION_INTERVAL_MS',
-    shown: '60000',
     unit: 'ms',
     description: 'how often unknown outcomes are reconciled',
   }),
   unknownAfterAttempts: variable(withDefault(1, 5), {
     env: 'PROVIDER_UNKNOWN_AFTER_ATTEMPTS',
-    shown: '5',
     description: 'unanswered attempts before an outcome is unknown',
   }),
   providerApplyWindowMs: variable(withDefault(0, DEFAULT_PROVIDER_APPLY_WINDOW_MS), {
     env: 'PROVIDER_APPLY_WINDOW_MS',
-    shown: String(DEFAULT_PROVIDER_APPLY_WINDOW_MS),
     unit: 'ms',
     description: 'how long the provider may still apply a request it received',
   }),
   backoffBaseMs: variable(withDefault(1, 1_000), {
     env: 'RECOVERY_BACKOFF_BASE_MS',
-    shown: '1000',
     unit: 'ms',
     description: 'the recovery worker’s first backoff (doubles, capped)',
   }),
   outboxClaimLeaseMs: variable(withDefault(100, 30_000), {
     env: 'OUTBOX_CLAIM_LEASE_MS',
-    shown: '30000',
     unit: 'ms',
     description: 'how long a dispatcher holds a claimed delivery',
   }),
   outboxIntervalMs: variable(withDefault(10, 250), {
     env: 'OUTBOX_INTERVAL_MS',
-    shown: '250',
     unit: 'ms',
     description: 'how often each process’s dispatcher polls the outbox',
   }),
   logLevel: variable(z.enum(LOG_LEVELS).default('info'), {
     env: 'LOG_LEVEL',
-    shown: 'info',
     description: `pino level: ${LOG_LEVELS.join(', ')}`,
   }),
   rateLimitTenantPerSecond: variable(integer(1).optional(), {
@@ -247,7 +230,6 @@ export const configSchema = z.object({
   }),
   internalHost: variable(z.string().default('127.0.0.1'), {
     env: 'INTERNAL_HOST',
-    shown: '127.0.0.1',
     description: 'address `INTERNAL_PORT` binds to',
   }),
   webhookAllowList: variable(
@@ -283,10 +265,19 @@ export const configSchema = z.object({
 export type Config = z.output<typeof configSchema>;
 
 /** Every variable's documentation, in the schema's order. */
-export function configVariables(): Array<VariableDoc & { key: string }> {
+export function configVariables(): Array<
+  Required<Omit<VariableDoc, 'unit'>> & VariableDoc & { key: string }
+> {
   return Object.entries(configSchema.shape).map(([key, schema]) => {
     const doc = docs.get(schema);
     if (doc === undefined) throw new Error(`config field ${key} has no documentation`);
-    return { key, ...doc };
+    const shown = doc.shown ?? defaultShown(schema);
+    if (shown === undefined)
+      throw new Error(`config field ${key} has no default: say what unset means`);
+    return { key, ...doc, shown };
   });
+}
+
+function defaultShown(schema: z.ZodType): string | undefined {
+  return schema instanceof z.ZodDefault ? String(schema.def.defaultValue) : undefined;
 }
