@@ -27,6 +27,7 @@ import {
 } from '../services/notifications/index.ts';
 import type { RateLimitOptions } from '../gateway/http/rate-limits.ts';
 import { longestExchangeMs, socketIdleTimeoutMs } from '../gateway/http/server-timeouts.ts';
+import { keyWaitCapMs } from '../gateway/http/prefer-wait.ts';
 
 /** Attempts per provider call for refusals that prove nothing happened (503/429). */
 const DEFAULT_PROVIDER_MAX_ATTEMPTS = 3;
@@ -215,6 +216,7 @@ export async function startApp(options: AppOptions): Promise<App> {
       socketIdleTimeoutMs: socketIdleTimeoutMs(options.providerTimeoutMs),
     },
     rateLimits: options.rateLimits ?? {},
+    keyWaitCapMs: keyWaitCapMs(options.providerTimeoutMs),
   });
   let url: string;
   let internalUrl: string;

@@ -19,6 +19,7 @@ const SQL_FILES = [
   '0008-payments-fillfactor.sql',
   '0009-fail-unless.sql',
   '0010-keyed-request-hashes.sql',
+  '0011-key-waiters.sql',
 ] as const;
 
 function sqlMigration(file: string): MigrationObject {

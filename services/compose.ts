@@ -2,6 +2,7 @@ import { createTRPCClient, localLink, type TRPCClient } from '@trpc/client';
 import type { ServiceContext, ServiceDeps, ServiceMetrics } from './context.ts';
 import { warnIfAutovacuumOff } from './kernel/db/autovacuum-check.ts';
 import { createPool } from './kernel/db/pool.ts';
+import { KeyWatcher } from './kernel/idempotency/key-watcher.ts';
 import { createOrm } from './orm.ts';
 import type { Logger } from './kernel/logging/logger.ts';
 import type { RequestTrace } from './kernel/logging/request-trace.ts';
@@ -133,6 +134,11 @@ export function createServices(config: ServicesConfig): Services {
     applicationName: 'payments-services-orm',
     statementTimeoutMs: config.statementTimeoutMs,
   });
+  const keyWatcher = new KeyWatcher({
+    connectionString: config.databaseUrl,
+    applicationName: 'payments-key-watcher',
+    log: config.log,
+  });
   const engine = new IdempotencyEngine({
     pool,
     faults: config.faults,
@@ -146,6 +152,7 @@ export function createServices(config: ServicesConfig): Services {
     backoffBaseMs: config.backoffBaseMs,
     backoffCapMs: BACKOFF_CAP_MS,
     keyring: config.keyring,
+    keyWatcher,
   });
   const providerAdapter = createHttpProviderAdapter(config.pspUrl);
   const webhookEgress = createWebhookEgress({ allowList: config.webhookAllowList });
@@ -287,6 +294,7 @@ export function createServices(config: ServicesConfig): Services {
       await dispatcher.stop();
       await reconciler.stop();
       await worker.stop();
+      await keyWatcher.close();
       await providerAdapter.close();
       await webhookEgress.close();
       await pool.end();

@@ -14,6 +14,7 @@ import { sendGraphQLError, sendJson, sendRetryLater } from './respond.ts';
 import { GATEWAY_ERRORS } from '../gateway.errors.ts';
 import { KERNEL_ERRORS } from '../../services/kernel/errors.ts';
 import { createTimedServer, type ServerTimeouts } from './server-timeouts.ts';
+import { preferredWaitSeconds } from './prefer-wait.ts';
 import { createTenantAuthenticator, type AuthenticatedTenant } from './tenant-authenticator.ts';
 
 /** docs/api.md §1.4: a request body over 100 KB is refused with 413 before it is parsed. */
@@ -36,6 +37,8 @@ export interface GatewayServerOptions {
   /** INTERNAL_PORT is set: /trpc and /metrics move to a server of their own. */
   separateInternal: boolean;
   timeouts: ServerTimeouts;
+  /** The longest `Prefer: wait` honoured for a key in flight (keyWaitCapMs). */
+  keyWaitCapMs: number;
   rateLimits: RateLimitOptions;
 }
 
@@ -263,6 +266,11 @@ async function serveGraphQL(opts: RouteOptions, { req, res, url, trace }: Exchan
     return sendGraphQLError(res, GATEWAY_ERRORS.UNAUTHENTICATED, { 'www-authenticate': 'Bearer' });
   }
   trace.annotate({ tenantId: tenant.id });
+  const preferredWait = preferredWaitSeconds(req.headers['prefer']);
+  if (preferredWait !== null && preferredWait > 0) {
+    trace.keyWaitMs = Math.min(preferredWait * 1_000, opts.keyWaitCapMs);
+    res.setHeader('preference-applied', `wait=${Math.floor(trace.keyWaitMs / 1_000)}`);
+  }
   // Before anything of GraphQL runs; RATE_LIMITED is never stored, so the key stays new.
   const waitSeconds = await opts.limits.tenant(tenant.id);
   if (waitSeconds !== null) {

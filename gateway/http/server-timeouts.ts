@@ -1,4 +1,5 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
+import { KEY_WAIT_MAX_SECONDS } from './prefer-wait.ts';
 
 /**
  * How long a client may take to send a request's headers. Node's default (a minute) lets a
@@ -34,7 +35,7 @@ export const MAX_REQUESTS_PER_SOCKET = 0;
  * How long a request may keep its client waiting beyond the provider: a duplicate's bounded
  * wait for the first request's outcome (`Prefer: wait`, capped at 10 s by docs/api.md §1.3).
  */
-const REQUEST_WAIT_MAX_MS = 10_000;
+const REQUEST_WAIT_MAX_MS = KEY_WAIT_MAX_SECONDS * 1_000;
 /** Room for the database, a body on a slow link and the scheduler, on top of the above. */
 const REQUEST_SLACK_MS = 10_000;
 

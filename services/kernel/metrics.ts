@@ -22,6 +22,21 @@ export function createMetricsRegistry(opts: { defaultMetrics: boolean }): Regist
 }
 
 /**
+ * How a wait for a key in flight ended: its answer was stored (`replayed`), its lease was given
+ * back and this request took it over (`took_over`), it became an unknown outcome (`unknown`),
+ * the wait ran out (`timed_out`, answered IDEMPOTENCY_KEY_IN_USE), or no listening connection
+ * could be had (`unavailable`, answered at once as if no wait was asked for).
+ */
+export const KEY_WAIT_OUTCOMES = [
+  'replayed',
+  'took_over',
+  'unknown',
+  'timed_out',
+  'unavailable',
+] as const;
+export type KeyWaitOutcome = (typeof KEY_WAIT_OUTCOMES)[number];
+
+/**
  * The kernel's series of docs/api.md §5: the engine's decisions, recovery, retention and the
  * outbox. The `operation` label is the public mutation name; keys, tenants and payment ids are
  * never labels. Counters are incremented where the decision is made.
@@ -46,6 +61,12 @@ export function createKernelMetrics(registry: Registry) {
       name: 'idempotency_conflicts_total',
       help: 'Requests refused because the key was reused for another command or is in flight.',
       labelNames: ['service', 'operation', 'reason'] as const,
+      registers,
+    }),
+    waits: new Counter({
+      name: 'idempotency_waits_total',
+      help: 'Requests that waited for their key in flight (Prefer: wait), by how the wait ended.',
+      labelNames: ['service', 'operation', 'outcome'] as const,
       registers,
     }),
     takeovers: new Counter({
@@ -237,6 +258,7 @@ export function initialiseSeries(
       metrics.conflicts.inc({ service, operation, reason }, 0);
     }
     for (const by of ['retry', 'worker']) metrics.takeovers.inc({ service, operation, by }, 0);
+    for (const outcome of KEY_WAIT_OUTCOMES) metrics.waits.inc({ service, operation, outcome }, 0);
   }
   for (const { service, consumer } of known.consumers) {
     for (const outcome of ['delivered', 'failed']) {

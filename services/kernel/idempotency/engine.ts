@@ -9,13 +9,15 @@ import type { Keyring } from '../crypto/keyring.ts';
 import {
   FINISH_AT_ADMISSION,
   INSERT_KEY,
+  MARK_WAITING,
   lockingScope,
   SELECT_KEY,
   TAKE_OVER_KEY,
   UNFINISHED_SUMMARY,
 } from './idempotency.sql.ts';
 import { logStep, type RequestTrace } from '../logging/request-trace.ts';
-import type { ServiceName } from '../metrics.ts';
+import type { KeyWaitOutcome, ServiceName } from '../metrics.ts';
+import type { WakeReason } from './key-watcher.ts';
 import { assertIdempotencyKey } from './idempotency-key.ts';
 import type { OperationDef } from './operation.ts';
 import { OwnedRequest } from './owned-request.ts';
@@ -37,6 +39,35 @@ export const UNKNOWN_RETRY_AFTER_SECONDS = 30;
 
 /** Admission re-reads a row that changed under it at most this often before answering in_use. */
 const ADMISSION_MAX_ROUNDS = 3;
+
+/**
+ * A waiting request reads its key again at most this often (each wake, each lease that ran
+ * out): a bound on the reads one request can cost, whatever happens to the row meanwhile.
+ */
+const WAIT_MAX_ROUNDS = 20;
+
+/** A live owner holds the key: answered in_use, unless the request may wait (Prefer: wait). */
+interface InFlight {
+  kind: 'in_flight';
+  row: KeyRow;
+}
+
+/** How a wait ended, by what admission decided once the key left its owner's hands. */
+function waitOutcome(admission: Admission): KeyWaitOutcome {
+  switch (admission.kind) {
+    case 'replay':
+    case 'decided':
+      return 'replayed';
+    case 'owned':
+      return 'took_over';
+    case 'unknown':
+      return 'unknown';
+    case 'in_use': // the row kept changing under admission
+      return 'timed_out';
+    case 'reused': // the key's window ended and another command took it meanwhile
+      return 'unknown';
+  }
+}
 
 export type Admission =
   | {
@@ -103,9 +134,78 @@ export class IdempotencyEngine {
    * key (or plain SHA-256 for rows from before keyed hashes).
    */
   async admit(input: { scope: Scope; command: JsonValue; first: FirstPhase }): Promise<Admission> {
+    const { scope } = input;
+    this.deps.trace?.annotate(scopeAnnotation(scope, this.deps.keyring));
+    const waitMs = this.deps.trace?.keyWaitMs ?? 0;
+    const deadline = Date.now() + waitMs;
+    for (let round = 0; ; round++) {
+      const admission = await this.admitOnce(input);
+      if (admission.kind !== 'in_flight') {
+        if (waitMs > 0 && round > 0) this.countWait(scope, waitOutcome(admission));
+        return admission;
+      }
+      const remainingMs = deadline - Date.now();
+      const woke =
+        remainingMs > 0 && round < WAIT_MAX_ROUNDS
+          ? await this.waitFor(scope, admission.row, remainingMs)
+          : 'timeout';
+      if (woke === 'timeout' || woke === 'unavailable') {
+        if (waitMs > 0) this.countWait(scope, woke === 'timeout' ? 'timed_out' : 'unavailable');
+        return this.inUse(scope, admission.row.resource_id);
+      }
+    }
+  }
+
+  /**
+   * Waits, up to `remainingMs`, for the key in flight to leave its owner's hands: subscribed
+   * and listening before the row is marked, so the owner's transition wakes us whenever it
+   * commits. `notified` and `recheck` mean read the row again; so does a lease that ran out
+   * (its owner died, and nobody's transition will wake us).
+   */
+  private async waitFor(
+    scope: Scope,
+    row: KeyRow,
+    remainingMs: number,
+  ): Promise<WakeReason | 'unavailable'> {
+    const watcher = this.deps.keyWatcher;
+    if (watcher === null) return 'unavailable';
+    const subscription = watcher.subscribe(row.id);
+    try {
+      await watcher.listening();
+      const marked = await this.deps.pool.query(MARK_WAITING, [
+        scope.tenantId,
+        scope.operation.id,
+        scope.key,
+        row.id,
+        row.fencing_token,
+      ]);
+      if (marked.rowCount === 0) return 'recheck'; // it moved on since we read it
+      const leaseMs = Math.max(0, (row.lease_remaining_seconds ?? 0) * 1_000);
+      const ms = Math.min(remainingMs, leaseMs);
+      const woke = await subscription.next(ms);
+      return woke === 'timeout' && ms < remainingMs ? 'recheck' : woke;
+    } catch (error) {
+      // No listening connection (the database is unreachable now): answer as if no wait had
+      // been asked for. A wait is a preference; it never turns a 409 into a 500.
+      this.deps.log.warn({ msg: 'cannot wait for a key in flight', err: error });
+      return 'unavailable';
+    } finally {
+      subscription.cancel();
+    }
+  }
+
+  private countWait(scope: Scope, outcome: KeyWaitOutcome): void {
+    this.deps.metrics.waits.inc({ ...metricLabels(scope), outcome });
+  }
+
+  /** One admission: read, then decide or insert, re-reading a row that changed under it. */
+  private async admitOnce(input: {
+    scope: Scope;
+    command: JsonValue;
+    first: FirstPhase;
+  }): Promise<Admission | InFlight> {
     const { scope, command } = input;
     const { keyring } = this.deps;
-    this.deps.trace?.annotate(scopeAnnotation(scope, keyring));
     for (let round = 0; round < ADMISSION_MAX_ROUNDS; round++) {
       // Read first: a replay or a conflict then costs one indexed read and no transaction.
       // This is not check-then-insert: ownership is still decided under the scope lock below.
@@ -282,7 +382,7 @@ export class IdempotencyEngine {
     scope: Scope,
     command: JsonValue,
     row: KeyRow,
-  ): Promise<Admission | 'changed'> {
+  ): Promise<Admission | InFlight | 'changed'> {
     const { metrics, keyring } = this.deps;
     const labels = metricLabels(scope);
     // Checked before the state: a key reused for another command is refused whether the first
@@ -309,7 +409,7 @@ export class IdempotencyEngine {
         resourceId: row.resource_id,
       };
     }
-    if (!row.lease_expired) return this.inUse(scope, row.resource_id);
+    if (!row.lease_expired) return { kind: 'in_flight', row };
     const { rows } = await this.deps.pool.query<OwnedRow>(TAKE_OVER_KEY, [
       scope.tenantId,
       scope.operation.id,

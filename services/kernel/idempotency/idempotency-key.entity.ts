@@ -1,7 +1,7 @@
 import { defineEntity, p } from '@mikro-orm/core';
 
 /**
- * `idempotency_keys` (migrations/0007, request_hash_key in 0010), the parent of a table
+ * `idempotency_keys` (migrations/0007, request_hash_key in 0010, waiting in 0011), the parent of a table
  * partitioned by expires_at: its partitions are created and dropped by retention.ts, never by
  * the ORM. Every write goes through idempotency.sql.ts (admission, fenced phases); this entity
  * is for reads and for the schema drift test.
@@ -34,6 +34,12 @@ export const IdempotencyKey = defineEntity({
       .nullable()
       .comment(
         'id of the DATA_ENCRYPTION_KEYS key whose HMAC subkey made request_hash; NULL: plain SHA-256',
+      ),
+    waiting: p
+      .boolean()
+      .defaultRaw('false')
+      .comment(
+        'a duplicate waits for this request (Prefer: wait): its next transition notifies idempotency_key_settled',
       ),
   },
   primaryKeys: ['id', 'expiresAt'],

@@ -179,6 +179,19 @@ WITH finished AS (
 ), ${storeAnswer('$7::smallint', '$6::jsonb', '$8')}${FINISHED_OR_FENCE_LOST}`;
 
 /**
+ * Marks a key in flight as waited for (Prefer: wait): its next transition out of its owner's
+ * hands notifies (the trigger of migrations/0011). Only at the token and lease the waiter saw:
+ * a row that moved on since is not marked, and the waiter reads it again instead.
+ * $1 tenant, $2 operation, $3 key, $4 row id, $5 observed token.
+ */
+export const MARK_WAITING = `
+UPDATE idempotency_keys
+   SET waiting = true
+ WHERE tenant_id = $1 AND operation = $2 AND key = $3 AND id = $4
+   AND fencing_token = $5 AND state = 'started' AND lease_expires_at > now()
+RETURNING 1`;
+
+/**
  * Locks the key row for a phase that must compute its response before advancing, with the same
  * fence as ADVANCE_KEY. $1 tenant, $2 operation, $3 key, $4 our token, $5 expected current point.
  */

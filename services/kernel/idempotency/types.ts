@@ -1,3 +1,4 @@
+import type { KeyWatcher } from './key-watcher.ts';
 import type pg from 'pg';
 import type { JsonValue } from '../canonical-json.ts';
 import type { Keyring } from '../crypto/keyring.ts';
@@ -34,6 +35,8 @@ export interface EngineDeps {
   backoffCapMs: number;
   /** Keys request hashes and seals stored answers (the first key); opens what any key sealed. */
   keyring: Keyring;
+  /** Wakes requests that wait for a key in flight (Prefer: wait); null: none ever waits. */
+  keyWatcher: KeyWatcher | null;
 }
 
 export interface Scope {

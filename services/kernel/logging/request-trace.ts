@@ -51,6 +51,11 @@ export class RequestTrace {
   readonly log: Logger;
   private readonly fields: RequestFields;
   private readonly steps: RequestSteps = { admissions: [], phases: [], providerCalls: [] };
+  /**
+   * How long the client will wait for a key in flight to settle (`Prefer: wait`), in ms; 0
+   * answers IDEMPOTENCY_KEY_IN_USE at once. Set at the edge; never part of the command.
+   */
+  keyWaitMs = 0;
 
   private constructor(base: Logger, requestId: string) {
     this.fields = { requestId };

@@ -1,0 +1,102 @@
+import pg from 'pg';
+import { afterEach, beforeAll, afterAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../services/kernel/logging/logger.ts';
+import { KEY_SETTLED_CHANNEL, KeyWatcher } from '../../services/kernel/idempotency/key-watcher.ts';
+import { useTestDatabase } from '../support/test-database.ts';
+import { waitUntil } from '../support/wait-until.ts';
+
+/**
+ * The process's listening connection for key waits, against a real PostgreSQL: a notification
+ * wakes the waiters of its row; a lost connection wakes every waiter to re-read (a notification
+ * sent while nobody listened is gone), once LISTEN is in effect again.
+ */
+const database = useTestDatabase('key-watcher');
+let db: pg.Pool;
+let watcher: KeyWatcher;
+const APPLICATION = 'key-watcher-test';
+
+beforeAll(() => {
+  db = new pg.Pool({ connectionString: database.url, max: 2 });
+});
+afterAll(async () => {
+  await db?.end();
+});
+afterEach(async () => {
+  await watcher?.close();
+});
+
+function newWatcher(): KeyWatcher {
+  watcher = new KeyWatcher({
+    connectionString: database.url,
+    applicationName: APPLICATION,
+    log: createLogger({ level: 'silent' }),
+  });
+  return watcher;
+}
+
+async function listenerPids(): Promise<number[]> {
+  const { rows } = await db.query<{ pid: number }>(
+    `SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()`,
+    [APPLICATION],
+  );
+  return rows.map((r) => r.pid);
+}
+
+describe('KeyWatcher', () => {
+  it('wakes the waiters of a notified row, and only them', async () => {
+    const keys = newWatcher();
+    const mine = keys.subscribe('101');
+    const other = keys.subscribe('102');
+    await keys.listening();
+    await db.query(`SELECT pg_notify($1, '101')`, [KEY_SETTLED_CHANNEL]);
+    expect(await mine.next(5_000)).toBe('notified');
+    expect(await other.next(50)).toBe('timeout');
+  });
+
+  it('keeps a notification that arrives before the waiter starts waiting', async () => {
+    const keys = newWatcher();
+    const mine = keys.subscribe('201');
+    await keys.listening();
+    await db.query(`SELECT pg_notify($1, '201')`, [KEY_SETTLED_CHANNEL]);
+    await waitUntil(async () => (await mine.next(0)) === 'notified', {
+      timeoutMs: 2_000,
+      intervalMs: 10,
+      what: 'the early notification to be kept',
+    });
+  });
+
+  it('after its connection is killed, listens again and wakes every waiter to re-read', async () => {
+    const keys = newWatcher();
+    const mine = keys.subscribe('301');
+    await keys.listening();
+    const [pid] = await listenerPids();
+    expect(pid).toBeDefined();
+    // The notification is sent while nobody listens: it is lost, so only a re-read saves it.
+    await db.query('SELECT pg_terminate_backend($1)', [pid]);
+    await db.query(`SELECT pg_notify($1, '301')`, [KEY_SETTLED_CHANNEL]);
+    expect(await mine.next(5_000)).toBe('recheck');
+    const again = await waitUntil(
+      async () => {
+        const pids = await listenerPids();
+        return pids.length === 1 && pids[0] !== pid ? pids : null;
+      },
+      { timeoutMs: 5_000, what: 'a new listening connection' },
+    );
+    expect(again).toHaveLength(1);
+    const next = keys.subscribe('302');
+    await keys.listening();
+    await db.query(`SELECT pg_notify($1, '302')`, [KEY_SETTLED_CHANNEL]);
+    expect(await next.next(5_000)).toBe('notified');
+  });
+
+  it('wakes every waiter when it closes, and refuses to listen after', async () => {
+    const keys = newWatcher();
+    const mine = keys.subscribe('401');
+    await keys.listening();
+    const waiting = mine.next(10_000);
+    await keys.close();
+    expect(await waiting).toBe('recheck');
+    await expect(keys.listening()).rejects.toThrow('key watcher closed');
+    expect(await listenerPids()).toEqual([]);
+  });
+});
