@@ -20,6 +20,7 @@ const SQL_FILES = [
   '0009-fail-unless.sql',
   '0010-keyed-request-hashes.sql',
   '0011-key-waiters.sql',
+  '0012-api-keys.sql',
 ] as const;
 
 function sqlMigration(file: string): MigrationObject {

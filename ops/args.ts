@@ -23,7 +23,13 @@ export type Command =
     } & Target)
   | { name: 'reconcile'; actor: string }
   | { name: 'redrive-all'; state: UnfinishedState; reason: string; limit: number; actor: string }
-  | { name: 'reencrypt'; batch: number };
+  | { name: 'reencrypt'; batch: number }
+  | ApiKeysCommand;
+
+export type ApiKeysCommand =
+  | { name: 'api-keys'; action: 'create'; tenant: string; expiresAt: string | null }
+  | { name: 'api-keys'; action: 'list'; tenant: string }
+  | { name: 'api-keys'; action: 'revoke'; tenant: string; id: string };
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
@@ -48,6 +54,11 @@ const OPTIONS_BY_COMMAND = {
     limit: { type: 'string' },
   },
   reencrypt: { batch: { type: 'string' } },
+  'api-keys': {
+    tenant: { type: 'string' },
+    'expires-at': { type: 'string' },
+    id: { type: 'string' },
+  },
 } satisfies Record<string, Options>;
 type CommandName = keyof typeof OPTIONS_BY_COMMAND;
 
@@ -72,6 +83,7 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): C
   if (first === undefined) throw new UsageError('no command given');
   if (first === '--help' || first === '-h' || first === 'help') return { name: 'help' };
   if (!isCommandName(first)) throw new UsageError(`unknown command: ${first}`);
+  if (first === 'api-keys') return apiKeysCommand(rest);
   const values = parseOptions(first, rest);
   if (values['help'] === true) return { name: 'help' };
   switch (first) {
@@ -113,6 +125,37 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): C
         );
       return { name: 'reencrypt', batch };
     }
+  }
+}
+
+/** `api-keys create|list|revoke --tenant NAME …`: the action is the first argument. */
+function apiKeysCommand(args: readonly string[]): Command {
+  const [action, ...rest] = args;
+  if (action === '--help' || action === '-h') return { name: 'help' };
+  const values = parseOptions('api-keys', rest);
+  if (values['help'] === true) return { name: 'help' };
+  const tenant = required(values, 'tenant');
+  switch (action) {
+    case 'create': {
+      const raw = optional(values, 'expires-at');
+      if (raw !== undefined && Number.isNaN(Date.parse(raw)))
+        throw new UsageError(`--expires-at must be an ISO 8601 date and time, not ${raw}`);
+      return {
+        name: 'api-keys',
+        action,
+        tenant,
+        expiresAt: raw === undefined ? null : new Date(raw).toISOString(),
+      };
+    }
+    case 'list':
+      return { name: 'api-keys', action, tenant };
+    case 'revoke':
+      return { name: 'api-keys', action, tenant, id: required(values, 'id') };
+    case undefined:
+    default:
+      throw new UsageError(
+        `api-keys: the action must be create, list or revoke, not ${action ?? 'none'}`,
+      );
   }
 }
 

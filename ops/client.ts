@@ -3,6 +3,7 @@ import type { AppRouter } from '../services/router.ts';
 import { ConfigError } from './usage.ts';
 
 export type OpsClient = TRPCClient<AppRouter>['ops'];
+export type TenantsClient = TRPCClient<AppRouter>['tenants'];
 
 export const DEFAULT_GATEWAY_URL = 'http://127.0.0.1:4000';
 /**
@@ -30,15 +31,20 @@ export function gatewayConfig(env: NodeJS.ProcessEnv): GatewayConfig {
   return { url: raw.replace(/\/+$/, ''), token: token.trim() };
 }
 
-export function opsClient(config: GatewayConfig): OpsClient {
-  return createTRPCClient<AppRouter>({
+/** The internal routers an operator uses: ops (stuck requests) and tenants (API keys). */
+export function internalClients(config: GatewayConfig): {
+  ops: OpsClient;
+  tenants: TenantsClient;
+} {
+  const client = createTRPCClient<AppRouter>({
     links: [
       httpLink({
         url: `${config.url}/trpc`,
         headers: { authorization: `Bearer ${config.token}` },
       }),
     ],
-  }).ops;
+  });
+  return { ops: client.ops, tenants: client.tenants };
 }
 
 /** A call that got no answer within its deadline; the gateway may still be acting on it. */

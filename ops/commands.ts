@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import type { Command, Target, UnfinishedState } from './args.ts';
-import { withDeadline, type GatewayConfig, type OpsClient } from './client.ts';
+import { withDeadline, type GatewayConfig, type OpsClient, type TenantsClient } from './client.ts';
 import { age, clean, reportTable, shortId, table, timestamp, truncateMiddle } from './render.ts';
 
 /** What every command runs with; no globals, so each run (and each test) is self-contained. */
 export interface Context {
   ops: OpsClient;
+  tenants: TenantsClient;
   config: GatewayConfig;
   print(line: string): void;
   now(): number;

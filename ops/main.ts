@@ -4,10 +4,11 @@
  * Talks to a running gateway's internal tRPC (GATEWAY_URL, INTERNAL_TOKEN); `--help` for usage.
  */
 import { parseCommand, type Command } from './args.ts';
-import { describeFailure, formatFailure, gatewayConfig, opsClient } from './client.ts';
+import { describeFailure, formatFailure, gatewayConfig, internalClients } from './client.ts';
 import { list, reconcile, redrive, resolve, type Context } from './commands.ts';
 import { redriveAll } from './redrive-all.ts';
 import { reencrypt } from './reencrypt.ts';
+import { apiKeys } from './api-keys.ts';
 import { ConfigError, EXIT, USAGE, UsageError } from './usage.ts';
 
 /** Signals closer together than this are one Ctrl-C delivered twice. */
@@ -26,7 +27,7 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<nu
     }
     const config = gatewayConfig(env);
     ctx = {
-      ops: opsClient(config),
+      ...internalClients(config),
       config,
       print: (line) => console.log(line),
       now: () => Date.now(),
@@ -66,6 +67,9 @@ async function run(ctx: Context, command: Exclude<Command, { name: 'help' }>): P
       return redriveAllInterruptibly(ctx, command);
     case 'reencrypt':
       return reencrypt(ctx, command);
+    case 'api-keys':
+      await apiKeys(ctx, command);
+      return EXIT.ok;
   }
 }
 

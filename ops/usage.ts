@@ -35,6 +35,13 @@ Commands:
       Re-seal every stored answer and webhook signing secret under the gateway's first data
       key (DATA_ENCRYPTION_KEYS), N rows per call (default 200), with a progress bar. Safe
       while the gateway serves and safe to re-run; ends with the data keys still in use.
+  api-keys create --tenant NAME [--expires-at ISO-8601]
+      Issue another API key for a tenant; the key is printed once and never again.
+  api-keys list --tenant NAME
+      A tenant's keys: prefix, origin, created, last used, expiry, revoked.
+  api-keys revoke --tenant NAME --id KEY-ID
+      Revoke a key; running gateways refuse it within their authentication cache lifetime
+      (5 seconds). The tenant's other keys go on working.
 
 Options:
   --actor NAME   who acts, recorded with the intervention (default: $USER)

@@ -9,7 +9,7 @@ import { OutboxEvent } from './kernel/outbox/outbox-event.entity.ts';
 import { LedgerLine, LedgerPosting } from './ledger/index.ts';
 import { Receipt, WebhookEndpoint } from './notifications/index.ts';
 import { Payment, PaymentOperation } from './payments/index.ts';
-import { Tenant } from './tenants/index.ts';
+import { ApiKey, Tenant } from './tenants/index.ts';
 
 /**
  * One entity per table the migrations create (a partitioned table's parent only). The SQL
@@ -18,6 +18,7 @@ import { Tenant } from './tenants/index.ts';
  */
 export const ENTITIES = [
   Tenant,
+  ApiKey,
   IdempotencyKey,
   IdempotencyPhaseLogEntry,
   IdempotencyResponse,

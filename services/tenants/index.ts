@@ -3,3 +3,4 @@ export { generateApiKey, upsertTenant } from './api-keys.ts';
 export { tenantsRouter } from './tenants.router.ts';
 /** Its tables' entities: the composition lists them (entities.ts) for the process's one ORM. */
 export { Tenant } from './tenant.entity.ts';
+export { ApiKey } from './api-key.entity.ts';

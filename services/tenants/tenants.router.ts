@@ -1,10 +1,64 @@
 import { z } from 'zod';
+import { AppError, KERNEL_ERRORS } from '../kernel/errors.ts';
 import { procedure, router } from '../trpc.ts';
-import { findTenantByApiKey } from './api-keys.ts';
+import {
+  findTenantByApiKey,
+  findTenantByName,
+  issueApiKey,
+  listApiKeys,
+  revokeApiKey,
+} from './api-keys.ts';
+
+/** Operators name a tenant as BOOTSTRAP_TENANTS does: by name. */
+const tenantName = z.string().min(1).max(255);
 
 export const tenantsRouter = router({
   /** The tenant an API key belongs to, or null. Keys are compared by hash only. */
   authenticate: procedure
     .input(z.object({ apiKey: z.string().min(1).max(512) }))
     .query(({ ctx, input }) => findTenantByApiKey(ctx.deps.orm.em.fork(), input.apiKey)),
+
+  /** A new key for the tenant, optionally expiring; the key is shown in this answer only. */
+  createApiKey: procedure
+    .input(z.object({ tenant: tenantName, expiresAt: z.iso.datetime().nullish() }))
+    .mutation(async ({ ctx, input }) => {
+      const em = ctx.deps.orm.em.fork();
+      const expiresAt = input.expiresAt == null ? null : new Date(input.expiresAt);
+      if (expiresAt !== null && expiresAt.getTime() <= Date.now()) {
+        throw new AppError(KERNEL_ERRORS.BAD_USER_INPUT, {
+          message: 'expiresAt must be in the future',
+          details: { field: 'expiresAt' },
+        });
+      }
+      return issueApiKey(em, { tenantId: (await tenantNamed(em, input.tenant)).id, expiresAt });
+    }),
+
+  /** The tenant's keys, revoked and expired ones included, without the keys themselves. */
+  listApiKeys: procedure.input(z.object({ tenant: tenantName })).query(async ({ ctx, input }) => {
+    const em = ctx.deps.orm.em.fork();
+    return listApiKeys(em, (await tenantNamed(em, input.tenant)).id);
+  }),
+
+  /** Revokes a key: gateways stop accepting it within their authentication cache's lifetime. */
+  revokeApiKey: procedure
+    .input(z.object({ tenant: tenantName, id: z.uuid() }))
+    .mutation(async ({ ctx, input }) => {
+      const em = ctx.deps.orm.em.fork();
+      const tenantId = (await tenantNamed(em, input.tenant)).id;
+      return { revoked: await revokeApiKey(em, { tenantId, id: input.id }) };
+    }),
 });
+
+async function tenantNamed(
+  em: Parameters<typeof findTenantByName>[0],
+  name: string,
+): Promise<{ id: string }> {
+  const tenant = await findTenantByName(em, name);
+  if (tenant === null) {
+    throw new AppError(KERNEL_ERRORS.BAD_USER_INPUT, {
+      message: `no tenant named ${name}`,
+      details: { field: 'tenant' },
+    });
+  }
+  return tenant;
+}

@@ -4,7 +4,7 @@
  * unknown (run on demand through the ops procedure, as an operator would), and delivery of every
  * outbox event to the ledger and receipts. Both are awaited, within a bound.
  */
-import { opsClient } from '../../ops/client.ts';
+import { internalClients } from '../../ops/client.ts';
 import type { ScratchDatabase } from './database.ts';
 import { INTERNAL_TOKEN, type GatewaySlot } from './stack.ts';
 
@@ -43,7 +43,7 @@ export async function settle(input: {
   for (;;) {
     const url = slots.map((slot) => slot.url).find((u) => u !== undefined);
     if (url !== undefined) {
-      const ops = opsClient({ url, token: INTERNAL_TOKEN });
+      const { ops } = internalClients({ url, token: INTERNAL_TOKEN });
       const run = await ops.reconcile.mutate({ actor: 'chaos-suite' });
       report.reconcileCalls += 1;
       report.settledByCall += run.chargeFound + run.chargeAbsent;
