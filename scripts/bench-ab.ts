@@ -26,6 +26,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { buildJavaScript } from './build.ts';
+import { integerFlag } from './bench/args.ts';
 import { Children, type Child } from './bench/children.ts';
 import { runLoad } from './bench/load.ts';
 import { cpuBetween, snapshotCpu } from './bench/process-cpu.ts';
@@ -36,6 +37,7 @@ import {
 } from './bench/scratch-database.ts';
 import { analyzeAfterWarmUp } from './bench/statistics.ts';
 import { fixed, percentile } from './bench/stats.ts';
+import { startGateway, startPsp } from './bench/systems.ts';
 import { productTarget, type Target } from './bench/targets.ts';
 import { git, REPO, withWorktree, workingTreeFingerprint } from './bench/worktree.ts';
 import { table } from '../ops/render.ts';
@@ -51,13 +53,6 @@ const MAX_BLOCKS = 40;
 const MAX_REQUESTS = 10_000;
 /** Fewer than this, and /proc's 10 ms ticks are a large part of a block's CPU. */
 const MIN_REQUESTS = 100;
-/**
- * The gateways' background work held back, so that blocks measure the request path alone: past
- * the longest run the bounds allow (two warm-ups and every block at its time limit, 84 min).
- */
-const HELD_BACK_MS = String(3 * 3_600_000);
-/** A synthetic data key (32 bytes of 0x42): the gateway seals answers as in production. */
-const BENCH_DATA_ENCRYPTION_KEYS = `bench1:${Buffer.alloc(32, 0x42).toString('base64')}`;
 
 type Phase = 'new' | 'replay';
 
@@ -96,14 +91,7 @@ function parseOptions(): Options {
   if (values.phase !== 'new' && values.phase !== 'replay') {
     throw new Error('--phase is new or replay');
   }
-  const int = (name: string, raw: string, [min, max]: [number, number]) => {
-    const value = Number(raw);
-    if (!Number.isInteger(value) || value < min || value > max) {
-      throw new Error(`--${name} takes an integer in [${min}, ${max}]`);
-    }
-    return value;
-  };
-  const blocks = int('blocks', values.blocks, [2, MAX_BLOCKS]);
+  const blocks = integerFlag('blocks', values.blocks, [2, MAX_BLOCKS]);
   // Each side goes first in half the blocks only if their number is even.
   if (blocks % 2 !== 0) throw new Error('--blocks takes an even number');
   const envAfter: Record<string, string> = {};
@@ -116,9 +104,9 @@ function parseOptions(): Options {
     before: values.before,
     phase: values.phase,
     blocks,
-    requests: int('requests', values.requests, [MIN_REQUESTS, MAX_REQUESTS]),
-    concurrency: int('concurrency', values.concurrency, [1, 256]),
-    warmUp: int('warm-up', values['warm-up'], [MIN_WARM_UP, MAX_REQUESTS]),
+    requests: integerFlag('requests', values.requests, [MIN_REQUESTS, MAX_REQUESTS]),
+    concurrency: integerFlag('concurrency', values.concurrency, [1, 256]),
+    warmUp: integerFlag('warm-up', values['warm-up'], [MIN_WARM_UP, MAX_REQUESTS]),
     envAfter,
   };
 }
@@ -138,34 +126,6 @@ function buildWorktree(dir: string): string {
   });
   if (built.status !== 0) throw new Error(`before build failed:\n${built.stdout}${built.stderr}`);
   return join(dir, 'dist');
-}
-
-async function startGateway(run: {
-  children: Children;
-  db: ScratchDatabase;
-  pspUrl: string;
-  apiKey: string;
-  env: Record<string, string>;
-}): Promise<Child> {
-  return run.children.start({
-    name: 'gateway',
-    entry: 'app/main.ts',
-    env: {
-      DATABASE_URL: run.db.url,
-      PSP_URL: run.pspUrl,
-      PORT: '0',
-      BOOTSTRAP_TENANTS: `bench:${run.apiKey}`,
-      // A gateway on DATABASE_URL refuses to start without data keys; a commit from before
-      // them ignores the variable.
-      DATA_ENCRYPTION_KEYS: BENCH_DATA_ENCRYPTION_KEYS,
-      RECOVERY_INTERVAL_MS: HELD_BACK_MS,
-      RECONCILIATION_INTERVAL_MS: HELD_BACK_MS,
-      RETENTION_INTERVAL_MS: HELD_BACK_MS,
-      OUTBOX_INTERVAL_MS: HELD_BACK_MS,
-      ...run.env,
-    },
-    ready: /GraphQL:\s+(http:\/\/127\.0\.0\.1:\d+)\/graphql/,
-  });
 }
 
 async function measureBlocks(run: {
@@ -301,17 +261,11 @@ async function main(): Promise<void> {
         onInterrupt.push(stopAll);
         try {
           stillWanted();
-          const psp = await pspChildren.start({
-            name: 'sandbox-psp',
-            entry: 'sandbox-psp/main.ts',
-            env: { SANDBOX_PSP_PORT: '0' },
-            ready: /listening on (http:\/\/127\.0\.0\.1:\d+)/,
-          });
+          const psp = await startPsp(pspChildren);
           const sides: Side[] = [];
           for (const name of ['before', 'after'] as const) {
-            const gateway = await startGateway({
-              children: gateways[name],
-              db,
+            const gateway = await startGateway(gateways[name], {
+              databaseUrl: db.url,
               pspUrl: psp.url,
               apiKey,
               env: name === 'after' ? options.envAfter : {},

@@ -23,6 +23,7 @@ import type pg from 'pg';
 import { BENCH_SQL } from './bench/counters.ts';
 import { parseBenchArgs, USAGE, type BenchOptions } from './bench/args.ts';
 import { Children, type Child } from './bench/children.ts';
+import { startBaseline, startGateway, startPsp } from './bench/systems.ts';
 import { buildJavaScript, DEFAULT_OUT_DIR } from './build.ts';
 import type { PhaseContext } from './bench/measured-phase.ts';
 import { runPlan } from './bench/phase-plan.ts';
@@ -40,10 +41,6 @@ import { startProfiling, type Profiling } from './bench/profiling.ts';
 
 const API_KEY = `sk_test_bench_${randomBytes(12).toString('hex')}`;
 const BASELINE_TENANT = randomUUID();
-/** The gateway's background work held back, so the figures are the request path's alone. */
-const HELD_BACK_MS = '3600000';
-/** A synthetic data key (32 bytes of 0x42): the gateway seals answers as in production. */
-const BENCH_DATA_ENCRYPTION_KEYS = `bench1:${Buffer.alloc(32, 0x42).toString('base64')}`;
 
 interface Systems {
   psp: Child;
@@ -52,50 +49,23 @@ interface Systems {
 }
 
 async function startSystems(
-  run: { children: Children; db: ScratchDatabase; options: BenchOptions },
+  run: { children: Children; db: ScratchDatabase },
   profiling: Profiling | null,
 ): Promise<Systems> {
-  const psp = await run.children.start({
-    name: 'sandbox-psp',
-    entry: 'sandbox-psp/main.ts',
-    env: { SANDBOX_PSP_PORT: '0' },
-    ready: /listening on (http:\/\/127\.0\.0\.1:\d+)/,
-  });
-  const common = { DATABASE_URL: run.db.url, PSP_URL: psp.url };
+  const psp = await startPsp(run.children);
+  const urls = { databaseUrl: run.db.url, pspUrl: psp.url };
   const [product, reference, bare] = await Promise.all([
-    run.children.start({
-      name: 'gateway',
-      entry: 'app/main.ts',
-      env: {
-        ...common,
-        PORT: '0',
-        BOOTSTRAP_TENANTS: `bench:${API_KEY}`,
-        // A gateway on DATABASE_URL refuses to start without data keys: a throwaway one.
-        DATA_ENCRYPTION_KEYS: BENCH_DATA_ENCRYPTION_KEYS,
-        LOG_LEVEL: run.options.logLevel,
-        RECOVERY_INTERVAL_MS: HELD_BACK_MS,
-        RECONCILIATION_INTERVAL_MS: HELD_BACK_MS,
-        RETENTION_INTERVAL_MS: HELD_BACK_MS,
-        // Events wait in the outbox while the load runs: delivery is asynchronous work after it.
-        OUTBOX_INTERVAL_MS: HELD_BACK_MS,
-      },
+    startGateway(run.children, {
+      ...urls,
+      apiKey: API_KEY,
       nodeArgs: profiling?.nodeArgs('product'),
-      ready: /GraphQL:\s+(http:\/\/127\.0\.0\.1:\d+)\/graphql/,
     }),
-    run.children.start({
+    startBaseline(run.children, {
+      ...urls,
       name: 'reference',
-      entry: 'scripts/bench/reference-server.ts',
-      env: common,
       nodeArgs: profiling?.nodeArgs('reference'),
-      ready: /listening on (http:\/\/127\.0\.0\.1:\d+)/,
     }),
-    run.children.start({
-      name: 'bare',
-      entry: 'scripts/bench/bare-server.ts',
-      env: common,
-      nodeArgs: profiling?.nodeArgs('bare'),
-      ready: /listening on (http:\/\/127\.0\.0\.1:\d+)/,
-    }),
+    startBaseline(run.children, { ...urls, name: 'bare', nodeArgs: profiling?.nodeArgs('bare') }),
   ]);
   return {
     psp,
@@ -199,7 +169,7 @@ async function main(): Promise<void> {
   let report: BenchReport | undefined;
   let profile = '';
   try {
-    const systems = await startSystems({ children, db, options }, profiling);
+    const systems = await startSystems({ children, db }, profiling);
     const replayKeys = await warmUp(systems.targets, options);
     const autovacuum = await analyzeAfterWarmUp(pool);
     const ctx: PhaseContext = {
@@ -225,8 +195,8 @@ async function main(): Promise<void> {
     report = {
       options,
       environment: [
-        `createPayment benchmark, ${new Date().toISOString()}: concurrency ${options.concurrencies.join(', ')}; ${options.requests} requests per phase (or ${options.phaseLimitMs / 1000} s); storms of ${options.stormKeys} keys × ${options.stormCopies} copies`,
-        `machine: ${cpus().length} CPUs, load average ${loadBefore} before, ${loadAfter} after; node ${process.version}; PostgreSQL ${await serverVersion(pool)} (${db.cluster} cluster${db.statements ? ', pg_stat_statements' : ''}; autovacuum ${autovacuum}, so the bench ANALYZEs after the warm-up); gateway LOG_LEVEL=${options.logLevel}${options.profile ? '; PROFILING (figures include its overhead)' : ''}`,
+        `createPayment benchmark, ${new Date().toISOString()}: concurrency ${options.concurrencies.join(', ')}; ${options.requests} requests per phase (at most ${options.phaseLimitMs / 1000} s); storms of ${options.stormKeys} keys × ${options.stormCopies} copies`,
+        `machine: ${cpus().length} CPUs, load average ${loadBefore} before, ${loadAfter} after; node ${process.version}; PostgreSQL ${await serverVersion(pool)} (${db.cluster} cluster${db.statements ? ', pg_stat_statements' : ''}; autovacuum ${autovacuum}, so the bench ANALYZEs after the warm-up); gateway LOG_LEVEL=${process.env['LOG_LEVEL'] ?? 'info'}${options.profile ? '; PROFILING (figures include its overhead)' : ''}`,
         `systems: product = gateway (GraphQL → tRPC → engine → PostgreSQL → PSP); reference = hand-written design (node:http + pg); bare = no idempotency`,
       ],
       ...measured,

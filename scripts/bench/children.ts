@@ -48,11 +48,6 @@ export class Children {
     await Promise.all(this.started.map((child) => stop(child.process)));
   }
 
-  /** Stops one child (the gateway, before its CPU profile is read). */
-  async stop(child: Child): Promise<void> {
-    await stop(child.process);
-  }
-
   private built(source: string): string {
     return join(this.builtDir, source.replace(/\.ts$/, '.js'));
   }
