@@ -252,7 +252,7 @@ async function main(): Promise<void> {
         progress(`building before (${beforeHash.slice(0, 12)})`);
         const beforeDir = buildWorktree(worktree);
         stillWanted();
-        const db = await createScratchDatabase({ embedded: false });
+        const db = await createScratchDatabase();
         const apiKey = `sk_test_bench_ab_${randomBytes(12).toString('hex')}`;
         const pspChildren = new Children(afterDir);
         const gateways = { before: new Children(beforeDir), after: new Children(afterDir) };

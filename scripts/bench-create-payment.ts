@@ -20,7 +20,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
 import type pg from 'pg';
-import { BENCH_SQL } from './bench/counters.ts';
 import { parseBenchArgs, USAGE, type BenchOptions } from './bench/args.ts';
 import { Children, type Child } from './bench/children.ts';
 import { startBaseline, startGateway, startPsp } from './bench/systems.ts';
@@ -123,9 +122,7 @@ function progress(message: string): void {
 }
 
 async function serverVersion(db: pg.Pool): Promise<string> {
-  const { rows } = await db.query<{ v: string }>(
-    `${BENCH_SQL} SELECT current_setting('server_version') AS v`,
-  );
+  const { rows } = await db.query<{ v: string }>(`SELECT current_setting('server_version') AS v`);
   return rows[0]?.v ?? '?';
 }
 
@@ -142,7 +139,7 @@ async function main(): Promise<void> {
   checkPgbench();
   buildJavaScript(DEFAULT_OUT_DIR);
   const profiling = options.profile ? await startProfiling() : null;
-  const db = await createScratchDatabase({ embedded: options.embedded });
+  const db = await createScratchDatabase();
   const children = new Children(DEFAULT_OUT_DIR);
   const pool = benchPool(db.url);
   // One clean-up, whoever asks first: the end of the run, or Ctrl-C (any number of times).
@@ -175,7 +172,6 @@ async function main(): Promise<void> {
     const ctx: PhaseContext = {
       db: pool,
       dbName: db.name,
-      statements: db.statements,
       pspPid: systems.psp.process.pid ?? 0,
       pidOf: (system) => systems.children[system].process.pid ?? 0,
       limitMs: options.phaseLimitMs,
@@ -196,7 +192,7 @@ async function main(): Promise<void> {
       options,
       environment: [
         `createPayment benchmark, ${new Date().toISOString()}: concurrency ${options.concurrencies.join(', ')}; ${options.requests} requests per phase (at most ${options.phaseLimitMs / 1000} s); storms of ${options.stormKeys} keys × ${options.stormCopies} copies`,
-        `machine: ${cpus().length} CPUs, load average ${loadBefore} before, ${loadAfter} after; node ${process.version}; PostgreSQL ${await serverVersion(pool)} (${db.cluster} cluster${db.statements ? ', pg_stat_statements' : ''}; autovacuum ${autovacuum}, so the bench ANALYZEs after the warm-up); gateway LOG_LEVEL=${process.env['LOG_LEVEL'] ?? 'info'}${options.profile ? '; PROFILING (figures include its overhead)' : ''}`,
+        `machine: ${cpus().length} CPUs, load average ${loadBefore} before, ${loadAfter} after; node ${process.version}; PostgreSQL ${await serverVersion(pool)} (autovacuum ${autovacuum}, so the bench ANALYZEs after the warm-up); gateway LOG_LEVEL=${process.env['LOG_LEVEL'] ?? 'info'}${options.profile ? '; PROFILING (figures include its overhead)' : ''}`,
         `systems: product = gateway (GraphQL → tRPC → engine → PostgreSQL → PSP); reference = hand-written design (node:http + pg); bare = no idempotency`,
       ],
       ...measured,

@@ -8,8 +8,6 @@ export interface BenchOptions {
   rounds: number;
   warmUp: number;
   profile: boolean;
-  /** A private embedded cluster instead of the shared server (see scratch-database.ts). */
-  embedded: boolean;
   /** Duplicate storms: this many keys, each sent `stormCopies` times. */
   stormKeys: number;
   stormCopies: number;
@@ -41,7 +39,6 @@ export const USAGE = `npm run bench -- [options]
   --rounds R             each phase in R rounds, the systems taking turns (default ${FULL.rounds})
   --warm-up N            requests per system before measuring (default ${FULL.warmUp}, --quick ${QUICK.warmUp})
   --quick                smoke presets: small counts, ${QUICK.pgbenchSeconds} s pgbench runs
-  --embedded             a private PostgreSQL cluster instead of the shared server
   --profile              every system under node --cpu-prof; per-layer table and profile paths
   --help                 this text
 The gateway, the baselines and the PSP inherit the environment (LOG_LEVEL=silent, say).`;
@@ -65,7 +62,6 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
       rounds: { type: 'string' },
       'warm-up': { type: 'string' },
       quick: { type: 'boolean', default: false },
-      embedded: { type: 'boolean', default: false },
       profile: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
@@ -85,7 +81,6 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
     rounds: integerFlag('rounds', values.rounds ?? String(preset.rounds), [1, requests]),
     warmUp: integerFlag('warm-up', values['warm-up'] ?? String(preset.warmUp), [1, MAX_REQUESTS]),
     profile: values.profile,
-    embedded: values.embedded,
     phaseLimitMs: PHASE_LIMIT_MS,
     stormCopies: STORM_COPIES,
   };

@@ -25,7 +25,6 @@ export interface PhaseResult {
 export interface PhaseContext {
   db: pg.Pool;
   dbName: string;
-  statements: boolean;
   pspPid: number;
   pidOf: (system: SystemName) => number;
   limitMs: number;
@@ -48,8 +47,7 @@ export async function measuredPhase(
 ): Promise<{ result: PhaseResult; after: Counters }> {
   const system = phase.target.name;
   const pids = { system: ctx.pidOf(system), psp: ctx.pspPid };
-  const read = { dbName: ctx.dbName, statements: ctx.statements };
-  const start = before ?? (await readCounters(ctx.db, read));
+  const start = before ?? (await readCounters(ctx.db, ctx.dbName));
   const cpuBefore = await snapshotCpu({ db: ctx.db, dbName: ctx.dbName, pids });
   const from = nowUs();
   const load = await runLoad({
@@ -61,7 +59,7 @@ export async function measuredPhase(
   });
   const to = nowUs();
   const cpuAfter = await snapshotCpu({ db: ctx.db, dbName: ctx.dbName, pids });
-  const after = await readCounters(ctx.db, read);
+  const after = await readCounters(ctx.db, ctx.dbName);
   return {
     result: {
       system,
@@ -91,21 +89,9 @@ function mergeLoads(a: LoadResult, b: LoadResult): LoadResult {
 }
 
 function mergeCounts(a: PhaseCounts, b: PhaseCounts): PhaseCounts {
-  let statements: PhaseCounts['statements'];
-  if (a.statements !== undefined && b.statements !== undefined) {
-    const byQuery = new Map(a.statements.map((s) => [s.query, { ...s }]));
-    for (const s of b.statements) {
-      const known = byQuery.get(s.query);
-      if (known === undefined) byQuery.set(s.query, { ...s });
-      else
-        Object.assign(known, { calls: known.calls + s.calls, totalMs: known.totalMs + s.totalMs });
-    }
-    statements = [...byQuery.values()];
-  }
   return {
     writes: a.writes + b.writes,
     otherTransactions: a.otherTransactions + b.otherTransactions,
-    statements,
   };
 }
 

@@ -6,7 +6,6 @@
  */
 import { readFileSync } from 'node:fs';
 import type pg from 'pg';
-import { BENCH_SQL } from './counters.ts';
 
 /** USER_HZ: /proc reports CPU time in these ticks; 100 on every Linux this runs on. */
 const TICKS_PER_SECOND = 100;
@@ -38,7 +37,7 @@ function cpuMs(pid: number): number {
 
 async function backendPids(db: pg.Pool, dbName: string): Promise<number[]> {
   const { rows } = await db.query<{ pid: number }>(
-    `${BENCH_SQL} SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`,
+    `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`,
     [dbName],
   );
   return rows.map((row) => row.pid);

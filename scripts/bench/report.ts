@@ -47,12 +47,6 @@ function latency(latenciesMs: number[]): string {
 
 const SYSTEM_ORDER: SystemName[] = ['product', 'reference', 'bare'];
 
-/** Statements per request, BEGIN and COMMIT included (pg_stat_statements). */
-function statementsPerRequest(phase: PhaseResult): number {
-  const calls = phase.counts.statements?.reduce((sum, s) => sum + s.calls, 0);
-  return calls === undefined ? NaN : calls / Math.max(1, phase.load.done);
-}
-
 function phaseRow(phase: PhaseResult): string {
   const { load, counts, cpu } = phase;
   const label = phase.system === 'product' ? PHASE_TITLE[phase.kind] : `  ${phase.system}`;
@@ -67,7 +61,7 @@ function phaseRow(phase: PhaseResult): string {
     label.padEnd(12),
     `${fixed(rate(load), 0).padStart(7)} /s`,
     latency(load.latenciesMs),
-    `${fixed(counts.writes / n, 2).padStart(6)} ${fixed(statementsPerRequest(phase), 1).padStart(5)}`,
+    fixed(counts.writes / n, 2).padStart(6),
     `${perRequest(cpu.systemMs)} ${perRequest(cpu.pspMs)} ${perRequest(cpu.postgresMs)} ${perRequest(cpu.loadMs)}`,
     `${flags.join(', ')} (${load.done})`,
   ].join('  ');
@@ -77,7 +71,7 @@ const HEADER = [
   ''.padEnd(12),
   'throughput'.padStart(10),
   '  latency'.padEnd(45),
-  'writes stmts',
+  'writes',
   '  CPU ms per request: system psp postgres load',
 ].join('  ');
 
@@ -184,7 +178,6 @@ export function printReport(report: BenchReport): void {
     out.push('', 'storm check (charges counted on the PSP statement, by reference):');
     out.push(...stormLines(report, c), '', 'ratios (throughput):', ...ratioLines(report, c), '');
   }
-  out.push(...statementDetail(report));
   const polluted = report.phases.filter((p) => p.counts.otherTransactions > 0);
   if (polluted.length > 0) {
     const worst = Math.max(
@@ -200,31 +193,6 @@ export function printReport(report: BenchReport): void {
     );
   }
   console.log(out.join('\n'));
-}
-
-/** Statements per request of each system's new keys and replays, at the middle concurrency. */
-function statementDetail(report: BenchReport): string[] {
-  const { concurrencies } = report.options;
-  const c = concurrencies[Math.floor(concurrencies.length / 2)] ?? 1;
-  const out: string[] = [];
-  for (const kind of ['new', 'replay'] as const) {
-    for (const system of SYSTEM_ORDER) {
-      const phase = find(report, { system, kind, c });
-      if (phase?.counts.statements === undefined) continue;
-      const n = Math.max(1, phase.load.done);
-      const rows = [...phase.counts.statements].sort((a, b) => b.calls - a.calls);
-      out.push(
-        `statements per request, ${system} ${PHASE_TITLE[kind]} c${c} (pg_stat_statements: calls × mean execution + planning time):`,
-        ...rows
-          .filter((s) => s.calls / n >= 0.01)
-          .map(
-            (s) =>
-              `  ${fixed(s.calls / n, 2).padStart(5)} × ${fixed(s.totalMs / s.calls, 3).padStart(7)} + ${fixed(s.planMs / s.calls, 3).padStart(6)} ms  ${s.query.replace(/\s+/g, ' ').trim().slice(0, 100)}`,
-          ),
-      );
-    }
-  }
-  return out.length === 0 ? [] : [...out, ''];
 }
 
 /** Whether the run showed a correctness failure: errors, or duplicate charges behind a key. */

@@ -1,6 +1,5 @@
 import type pg from 'pg';
 import { SELECT_AUTOVACUUM } from '../../services/kernel/db/autovacuum-check.ts';
-import { BENCH_SQL } from './counters.ts';
 
 /**
  * Statistics for what the warm-up wrote, gathered as autovacuum would have gathered them. Where
@@ -16,7 +15,7 @@ import { BENCH_SQL } from './counters.ts';
  * autovacuum setting, for the report.
  */
 export async function analyzeAfterWarmUp(db: pg.Pool): Promise<string> {
-  await db.query(`${BENCH_SQL} ANALYZE`);
-  const { rows } = await db.query<{ enabled: boolean }>(`${BENCH_SQL} ${SELECT_AUTOVACUUM}`);
+  await db.query('ANALYZE');
+  const { rows } = await db.query<{ enabled: boolean }>(SELECT_AUTOVACUUM);
   return rows[0]?.enabled === true ? 'on' : 'off';
 }

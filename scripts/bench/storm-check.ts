@@ -4,7 +4,6 @@
  * keeps its payments. Exactly-once means one of each per key.
  */
 import type pg from 'pg';
-import { BENCH_SQL } from './counters.ts';
 import type { SystemName } from './targets.ts';
 
 const PAYMENTS_TABLE: Record<SystemName, string> = {
@@ -46,7 +45,7 @@ export async function countStorm(check: {
     }
   }
   const { rows } = await check.db.query<{ reference: string; n: number }>(
-    `${BENCH_SQL} SELECT reference, count(*)::int AS n FROM ${PAYMENTS_TABLE[check.system]}
+    `SELECT reference, count(*)::int AS n FROM ${PAYMENTS_TABLE[check.system]}
       WHERE reference = ANY($1) GROUP BY reference`,
     [check.keys],
   );
