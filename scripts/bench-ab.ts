@@ -29,13 +29,13 @@ import { buildJavaScript } from './build.ts';
 import { integerFlag } from './bench/args.ts';
 import { Children, type Child } from './bench/children.ts';
 import { runLoad } from './bench/load.ts';
-import { cpuBetween, snapshotCpu } from './bench/process-cpu.ts';
+import { costsBetween, snapshotCosts } from './bench/phase-costs.ts';
 import {
+  analyzeAfterWarmUp,
   benchPool,
   createScratchDatabase,
   type ScratchDatabase,
 } from './bench/scratch-database.ts';
-import { analyzeAfterWarmUp } from './bench/statistics.ts';
 import { fixed, percentile } from './bench/stats.ts';
 import { startGateway, startPsp } from './bench/systems.ts';
 import { productTarget, type Target } from './bench/targets.ts';
@@ -143,7 +143,7 @@ async function measureBlocks(run: {
       for (const side of order) {
         const pids = { system: side.gateway.process.pid ?? 0, psp: run.pspPid };
         const spec = { db: pool, dbName: run.db.name, pids };
-        const before = await snapshotCpu(spec);
+        const before = await snapshotCosts(spec);
         const load = await runLoad({
           target: side.target,
           concurrency: options.concurrency,
@@ -156,7 +156,7 @@ async function measureBlocks(run: {
         });
         if (load.errors > 0) throw new Error(`${side.name}: ${load.errorSamples.join(' | ')}`);
         if (load.done === 0) throw new Error(`${side.name}: no request answered in a block`);
-        const cpu = cpuBetween({ before, after: await snapshotCpu(spec), pids });
+        const cpu = costsBetween(before, await snapshotCosts(spec), spec);
         const n = load.done;
         side.blocks.push({
           perSecond: load.done / load.seconds,

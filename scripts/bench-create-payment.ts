@@ -30,12 +30,12 @@ import { checkPgbench, pgbenchRate } from './bench/pgbench.ts';
 import { failures, printReport, type BenchReport } from './bench/report.ts';
 import { runLoad } from './bench/load.ts';
 import {
+  analyzeAfterWarmUp,
   benchPool,
   createScratchDatabase,
   type ScratchDatabase,
 } from './bench/scratch-database.ts';
 import { baselineTarget, productTarget, type SystemName, type Target } from './bench/targets.ts';
-import { analyzeAfterWarmUp } from './bench/statistics.ts';
 import { startProfiling, type Profiling } from './bench/profiling.ts';
 
 const API_KEY = `sk_test_bench_${randomBytes(12).toString('hex')}`;
@@ -122,9 +122,14 @@ function progress(message: string): void {
 }
 
 async function serverVersion(db: pg.Pool): Promise<string> {
-  const { rows } = await db.query<{ v: string }>(`SELECT current_setting('server_version') AS v`);
-  return rows[0]?.v ?? '?';
+  const { rows } = await db.query<{ server_version: string }>('SHOW server_version');
+  return rows[0]?.server_version ?? '?';
 }
+
+const loadAverage = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 
 async function main(): Promise<void> {
   const options = parseBenchArgs(process.argv.slice(2));
@@ -132,9 +137,7 @@ async function main(): Promise<void> {
     console.log(USAGE);
     return;
   }
-  const loadBefore = loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ');
+  const loadBefore = loadAverage();
   // Before the database: a failed build, or no pgbench, fails with nothing to undo.
   checkPgbench();
   buildJavaScript(DEFAULT_OUT_DIR);
@@ -185,14 +188,11 @@ async function main(): Promise<void> {
       progress,
     });
     const postgres = await postgresRates({ db, options }, options.warmUp);
-    const loadAfter = loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ');
     report = {
       options,
       environment: [
         `createPayment benchmark, ${new Date().toISOString()}: concurrency ${options.concurrencies.join(', ')}; ${options.requests} requests per phase (at most ${options.phaseLimitMs / 1000} s); storms of ${options.stormKeys} keys × ${options.stormCopies} copies`,
-        `machine: ${cpus().length} CPUs, load average ${loadBefore} before, ${loadAfter} after; node ${process.version}; PostgreSQL ${await serverVersion(pool)} (autovacuum ${autovacuum}, so the bench ANALYZEs after the warm-up); gateway LOG_LEVEL=${process.env['LOG_LEVEL'] ?? 'info'}${options.profile ? '; PROFILING (figures include its overhead)' : ''}`,
+        `machine: ${cpus().length} CPUs, load average ${loadBefore} before, ${loadAverage()} after; node ${process.version}; PostgreSQL ${await serverVersion(pool)} (autovacuum ${autovacuum}, so the bench ANALYZEs after the warm-up); gateway LOG_LEVEL=${process.env['LOG_LEVEL'] ?? 'info'}${options.profile ? '; PROFILING (figures include its overhead)' : ''}`,
         `systems: product = gateway (GraphQL → tRPC → engine → PostgreSQL → PSP); reference = hand-written design (node:http + pg); bare = no idempotency`,
       ],
       ...measured,

@@ -2,7 +2,7 @@
  * The load generator: undici's Pool (one connection per request in flight, no pipelining, so
  * a slow answer holds its own connection as a real client's would), `count` requests with
  * `concurrency` in flight, bounded in time as well as in count, each request bounded too. It
- * runs in the bench process, whose CPU is reported as "load": it shares the two cores with the
+ * runs in the bench process, whose CPU is reported as "load": it shares the cores with the
  * systems, so a cheap client (undici's, not fetch's) keeps the comparison about the servers.
  */
 import { Pool } from 'undici';
@@ -11,7 +11,7 @@ import type { Reply, Target } from './targets.ts';
 /** A request that has had no answer by then is an error, not a hang of the whole bench. */
 const REQUEST_TIMEOUT_MS = 30_000;
 /** Errors kept verbatim for the report; the rest are only counted. */
-export const ERROR_SAMPLES = 3;
+const ERROR_SAMPLES = 3;
 /** The bench loads only what it started itself, on this machine. */
 const LOOPBACK = '127.0.0.1';
 
@@ -70,7 +70,15 @@ export async function runLoad(spec: {
       const reply = await send(pool, spec.target, key);
       result.latenciesMs.push(performance.now() - t0);
       result.done += 1;
-      record(result, { key, reply });
+      if (reply.kind === 'succeeded') {
+        if (reply.replayed) result.replayed += 1;
+        result.succeededKeys.push(key);
+      } else if (reply.kind === 'in_use') {
+        result.inUse += 1;
+      } else {
+        result.errors += 1;
+        if (result.errorSamples.length < ERROR_SAMPLES) result.errorSamples.push(reply.detail);
+      }
     }
   };
   try {
@@ -93,19 +101,17 @@ async function send(pool: Pool, target: Target, key: string): Promise<Reply> {
   }
 }
 
-function record(result: LoadResult, answered: { key: string; reply: Reply }): void {
-  const { key, reply } = answered;
-  switch (reply.kind) {
-    case 'succeeded':
-      if (reply.replayed) result.replayed += 1;
-      result.succeededKeys.push(key);
-      return;
-    case 'in_use':
-      result.inUse += 1;
-      return;
-    case 'error':
-      result.errors += 1;
-      if (result.errorSamples.length < ERROR_SAMPLES) result.errorSamples.push(reply.detail);
-      return;
-  }
+/** Two rounds of one phase as one (rates are total requests over total time). */
+export function addLoads(a: LoadResult, b: LoadResult): LoadResult {
+  return {
+    done: a.done + b.done,
+    seconds: a.seconds + b.seconds,
+    latenciesMs: [...a.latenciesMs, ...b.latenciesMs],
+    replayed: a.replayed + b.replayed,
+    inUse: a.inUse + b.inUse,
+    errors: a.errors + b.errors,
+    errorSamples: [...a.errorSamples, ...b.errorSamples].slice(0, ERROR_SAMPLES),
+    succeededKeys: [...a.succeededKeys, ...b.succeededKeys],
+    cutShort: a.cutShort || b.cutShort,
+  };
 }

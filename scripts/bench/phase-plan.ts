@@ -5,16 +5,14 @@
  * alike instead of on whichever happened to run last.
  */
 import type { BenchOptions } from './args.ts';
-import type { Counters } from './counters.ts';
 import {
+  addRounds,
   measuredPhase,
-  mergeRounds,
   type PhaseContext,
   type PhaseKind,
   type PhaseResult,
 } from './measured-phase.ts';
-import type { StormOutcome } from './report.ts';
-import { countStorm } from './storm-check.ts';
+import { checkStorm, type StormOutcome } from './storm-check.ts';
 import type { SystemName, Target } from './targets.ts';
 
 export interface PlanInputs {
@@ -33,68 +31,64 @@ function rotated<T>(items: T[], round: number): T[] {
   return [...items.slice(k), ...items.slice(0, k)];
 }
 
-function keyFor(
+/** A phase's requests in one round: new keys, the warm-up's (replays), or storms of a few keys. */
+function workload(
   inputs: PlanInputs,
   phase: { kind: PhaseKind; target: Target; c: number; round: number },
-): (i: number) => string {
-  const { options } = inputs;
+) {
+  const { requests, rounds, stormKeys, stormCopies } = inputs.options;
   const prefix = `${phase.target.name}-${phase.kind}-c${phase.c}-r${phase.round}`;
+  const count = Math.ceil(requests / rounds);
   switch (phase.kind) {
     case 'new':
-      return (i) => `${prefix}-${i}`;
+      return { count, key: (i: number) => `${prefix}-${i}`, stormKeys: [] };
     case 'replay': {
-      const keys = inputs.replayKeys.get(phase.target.name) ?? [];
-      return (i) => keys[(i + phase.round * options.requests) % keys.length] ?? 'none';
+      const warm = inputs.replayKeys.get(phase.target.name) ?? [];
+      const key = (i: number) => warm[(i + phase.round * requests) % warm.length] ?? 'none';
+      return { count, key, stormKeys: [] };
     }
-    case 'storm':
-      return (i) => `${prefix}-${Math.floor(i / options.stormCopies)}`;
+    case 'storm': {
+      const keys = Array.from(
+        { length: Math.ceil(stormKeys / rounds) },
+        (_, k) => `${prefix}-${k}`,
+      );
+      const key = (i: number) => keys[Math.floor(i / stormCopies)] ?? 'none';
+      return { count: keys.length * stormCopies, key, stormKeys: keys };
+    }
   }
-}
-
-function countOf(options: BenchOptions, kind: PhaseKind): number {
-  if (kind !== 'storm') return Math.ceil(options.requests / options.rounds);
-  return Math.ceil(options.stormKeys / options.rounds) * options.stormCopies;
 }
 
 export async function runPlan(
   inputs: PlanInputs,
 ): Promise<{ phases: PhaseResult[]; storms: StormOutcome[] }> {
-  const { ctx, options, targets } = inputs;
-  const merged = new Map<string, PhaseResult>();
-  const stormKeys = new Map<SystemName, string[]>();
+  const { ctx, options } = inputs;
+  const phases = new Map<string, PhaseResult>();
   const storms: StormOutcome[] = [];
-  let counters: Counters | undefined;
   for (const c of options.concurrencies) {
     for (const kind of ['new', 'replay', 'storm'] as const) {
-      const runs = kind === 'replay' ? targets.filter((t) => t.idempotent) : targets;
+      const targets =
+        kind === 'replay' ? inputs.targets.filter((t) => t.idempotent) : inputs.targets;
       const since = new Date(Date.now() - 1_000);
-      stormKeys.clear();
+      const stormKeys = new Map<SystemName, string[]>();
       for (let round = 0; round < options.rounds; round++) {
-        for (const target of rotated(runs, round)) {
-          const key = keyFor(inputs, { kind, target, c, round });
-          const count = countOf(options, kind);
-          const spec = { kind, target, concurrency: c, count, key };
-          const { result, after } = await measuredPhase(ctx, spec, counters);
-          counters = after;
+        for (const target of rotated(targets, round)) {
+          const work = workload(inputs, { kind, target, c, round });
+          const result = await measuredPhase(ctx, { kind, target, concurrency: c, ...work });
           const id = `${target.name}/${kind}/${c}`;
-          const known = merged.get(id);
-          merged.set(id, known === undefined ? result : mergeRounds(known, result));
-          if (kind === 'storm') {
-            const keys = Array.from({ length: count / options.stormCopies }, (_, k) =>
-              key(k * options.stormCopies),
-            );
-            stormKeys.set(target.name, [...(stormKeys.get(target.name) ?? []), ...keys]);
-          }
+          const known = phases.get(id);
+          phases.set(id, known === undefined ? result : addRounds(known, result));
+          stormKeys.set(target.name, [...(stormKeys.get(target.name) ?? []), ...work.stormKeys]);
           inputs.progress(
             `${target.name} ${kind} c${c} round ${round + 1}/${options.rounds}: ${result.load.done} in ${result.load.seconds.toFixed(1)} s`,
           );
         }
       }
+      if (kind !== 'storm') continue;
       for (const [system, keys] of stormKeys) {
-        const count = await countStorm({ pspUrl: inputs.pspUrl, db: ctx.db, system, keys, since });
-        storms.push({ system, concurrency: c, count });
+        const check = { pspUrl: inputs.pspUrl, db: ctx.db, system, concurrency: c, keys, since };
+        storms.push(await checkStorm(check));
       }
     }
   }
-  return { phases: [...merged.values()], storms };
+  return { phases: [...phases.values()], storms };
 }

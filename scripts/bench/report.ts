@@ -7,17 +7,11 @@ import type { BenchOptions } from './args.ts';
 import type { PhaseKind, PhaseResult } from './measured-phase.ts';
 import type { PgbenchResult } from './pgbench.ts';
 import { fixed, percentile, rate } from './stats.ts';
-import type { StormCount } from './storm-check.ts';
+import { exactlyOnce, type StormOutcome } from './storm-check.ts';
 import type { SystemName } from './targets.ts';
 
 /** The issue's target: the product at this fraction of the hand-written reference, or more. */
 export const TARGET_RATIO = 0.8;
-
-export interface StormOutcome {
-  system: SystemName;
-  concurrency: number;
-  count: StormCount;
-}
 
 export interface PostgresRates {
   concurrency: number;
@@ -48,21 +42,21 @@ function latency(latenciesMs: number[]): string {
 const SYSTEM_ORDER: SystemName[] = ['product', 'reference', 'bare'];
 
 function phaseRow(phase: PhaseResult): string {
-  const { load, counts, cpu } = phase;
+  const { load, costs } = phase;
   const label = phase.system === 'product' ? PHASE_TITLE[phase.kind] : `  ${phase.system}`;
   const n = Math.max(1, load.done);
   const perRequest = (ms: number) => fixed(ms / n, 2).padStart(6);
   const flags = [
     load.errors > 0 ? `${load.errors} errors` : '',
     load.cutShort ? 'cut short by the time limit' : '',
-    counts.otherTransactions > 0 ? '*' : '',
+    costs.otherTransactions > 0 ? '*' : '',
   ].filter(Boolean);
   return [
     label.padEnd(12),
     `${fixed(rate(load), 0).padStart(7)} /s`,
     latency(load.latenciesMs),
-    fixed(counts.writes / n, 2).padStart(6),
-    `${perRequest(cpu.systemMs)} ${perRequest(cpu.pspMs)} ${perRequest(cpu.postgresMs)} ${perRequest(cpu.loadMs)}`,
+    fixed(costs.writes / n, 2).padStart(6),
+    `${perRequest(costs.systemMs)} ${perRequest(costs.pspMs)} ${perRequest(costs.postgresMs)} ${perRequest(costs.loadMs)}`,
     `${flags.join(', ')} (${load.done})`,
   ].join('  ');
 }
@@ -92,7 +86,7 @@ function ratio(a: PhaseResult | undefined, b: PhaseResult | PgbenchResult | unde
 /** CPU per request of the serving side: the system, the PSP and PostgreSQL (not the load). */
 function serverCpu(phase: PhaseResult | undefined): number {
   if (phase === undefined) return NaN;
-  const { systemMs, pspMs, postgresMs } = phase.cpu;
+  const { systemMs, pspMs, postgresMs } = phase.costs;
   return (systemMs + pspMs + postgresMs) / Math.max(1, phase.load.done);
 }
 
@@ -121,11 +115,12 @@ function stormLines(report: BenchReport, c: number): string[] {
   const { stormCopies } = report.options;
   return report.storms
     .filter((s) => s.concurrency === c)
-    .map(({ system, count }) => {
+    .map((count) => {
+      const { system } = count;
       const phase = find(report, { system, kind: 'storm', c });
       const charges = `${count.charges.min}–${count.charges.max}`;
       const payments = `${count.payments.min}–${count.payments.max}`;
-      const once = count.charges.min === 1 && count.charges.max === 1 && count.payments.max === 1;
+      const once = exactlyOnce(count);
       const judged =
         system === 'bare'
           ? `no keys: ${stormCopies} charges per key expected, ${once ? 'but got one' : 'and got them'}`
@@ -147,10 +142,10 @@ function ratioLines(report: BenchReport, c: number): string[] {
   const lines = [
     `  new keys: product ÷ reference ${fixed(newRef, 2)} ${verdict(newRef)}; product ÷ bare ${fixed(ratio(pick('product', 'new'), pick('bare', 'new')), 2)}; reference ÷ bare ${fixed(ratio(pick('reference', 'new'), pick('bare', 'new')), 2)}`,
     `  replays:  product ÷ reference ${fixed(replayRef, 2)} ${verdict(replayRef)}; writing transactions per replay: product ${fixed(
-      perRequest(pick('product', 'replay'), (p) => p.counts.writes),
+      perRequest(pick('product', 'replay'), (p) => p.costs.writes),
       2,
     )}, reference ${fixed(
-      perRequest(pick('reference', 'replay'), (p) => p.counts.writes),
+      perRequest(pick('reference', 'replay'), (p) => p.costs.writes),
       2,
     )}`,
   ];
@@ -178,10 +173,10 @@ export function printReport(report: BenchReport): void {
     out.push('', 'storm check (charges counted on the PSP statement, by reference):');
     out.push(...stormLines(report, c), '', 'ratios (throughput):', ...ratioLines(report, c), '');
   }
-  const polluted = report.phases.filter((p) => p.counts.otherTransactions > 0);
+  const polluted = report.phases.filter((p) => p.costs.otherTransactions > 0);
   if (polluted.length > 0) {
     const worst = Math.max(
-      ...polluted.map((p) => p.counts.otherTransactions / Math.max(1, p.load.done)),
+      ...polluted.map((p) => p.costs.otherTransactions / Math.max(1, p.load.done)),
     );
     out.push(
       `* other databases on the server ran transactions during this phase; transaction ids are server-wide, so "writes" may be high by up to ${fixed(worst, 2)} per request (the worst phase).`,
@@ -201,8 +196,8 @@ export function failures(report: BenchReport): string[] {
     .filter((p) => p.load.errors > 0)
     .map((p) => `${p.system} ${p.kind} c${p.concurrency}: ${p.load.errors} errors`);
   for (const storm of report.storms) {
-    const { charges, payments } = storm.count;
-    if (storm.system !== 'bare' && (charges.min !== 1 || charges.max !== 1 || payments.max !== 1)) {
+    const { charges } = storm;
+    if (storm.system !== 'bare' && !exactlyOnce(storm)) {
       problems.push(
         `${storm.system} storm c${storm.concurrency}: charges per key ${charges.min}–${charges.max}`,
       );

@@ -7,11 +7,12 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { migrateDatabase } from '../../migrations/migrate.ts';
+import { SELECT_AUTOVACUUM } from '../../services/kernel/db/autovacuum-check.ts';
 import { withClient } from '../../dev/embedded-postgres/database-server.ts';
 import { openScratchServer } from '../../dev/embedded-postgres/scratch-server.ts';
 import { BASELINE_SCHEMA } from './baseline-schema.ts';
 
-/** The bench's own connections, kept apart from the systems' in pg_stat_activity. */
+/** The bench's own connections, kept apart from the systems' (see phase-costs.ts). */
 export const BENCH_APPLICATION_NAME = 'pgw-bench';
 
 export interface ScratchDatabase {
@@ -59,4 +60,21 @@ export function benchPool(url: string): pg.Pool {
   });
   pool.on('error', () => undefined);
   return pool;
+}
+
+/**
+ * Statistics for what the warm-up wrote, gathered as autovacuum would have gathered them. Where
+ * the server runs with autovacuum off (some test servers do), no table is ever analyzed, and a
+ * prepared statement's generic plan, made on a connection's sixth call while the tables were
+ * still empty, is never replaced: every index whose first column is tenant_id then costs the
+ * same, and the product's outcome UPDATE (WHERE tenant_id = $1 AND id = $2) was planned on
+ * payments_tenant_created_ix and read every payment of the bench's tenant on each call
+ * (docs/decisions/0006-pipelined-statements-on-pg-internals.md). ANALYZE invalidates every
+ * session's cached plans, so each system plans again with statistics, as it would in production
+ * a minute after its first rows. Returns the server's autovacuum setting, for the report.
+ */
+export async function analyzeAfterWarmUp(db: pg.Pool): Promise<string> {
+  await db.query('ANALYZE');
+  const { rows } = await db.query<{ enabled: boolean }>(SELECT_AUTOVACUUM);
+  return rows[0]?.enabled === true ? 'on' : 'off';
 }

@@ -12,47 +12,55 @@ const PAYMENTS_TABLE: Record<SystemName, string> = {
   bare: 'bench_bare_payments',
 };
 
-export interface StormCount {
+export interface StormOutcome {
+  system: SystemName;
+  concurrency: number;
   keys: number;
   /** Charges at the PSP, and payment rows, per key: min and max over the storm's keys. */
   charges: { min: number; max: number };
   payments: { min: number; max: number };
 }
 
-function spread(counts: Map<string, number>, keys: string[]): { min: number; max: number } {
+function spread(counted: string[], keys: string[]): { min: number; max: number } {
+  const counts = new Map<string, number>();
+  for (const key of counted) counts.set(key, (counts.get(key) ?? 0) + 1);
   const values = keys.map((key) => counts.get(key) ?? 0);
   return { min: Math.min(...values), max: Math.max(...values) };
 }
 
-export async function countStorm(check: {
+export async function checkStorm(check: {
   pspUrl: string;
   db: pg.Pool;
   system: SystemName;
+  concurrency: number;
   keys: string[];
   since: Date;
-}): Promise<StormCount> {
+}): Promise<StormOutcome> {
   const url = new URL('/v1/statement', check.pspUrl);
   url.searchParams.set('from', check.since.toISOString());
   url.searchParams.set('to', new Date(Date.now() + 60_000).toISOString());
   const response = await fetch(url);
   if (response.status !== 200) throw new Error(`PSP statement: HTTP ${response.status}`);
   const { data } = (await response.json()) as { data: Array<{ reference: string }> };
-  const wanted = new Set(check.keys);
-  const charges = new Map<string, number>();
-  for (const charge of data) {
-    if (wanted.has(charge.reference)) {
-      charges.set(charge.reference, (charges.get(charge.reference) ?? 0) + 1);
-    }
-  }
-  const { rows } = await check.db.query<{ reference: string; n: number }>(
-    `SELECT reference, count(*)::int AS n FROM ${PAYMENTS_TABLE[check.system]}
-      WHERE reference = ANY($1) GROUP BY reference`,
+  const { rows } = await check.db.query<{ reference: string }>(
+    `SELECT reference FROM ${PAYMENTS_TABLE[check.system]} WHERE reference = ANY($1)`,
     [check.keys],
   );
-  const payments = new Map(rows.map((row) => [row.reference, row.n]));
   return {
+    system: check.system,
+    concurrency: check.concurrency,
     keys: check.keys.length,
-    charges: spread(charges, check.keys),
-    payments: spread(payments, check.keys),
+    charges: spread(
+      data.map((charge) => charge.reference),
+      check.keys,
+    ),
+    payments: spread(
+      rows.map((row) => row.reference),
+      check.keys,
+    ),
   };
 }
+
+/** Exactly once: one charge and one payment row per key. */
+export const exactlyOnce = (s: StormOutcome) =>
+  s.charges.min === 1 && s.charges.max === 1 && s.payments.max === 1;

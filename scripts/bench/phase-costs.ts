@@ -1,0 +1,97 @@
+/**
+ * What a phase cost, read around it. CPU time of the processes on the request path, from /proc:
+ * the system under test, the sandbox PSP, the PostgreSQL backends serving the bench's database,
+ * and the load generator (this process). On two shared cores, CPU per request is what
+ * throughput ratios come down to. And the transactions that wrote: transaction ids assigned,
+ * which only writes consume, counted the moment they happen (pg_stat_database's commit counts
+ * are published up to ten seconds late, so a phase's would trail). Transaction ids are numbered
+ * for the whole server, so other databases' transactions are read too, to say how far "writes"
+ * can be trusted on a shared server.
+ */
+import { readFileSync } from 'node:fs';
+import type pg from 'pg';
+import { BENCH_APPLICATION_NAME } from './scratch-database.ts';
+
+/** USER_HZ: /proc reports CPU time in these ticks; 100 on every Linux this runs on. */
+const TICKS_PER_SECOND = 100;
+
+export interface Costs {
+  systemMs: number;
+  pspMs: number;
+  postgresMs: number;
+  loadMs: number;
+  writes: number;
+  /** Transactions other databases on the server ran meanwhile (0: `writes` is ours alone). */
+  otherTransactions: number;
+}
+
+interface Snapshot {
+  /** CPU ms per process id. */
+  byPid: Map<number, number>;
+  selfMs: number;
+  xids: number;
+  others: number;
+}
+
+export interface CostSpec {
+  db: pg.Pool;
+  dbName: string;
+  pids: { system: number; psp: number };
+}
+
+function cpuMs(pid: number): number {
+  try {
+    // Fields after the parenthesised command name; utime and stime are the 12th and 13th of them.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+  } catch {
+    return 0; // gone, or not Linux: counted as nothing rather than guessed
+  }
+}
+
+export async function snapshotCosts(spec: CostSpec): Promise<Snapshot> {
+  const { rows } = await spec.db.query<{ xids: string; others: string; backends: number[] }>(
+    `SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS xids,
+            (SELECT coalesce(sum(xact_commit + xact_rollback), 0) FROM pg_stat_database
+              WHERE datname IS DISTINCT FROM $1)::text AS others,
+            ARRAY(SELECT pid FROM pg_stat_activity
+                   WHERE datname = $1 AND application_name <> $2) AS backends`,
+    [spec.dbName, BENCH_APPLICATION_NAME],
+  );
+  const row = rows[0];
+  const pids = [spec.pids.system, spec.pids.psp, ...(row?.backends ?? [])];
+  const self = process.cpuUsage();
+  return {
+    byPid: new Map(pids.map((pid) => [pid, cpuMs(pid)])),
+    selfMs: (self.user + self.system) / 1000,
+    xids: Number(row?.xids),
+    others: Number(row?.others),
+  };
+}
+
+/**
+ * Costs between two snapshots. PostgreSQL backends are those connected at the end (a backend
+ * that opened during the phase counts from zero; one that closed during it is missed).
+ */
+export function costsBetween(before: Snapshot, after: Snapshot, spec: CostSpec): Costs {
+  const { system, psp } = spec.pids;
+  const delta = (pid: number) => (after.byPid.get(pid) ?? 0) - (before.byPid.get(pid) ?? 0);
+  let postgresMs = 0;
+  for (const pid of after.byPid.keys()) if (pid !== system && pid !== psp) postgresMs += delta(pid);
+  return {
+    systemMs: delta(system),
+    pspMs: delta(psp),
+    postgresMs,
+    loadMs: after.selfMs - before.selfMs,
+    writes: after.xids - before.xids,
+    otherTransactions: after.others - before.others,
+  };
+}
+
+/** Two rounds of one phase as one. */
+export function addCosts(a: Costs, b: Costs): Costs {
+  const total = { ...a };
+  for (const key of Object.keys(total) as Array<keyof Costs>) total[key] += b[key];
+  return total;
+}
