@@ -29,7 +29,7 @@ import { buildJavaScript } from './build.ts';
 import { integerFlag } from './bench/args.ts';
 import { Children, type Child } from './bench/children.ts';
 import { runLoad } from './bench/load.ts';
-import { costsBetween, snapshotCosts } from './bench/phase-costs.ts';
+import { addCosts, Costs, snapshotCosts } from './bench/phase-costs.ts';
 import {
   analyzeAfterWarmUp,
   benchPool,
@@ -156,7 +156,8 @@ async function measureBlocks(run: {
         });
         if (load.errors > 0) throw new Error(`${side.name}: ${load.errorSamples.join(' | ')}`);
         if (load.done === 0) throw new Error(`${side.name}: no request answered in a block`);
-        const cpu = costsBetween(before, await snapshotCosts(spec), spec);
+        const cpu = new Costs();
+        addCosts(cpu, before, await snapshotCosts(spec));
         const n = load.done;
         side.blocks.push({
           perSecond: load.done / load.seconds,

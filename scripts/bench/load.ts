@@ -15,28 +15,33 @@ const ERROR_SAMPLES = 3;
 /** The bench loads only what it started itself, on this machine. */
 const LOOPBACK = '127.0.0.1';
 
-export interface LoadResult {
-  done: number;
-  seconds: number;
+/** What a load got; a phase's rounds add to one. */
+export class LoadResult {
+  done = 0;
+  seconds = 0;
   /** Latency of every answered request (errors included), in ms. */
-  latenciesMs: number[];
-  replayed: number;
-  inUse: number;
-  errors: number;
-  errorSamples: string[];
+  latenciesMs: number[] = [];
+  replayed = 0;
+  inUse = 0;
+  errors = 0;
+  errorSamples: string[] = [];
   /** Keys that got a payment (for replays of them later). */
-  succeededKeys: string[];
+  succeededKeys: string[] = [];
   /** The phase stopped on its time limit before its count. */
-  cutShort: boolean;
+  cutShort = false;
 }
 
-export async function runLoad(spec: {
-  target: Target;
-  concurrency: number;
-  count: number;
-  limitMs: number;
-  key: (i: number) => string;
-}): Promise<LoadResult> {
+/** Sends the load; what it got is added to `result` (a phase's earlier rounds), or a new one. */
+export async function runLoad(
+  spec: {
+    target: Target;
+    concurrency: number;
+    count: number;
+    limitMs: number;
+    key: (i: number) => string;
+  },
+  result = new LoadResult(),
+): Promise<LoadResult> {
   const origin = new URL(spec.target.url);
   if (origin.hostname !== LOOPBACK) throw new Error(`refusing to load ${origin.origin}`);
   const pool = new Pool(origin.origin, {
@@ -45,17 +50,6 @@ export async function runLoad(spec: {
     headersTimeout: REQUEST_TIMEOUT_MS,
     bodyTimeout: REQUEST_TIMEOUT_MS,
   });
-  const result: LoadResult = {
-    done: 0,
-    seconds: 0,
-    latenciesMs: [],
-    replayed: 0,
-    inUse: 0,
-    errors: 0,
-    errorSamples: [],
-    succeededKeys: [],
-    cutShort: false,
-  };
   let next = 0;
   const started = performance.now();
   const deadline = started + spec.limitMs;
@@ -84,7 +78,7 @@ export async function runLoad(spec: {
   try {
     await Promise.all(Array.from({ length: spec.concurrency }, worker));
   } finally {
-    result.seconds = (performance.now() - started) / 1000;
+    result.seconds += (performance.now() - started) / 1000;
     await pool.close();
   }
   return result;
@@ -99,19 +93,4 @@ async function send(pool: Pool, target: Target, key: string): Promise<Reply> {
   } catch (error) {
     return { kind: 'error', detail: error instanceof Error ? error.message : String(error) };
   }
-}
-
-/** Two rounds of one phase as one (rates are total requests over total time). */
-export function addLoads(a: LoadResult, b: LoadResult): LoadResult {
-  return {
-    done: a.done + b.done,
-    seconds: a.seconds + b.seconds,
-    latenciesMs: [...a.latenciesMs, ...b.latenciesMs],
-    replayed: a.replayed + b.replayed,
-    inUse: a.inUse + b.inUse,
-    errors: a.errors + b.errors,
-    errorSamples: [...a.errorSamples, ...b.errorSamples].slice(0, ERROR_SAMPLES),
-    succeededKeys: [...a.succeededKeys, ...b.succeededKeys],
-    cutShort: a.cutShort || b.cutShort,
-  };
 }

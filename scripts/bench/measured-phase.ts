@@ -1,23 +1,26 @@
 /**
  * One measured phase: a load against one system, bracketed by what it cost (phase-costs.ts),
- * with its window on the monotonic clock kept so a CPU profile can be cut to it. A phase run in
- * several rounds (interleaved with the other systems') adds up into one result.
+ * with its windows on the monotonic clock kept so a CPU profile can be cut to them.
  */
 import type pg from 'pg';
-import { addLoads, runLoad, type LoadResult } from './load.ts';
-import { addCosts, costsBetween, snapshotCosts, type Costs } from './phase-costs.ts';
+import { LoadResult, runLoad } from './load.ts';
+import { addCosts, Costs, snapshotCosts } from './phase-costs.ts';
 import type { SystemName, Target } from './targets.ts';
 
 export type PhaseKind = 'new' | 'replay' | 'storm';
 
-export interface PhaseResult {
-  system: SystemName;
-  kind: PhaseKind;
-  concurrency: number;
-  load: LoadResult;
-  costs: Costs;
+/** One phase of one system at one concurrency: its rounds add up here. */
+export class PhaseResult {
+  readonly load = new LoadResult();
+  readonly costs = new Costs();
   /** The load's windows on the monotonic clock, in µs (what V8's CPU profiles use). */
-  windowsUs: Array<{ from: number; to: number }>;
+  readonly windowsUs: Array<{ from: number; to: number }> = [];
+
+  constructor(
+    readonly system: SystemName,
+    readonly kind: PhaseKind,
+    readonly concurrency: number,
+  ) {}
 }
 
 export interface PhaseContext {
@@ -30,6 +33,7 @@ export interface PhaseContext {
 
 const nowUs = () => Number(process.hrtime.bigint() / 1000n);
 
+/** Measures one round of a phase, added to its earlier rounds (interleaved with other systems'). */
 export async function measuredPhase(
   ctx: PhaseContext,
   phase: {
@@ -39,34 +43,16 @@ export async function measuredPhase(
     count: number;
     key: (i: number) => string;
   },
+  earlier?: PhaseResult,
 ): Promise<PhaseResult> {
-  const system = phase.target.name;
-  const costSpec = {
-    db: ctx.db,
-    dbName: ctx.dbName,
-    pids: { system: ctx.pidOf(system), psp: ctx.pspPid },
-  };
-  const before = await snapshotCosts(costSpec);
+  const { kind, concurrency, target } = phase;
+  const result = earlier ?? new PhaseResult(target.name, kind, concurrency);
+  const pids = { system: ctx.pidOf(target.name), psp: ctx.pspPid };
+  const snapshot = () => snapshotCosts({ db: ctx.db, dbName: ctx.dbName, pids });
+  const before = await snapshot();
   const from = nowUs();
-  const load = await runLoad({ ...phase, limitMs: ctx.limitMs });
-  const to = nowUs();
-  const costs = costsBetween(before, await snapshotCosts(costSpec), costSpec);
-  return {
-    system,
-    kind: phase.kind,
-    concurrency: phase.concurrency,
-    load,
-    costs,
-    windowsUs: [{ from, to }],
-  };
-}
-
-/** One phase's rounds as if they had run as one. */
-export function addRounds(a: PhaseResult, b: PhaseResult): PhaseResult {
-  return {
-    ...a,
-    load: addLoads(a.load, b.load),
-    costs: addCosts(a.costs, b.costs),
-    windowsUs: [...a.windowsUs, ...b.windowsUs],
-  };
+  await runLoad({ ...phase, limitMs: ctx.limitMs }, result.load);
+  result.windowsUs.push({ from, to: nowUs() });
+  addCosts(result.costs, before, await snapshot());
+  return result;
 }

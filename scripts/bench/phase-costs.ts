@@ -15,28 +15,24 @@ import { BENCH_APPLICATION_NAME } from './scratch-database.ts';
 /** USER_HZ: /proc reports CPU time in these ticks; 100 on every Linux this runs on. */
 const TICKS_PER_SECOND = 100;
 
-export interface Costs {
-  systemMs: number;
-  pspMs: number;
-  postgresMs: number;
-  loadMs: number;
-  writes: number;
+/** What a phase cost; its rounds add up. */
+export class Costs {
+  systemMs = 0;
+  pspMs = 0;
+  postgresMs = 0;
+  loadMs = 0;
+  writes = 0;
   /** Transactions other databases on the server ran meanwhile (0: `writes` is ours alone). */
-  otherTransactions: number;
+  otherTransactions = 0;
 }
 
 interface Snapshot {
+  pids: { system: number; psp: number };
   /** CPU ms per process id. */
   byPid: Map<number, number>;
   selfMs: number;
   xids: number;
   others: number;
-}
-
-export interface CostSpec {
-  db: pg.Pool;
-  dbName: string;
-  pids: { system: number; psp: number };
 }
 
 function cpuMs(pid: number): number {
@@ -50,7 +46,11 @@ function cpuMs(pid: number): number {
   }
 }
 
-export async function snapshotCosts(spec: CostSpec): Promise<Snapshot> {
+export async function snapshotCosts(spec: {
+  db: pg.Pool;
+  dbName: string;
+  pids: { system: number; psp: number };
+}): Promise<Snapshot> {
   const { rows } = await spec.db.query<{ xids: string; others: string; backends: number[] }>(
     `SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS xids,
             (SELECT coalesce(sum(xact_commit + xact_rollback), 0) FROM pg_stat_database
@@ -63,6 +63,7 @@ export async function snapshotCosts(spec: CostSpec): Promise<Snapshot> {
   const pids = [spec.pids.system, spec.pids.psp, ...(row?.backends ?? [])];
   const self = process.cpuUsage();
   return {
+    pids: spec.pids,
     byPid: new Map(pids.map((pid) => [pid, cpuMs(pid)])),
     selfMs: (self.user + self.system) / 1000,
     xids: Number(row?.xids),
@@ -71,27 +72,18 @@ export async function snapshotCosts(spec: CostSpec): Promise<Snapshot> {
 }
 
 /**
- * Costs between two snapshots. PostgreSQL backends are those connected at the end (a backend
- * that opened during the phase counts from zero; one that closed during it is missed).
+ * Adds what was spent between two snapshots to `costs`. PostgreSQL backends are those connected
+ * at the end (a backend that opened during the phase counts from zero; one that closed during
+ * it is missed).
  */
-export function costsBetween(before: Snapshot, after: Snapshot, spec: CostSpec): Costs {
-  const { system, psp } = spec.pids;
+export function addCosts(costs: Costs, before: Snapshot, after: Snapshot): void {
+  const { system, psp } = after.pids;
   const delta = (pid: number) => (after.byPid.get(pid) ?? 0) - (before.byPid.get(pid) ?? 0);
-  let postgresMs = 0;
-  for (const pid of after.byPid.keys()) if (pid !== system && pid !== psp) postgresMs += delta(pid);
-  return {
-    systemMs: delta(system),
-    pspMs: delta(psp),
-    postgresMs,
-    loadMs: after.selfMs - before.selfMs,
-    writes: after.xids - before.xids,
-    otherTransactions: after.others - before.others,
-  };
-}
-
-/** Two rounds of one phase as one. */
-export function addCosts(a: Costs, b: Costs): Costs {
-  const total = { ...a };
-  for (const key of Object.keys(total) as Array<keyof Costs>) total[key] += b[key];
-  return total;
+  costs.systemMs += delta(system);
+  costs.pspMs += delta(psp);
+  for (const pid of after.byPid.keys())
+    if (pid !== system && pid !== psp) costs.postgresMs += delta(pid);
+  costs.loadMs += after.selfMs - before.selfMs;
+  costs.writes += after.xids - before.xids;
+  costs.otherTransactions += after.others - before.others;
 }

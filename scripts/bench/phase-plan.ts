@@ -6,7 +6,6 @@
  */
 import type { BenchOptions } from './args.ts';
 import {
-  addRounds,
   measuredPhase,
   type PhaseContext,
   type PhaseKind,
@@ -73,13 +72,12 @@ export async function runPlan(
       for (let round = 0; round < options.rounds; round++) {
         for (const target of rotated(targets, round)) {
           const work = workload(inputs, { kind, target, c, round });
-          const result = await measuredPhase(ctx, { kind, target, concurrency: c, ...work });
           const id = `${target.name}/${kind}/${c}`;
-          const known = phases.get(id);
-          phases.set(id, known === undefined ? result : addRounds(known, result));
+          const spec = { kind, target, concurrency: c, ...work };
+          phases.set(id, await measuredPhase(ctx, spec, phases.get(id)));
           stormKeys.set(target.name, [...(stormKeys.get(target.name) ?? []), ...work.stormKeys]);
           inputs.progress(
-            `${target.name} ${kind} c${c} round ${round + 1}/${options.rounds}: ${result.load.done} in ${result.load.seconds.toFixed(1)} s`,
+            `${target.name} ${kind} c${c}: round ${round + 1}/${options.rounds} done`,
           );
         }
       }
