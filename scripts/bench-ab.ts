@@ -10,15 +10,7 @@
  *
  * Why blocks rather than whole bench runs taken in turn: on a shared machine the speed of the
  * same code drifts from minute to minute, and two runs minutes apart cannot tell a small change
- * from that drift. Blocks of a few seconds, side by side, can.
- *
- *   npm run bench:ab -- [--before HEAD] [--phase new|replay] [--blocks 10] [--requests 1500]
- *                       [--concurrency 16] [--warm-up 3000] [--env-after KEY=VALUE …]
- *
- * "After" is the working tree, uncommitted edits included; `--before HEAD` with a clean tree is
- * an A/A run (the method's own noise), and `--env-after` sets a variable on the after side's
- * gateway only (`LOG_LEVEL=silent`, `NODE_ENV=production`), to measure a setting rather than a
- * change. The before commit must have scripts/build.ts (7c4913b or later).
+ * from that drift. Blocks of a few seconds, side by side, can. `--help` lists the options.
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -42,8 +34,6 @@ import { productTarget, type Target } from './bench/targets.ts';
 import { git, REPO, withWorktree, workingTreeFingerprint } from './bench/worktree.ts';
 import { table } from '../ops/render.ts';
 
-/** Requests per side before anything is measured: V8 has optimised the hot code by then. */
-const WARM_UP = 3_000;
 /** A smoke run may warm up less; fewer than this leaves replays too few keys to spread over. */
 const MIN_WARM_UP = 100;
 /** A block that has not finished by then is cut short and counted as far as it got. */
@@ -54,18 +44,20 @@ const MAX_REQUESTS = 10_000;
 /** Fewer than this, and /proc's 10 ms ticks are a large part of a block's CPU. */
 const MIN_REQUESTS = 100;
 
-type Phase = 'new' | 'replay';
+const USAGE = `npm run bench:ab -- [options]
+  --before REV           the commit to compare with (default HEAD); it must have scripts/build.ts
+  --phase new|replay     new payments or replays (default new)
+  --blocks N             blocks per side, an even number (default 10)
+  --requests N           requests per block (default 1500)
+  --concurrency N        requests in flight (default 16)
+  --warm-up N            requests per side before measuring (default 3000: V8 has optimised by then)
+  --env-after KEY=VALUE  a variable for the after side's gateway only, to measure a setting
+                         (LOG_LEVEL=silent, NODE_ENV=production) rather than a change; repeatable
+  --help                 this text
+"After" is the working tree, uncommitted edits included: --before HEAD with a clean tree is an
+A/A run, the method's own noise.`;
 
-interface Options {
-  before: string;
-  phase: Phase;
-  blocks: number;
-  requests: number;
-  concurrency: number;
-  warmUp: number;
-  /** Environment of the after side's gateway only. */
-  envAfter: Record<string, string>;
-}
+type Options = NonNullable<ReturnType<typeof parseOptions>>;
 
 interface Side {
   name: 'before' | 'after';
@@ -76,18 +68,21 @@ interface Side {
   blocks: Array<{ perSecond: number; gatewayUs: number; postgresUs: number }>;
 }
 
-function parseOptions(): Options {
+/** `undefined`: --help was asked for. */
+function parseOptions() {
   const { values } = parseArgs({
     options: {
+      help: { type: 'boolean', default: false },
       before: { type: 'string', default: 'HEAD' },
       phase: { type: 'string', default: 'new' },
       blocks: { type: 'string', default: '10' },
       requests: { type: 'string', default: '1500' },
       concurrency: { type: 'string', default: '16' },
-      'warm-up': { type: 'string', default: String(WARM_UP) },
+      'warm-up': { type: 'string', default: '3000' },
       'env-after': { type: 'string', multiple: true, default: [] },
     },
   });
+  if (values.help) return undefined;
   if (values.phase !== 'new' && values.phase !== 'replay') {
     throw new Error('--phase is new or replay');
   }
@@ -223,6 +218,10 @@ function report(run: { sides: [Side, Side]; options: Options; autovacuum: string
 
 async function main(): Promise<void> {
   const options = parseOptions();
+  if (options === undefined) {
+    console.log(USAGE);
+    return;
+  }
   // Ctrl-C, at any step: the processes started so far are stopped (a load in progress then
   // fails), a step that finishes checks in, and every finally block below still drops the
   // database and removes the builds and the worktree. A second Ctrl-C does not cut that short.

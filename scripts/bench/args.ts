@@ -1,21 +1,7 @@
 import { parseArgs } from 'node:util';
 
 /** What one `npm run bench` measures, from its flags (USAGE says what each does). */
-export interface BenchOptions {
-  concurrencies: number[];
-  /** Requests per load phase (new keys, replays), in `rounds` rounds (see phase-plan.ts). */
-  requests: number;
-  rounds: number;
-  warmUp: number;
-  profile: boolean;
-  /** Duplicate storms: this many keys, each sent `stormCopies` times. */
-  stormKeys: number;
-  stormCopies: number;
-  /** Every load phase stops after this long even if its request count is not reached. */
-  phaseLimitMs: number;
-  /** Length of each pgbench run (PostgreSQL's commit and read ceilings). */
-  pgbenchSeconds: number;
-}
+export type BenchOptions = NonNullable<ReturnType<typeof parseBenchArgs>>;
 
 /**
  * Full runs: enough requests for stable percentiles, within a minute per phase. A short warm-up
@@ -44,7 +30,7 @@ export const USAGE = `npm run bench -- [options]
 The gateway, the baselines and the PSP inherit the environment (LOG_LEVEL=silent, say).`;
 
 /** `--name`'s integer, refused outside [min, max]. */
-export function integerFlag(name: string, raw: string, [min, max]: [number, number]): number {
+export function integerFlag(name: string, raw: string | number, [min, max]: [number, number]) {
   const value = Number(raw);
   if (!Number.isInteger(value) || value < min || value > max) {
     throw new Error(`--${name} takes an integer in [${min}, ${max}]`);
@@ -53,7 +39,7 @@ export function integerFlag(name: string, raw: string, [min, max]: [number, numb
 }
 
 /** `undefined`: --help was asked for (the caller prints USAGE and exits). */
-export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
+export function parseBenchArgs(argv: string[]) {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -68,18 +54,15 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
   });
   if (values.help) return undefined;
   const preset = values.quick ? QUICK : FULL;
-  const requests = integerFlag('requests', values.requests ?? String(preset.requests), [
-    1,
-    MAX_REQUESTS,
-  ]);
+  const requests = integerFlag('requests', values.requests ?? preset.requests, [1, MAX_REQUESTS]);
   return {
     ...preset,
     concurrencies: values.concurrency
       .split(',')
       .map((c) => integerFlag('concurrency', c.trim(), [1, MAX_CONCURRENCY])),
     requests,
-    rounds: integerFlag('rounds', values.rounds ?? String(preset.rounds), [1, requests]),
-    warmUp: integerFlag('warm-up', values['warm-up'] ?? String(preset.warmUp), [1, MAX_REQUESTS]),
+    rounds: integerFlag('rounds', values.rounds ?? preset.rounds, [1, requests]),
+    warmUp: integerFlag('warm-up', values['warm-up'] ?? preset.warmUp, [1, MAX_REQUESTS]),
     profile: values.profile,
     phaseLimitMs: PHASE_LIMIT_MS,
     stormCopies: STORM_COPIES,
