@@ -24,8 +24,7 @@ import { parseBenchArgs, USAGE, type BenchOptions } from './bench/args.ts';
 import { Children, type Child } from './bench/children.ts';
 import { startBaseline, startGateway, startPsp } from './bench/systems.ts';
 import { buildJavaScript, DEFAULT_OUT_DIR } from './build.ts';
-import type { PhaseContext } from './bench/measured-phase.ts';
-import { runPlan } from './bench/phase-plan.ts';
+import { runPhases } from './bench/measured-phases.ts';
 import { checkPgbench, pgbenchRate } from './bench/pgbench.ts';
 import { failures, printReport, type BenchReport } from './bench/report.ts';
 import { runLoad } from './bench/load.ts';
@@ -172,18 +171,13 @@ async function main(): Promise<void> {
     const systems = await startSystems({ children, db }, profiling);
     const replayKeys = await warmUp(systems.targets, options);
     const autovacuum = await analyzeAfterWarmUp(pool);
-    const ctx: PhaseContext = {
+    const measured = await runPhases({
       db: pool,
       dbName: db.name,
-      pspPid: systems.psp.process.pid ?? 0,
-      pidOf: (system) => systems.children[system].process.pid ?? 0,
-      limitMs: options.phaseLimitMs,
-    };
-    const measured = await runPlan({
-      ctx,
       options,
       targets: systems.targets,
-      pspUrl: systems.psp.url,
+      psp: { url: systems.psp.url, pid: systems.psp.process.pid ?? 0 },
+      pidOf: (system) => systems.children[system].process.pid ?? 0,
       replayKeys,
       progress,
     });

@@ -47,7 +47,6 @@ const LAYERS: Array<[string, RegExp]> = [
   ['payments service', /\/services\/payments\//],
   ['provider service', /\/services\/provider\//],
   ['other services', /\/services\//],
-  ['tsx loader', /\/node_modules\/(tsx|esbuild)\//],
   ['other node_modules', /\/node_modules\//],
 ];
 

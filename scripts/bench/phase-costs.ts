@@ -1,12 +1,11 @@
 /**
- * What a phase cost, read around it. CPU time of the processes on the request path, from /proc:
- * the system under test, the sandbox PSP, the PostgreSQL backends serving the bench's database,
- * and the load generator (this process). On two shared cores, CPU per request is what
- * throughput ratios come down to. And the transactions that wrote: transaction ids assigned,
- * which only writes consume, counted the moment they happen (pg_stat_database's commit counts
- * are published up to ten seconds late, so a phase's would trail). Transaction ids are numbered
- * for the whole server, so other databases' transactions are read too, to say how far "writes"
- * can be trusted on a shared server.
+ * What a phase cost, read around it: the CPU time of each process on the request path, from
+ * /proc (the system under test, the sandbox PSP, the PostgreSQL backends serving the bench's
+ * database, and the load generator, this process), since on shared cores CPU per request is what
+ * throughput ratios come down to; and the writing transactions, as transaction ids assigned,
+ * counted the moment they happen (pg_stat_database's commit counts are published up to ten
+ * seconds late, so a phase's would trail). Transaction ids are numbered for the whole server, so
+ * other databases' transactions are read too, to say how far "writes" can be trusted.
  */
 import { readFileSync } from 'node:fs';
 import type pg from 'pg';

@@ -12,7 +12,7 @@ import { mkdtemp, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { layerTimes, readProfile, type CpuProfile } from './cpu-profile-layers.ts';
-import type { PhaseResult } from './measured-phase.ts';
+import type { PhaseResult } from './measured-phases.ts';
 import { fixed } from './stats.ts';
 import type { SystemName } from './targets.ts';
 import { table } from '../../ops/render.ts';

@@ -4,7 +4,7 @@
  * the same run. Ratios only; no absolute time is asserted.
  */
 import type { BenchOptions } from './args.ts';
-import type { PhaseKind, PhaseResult } from './measured-phase.ts';
+import type { PhaseKind, PhaseResult } from './measured-phases.ts';
 import type { PgbenchResult } from './pgbench.ts';
 import { fixed, percentile, rate } from './stats.ts';
 import { exactlyOnce, type StormOutcome } from './storm-check.ts';
@@ -23,7 +23,7 @@ export interface BenchReport {
   postgres: Array<{ concurrency: number; commit: PgbenchResult; read: PgbenchResult }>;
 }
 
-/** Per request of `phase`: NaN where the phase did not run. */
+/** Per request of `phase`: NaN where it did not run. */
 function perRequest(phase: PhaseResult | undefined, value: (p: PhaseResult) => number): number {
   return phase === undefined ? NaN : value(phase) / Math.max(1, phase.load.done);
 }
@@ -42,15 +42,11 @@ function phaseTable(phases: PhaseResult[]): string {
       load.cutShort ? 'cut short by the time limit' : '',
       costs.otherTransactions > 0 ? '*' : '',
     ];
+    const each = (value: number) => fixed(value / Math.max(1, load.done), 2);
     out.push([
       ...[phase.kind, phase.system, fixed(rate(load), 0)],
       ...[50, 95, 99].map((p) => fixed(percentile(sorted, p), 1)),
-      ...[costs.writes, costs.systemMs, costs.pspMs, costs.postgresMs, costs.loadMs].map((value) =>
-        fixed(
-          perRequest(phase, () => value),
-          2,
-        ),
-      ),
+      ...[costs.writes, costs.systemMs, costs.pspMs, costs.postgresMs, costs.loadMs].map(each),
       [String(load.done), ...notes].filter(Boolean).join(' '),
     ]);
   }
@@ -120,26 +116,16 @@ export function printReport(report: BenchReport): void {
   for (const c of report.options.concurrencies) {
     const phases = report.phases.filter((p) => p.concurrency === c);
     out.push(`concurrency ${c}: per request, CPU ms of each process and writing transactions`);
-    out.push(
-      phaseTable(phases),
-      'storm check (charges counted on the PSP statement, by reference):',
-    );
+    out.push(phaseTable(phases), 'storm check (charges on the PSP statement, by reference):');
     for (const storm of report.storms.filter((s) => s.concurrency === c)) {
       const phase = phases.find((p) => p.system === storm.system && p.kind === 'storm');
       out.push(stormLine(storm, phase, report.options.stormCopies));
     }
     out.push('ratios (throughput):', ...ratioLines(report, c), '');
   }
-  const polluted = report.phases.filter((p) => p.costs.otherTransactions > 0);
-  if (polluted.length > 0) {
-    const worst = Math.max(...polluted.map((p) => perRequest(p, (q) => q.costs.otherTransactions)));
+  if (report.phases.some((p) => p.costs.otherTransactions > 0)) {
     out.push(
-      `* other databases on the server ran transactions during this phase; transaction ids are server-wide, so "writes" may be high by up to ${fixed(worst, 2)} per request (the worst phase).`,
-    );
-  }
-  for (const phase of report.phases.filter((p) => p.load.errorSamples.length > 0)) {
-    out.push(
-      `errors in ${phase.system} ${phase.kind} c${phase.concurrency}: ${phase.load.errorSamples.join(' | ')}`,
+      '* other databases ran transactions meanwhile: "writes" (server-wide ids) may be high',
     );
   }
   console.log(out.join('\n'));
@@ -149,7 +135,10 @@ export function printReport(report: BenchReport): void {
 export function failures(report: BenchReport): string[] {
   const problems = report.phases
     .filter((p) => p.load.errors > 0)
-    .map((p) => `${p.system} ${p.kind} c${p.concurrency}: ${p.load.errors} errors`);
+    .map(
+      (p) =>
+        `${p.system} ${p.kind} c${p.concurrency}: ${p.load.errors} errors, e.g. ${p.load.errorSamples.join(' | ')}`,
+    );
   for (const storm of report.storms.filter((s) => s.system !== 'bare' && !exactlyOnce(s))) {
     const { min, max } = storm.charges;
     problems.push(`${storm.system} storm c${storm.concurrency}: charges per key ${min}–${max}`);
