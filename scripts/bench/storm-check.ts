@@ -21,9 +21,11 @@ export interface StormOutcome {
   payments: { min: number; max: number };
 }
 
-function spread(counted: string[], keys: string[]): { min: number; max: number } {
+/** Per key, how often it was counted: min and max over the keys. */
+/** Per key, how many of `found` name it: min and max over the keys. */
+function spread(keys: string[], found: Array<{ reference: string }>): { min: number; max: number } {
   const counts = new Map<string, number>();
-  for (const key of counted) counts.set(key, (counts.get(key) ?? 0) + 1);
+  for (const { reference } of found) counts.set(reference, (counts.get(reference) ?? 0) + 1);
   const values = keys.map((key) => counts.get(key) ?? 0);
   return { min: Math.min(...values), max: Math.max(...values) };
 }
@@ -46,18 +48,13 @@ export async function checkStorm(check: {
     `SELECT reference FROM ${PAYMENTS_TABLE[check.system]} WHERE reference = ANY($1)`,
     [check.keys],
   );
+  const { system, concurrency, keys } = check;
   return {
-    system: check.system,
-    concurrency: check.concurrency,
-    keys: check.keys.length,
-    charges: spread(
-      data.map((charge) => charge.reference),
-      check.keys,
-    ),
-    payments: spread(
-      rows.map((row) => row.reference),
-      check.keys,
-    ),
+    system,
+    concurrency,
+    keys: keys.length,
+    charges: spread(keys, data),
+    payments: spread(keys, rows),
   };
 }
 
