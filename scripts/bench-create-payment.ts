@@ -51,19 +51,15 @@ async function startSystems(
   profiling: Profiling | null,
 ): Promise<Systems> {
   const psp = await startPsp(run.children);
-  const urls = { databaseUrl: run.db.url, pspUrl: psp.url };
+  const common = (system: SystemName) => ({
+    databaseUrl: run.db.url,
+    pspUrl: psp.url,
+    nodeArgs: profiling?.nodeArgs(system),
+  });
   const [product, reference, bare] = await Promise.all([
-    startGateway(run.children, {
-      ...urls,
-      apiKey: API_KEY,
-      nodeArgs: profiling?.nodeArgs('product'),
-    }),
-    startBaseline(run.children, {
-      ...urls,
-      name: 'reference',
-      nodeArgs: profiling?.nodeArgs('reference'),
-    }),
-    startBaseline(run.children, { ...urls, name: 'bare', nodeArgs: profiling?.nodeArgs('bare') }),
+    startGateway(run.children, { ...common('product'), apiKey: API_KEY }),
+    startBaseline(run.children, { ...common('reference'), name: 'reference' }),
+    startBaseline(run.children, { ...common('bare'), name: 'bare' }),
   ]);
   return {
     psp,
