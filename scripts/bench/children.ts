@@ -12,7 +12,6 @@ const READY_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 20_000;
 
 export interface Child {
-  name: string;
   process: ChildProcess;
   url: string;
 }
@@ -37,7 +36,7 @@ export class Children {
       env: { ...process.env, ...spec.env },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
-    const started = { name: spec.name, process: child, url: '' };
+    const started = { process: child, url: '' };
     this.started.push(started);
     started.url = await readyUrl(child, spec);
     return started;
