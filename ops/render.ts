@@ -4,8 +4,8 @@ import Table from 'cli-table3';
  * Plain borders, no colours: the same text in a terminal, a CI log and a pasted incident note
  * (cli-table3 colours headings red by default, which litters logs with escape codes).
  */
-export function table(head: string[]): Table.Table {
-  return new Table({ head, style: { head: [], border: [], compact: false } });
+export function table(head: string[], opts: { compact?: boolean } = {}): Table.Table {
+  return new Table({ head, style: { head: [], border: [], compact: opts.compact ?? false } });
 }
 
 /** A two-column name/value table, for reports. */

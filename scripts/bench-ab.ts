@@ -10,15 +10,7 @@
  *
  * Why blocks rather than whole bench runs taken in turn: on a shared machine the speed of the
  * same code drifts from minute to minute, and two runs minutes apart cannot tell a small change
- * from that drift. Blocks of a few seconds, side by side, can.
- *
- *   npm run bench:ab -- [--before HEAD] [--phase new|replay] [--blocks 10] [--requests 1500]
- *                       [--concurrency 16] [--warm-up 3000] [--env-after KEY=VALUE …]
- *
- * "After" is the working tree, uncommitted edits included; `--before HEAD` with a clean tree is
- * an A/A run (the method's own noise), and `--env-after` sets a variable on the after side's
- * gateway only (`LOG_LEVEL=silent`, `NODE_ENV=production`), to measure a setting rather than a
- * change. The before commit must have scripts/build.ts (7c4913b or later).
+ * from that drift. Blocks of a few seconds, side by side, can. `--help` lists the options.
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -26,22 +18,22 @@ import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { buildJavaScript } from './build.ts';
+import { integerFlag } from './bench/args.ts';
 import { Children, type Child } from './bench/children.ts';
 import { runLoad } from './bench/load.ts';
-import { cpuBetween, snapshotCpu } from './bench/process-cpu.ts';
+import { addCosts, Costs, snapshotCosts } from './bench/phase-costs.ts';
 import {
+  analyzeAfterWarmUp,
   benchPool,
   createScratchDatabase,
   type ScratchDatabase,
 } from './bench/scratch-database.ts';
-import { analyzeAfterWarmUp } from './bench/statistics.ts';
 import { fixed, percentile } from './bench/stats.ts';
+import { startGateway, startPsp } from './bench/systems.ts';
 import { productTarget, type Target } from './bench/targets.ts';
 import { git, REPO, withWorktree, workingTreeFingerprint } from './bench/worktree.ts';
 import { table } from '../ops/render.ts';
 
-/** Requests per side before anything is measured: V8 has optimised the hot code by then. */
-const WARM_UP = 3_000;
 /** A smoke run may warm up less; fewer than this leaves replays too few keys to spread over. */
 const MIN_WARM_UP = 100;
 /** A block that has not finished by then is cut short and counted as far as it got. */
@@ -51,26 +43,21 @@ const MAX_BLOCKS = 40;
 const MAX_REQUESTS = 10_000;
 /** Fewer than this, and /proc's 10 ms ticks are a large part of a block's CPU. */
 const MIN_REQUESTS = 100;
-/**
- * The gateways' background work held back, so that blocks measure the request path alone: past
- * the longest run the bounds allow (two warm-ups and every block at its time limit, 84 min).
- */
-const HELD_BACK_MS = String(3 * 3_600_000);
-/** A synthetic data key (32 bytes of 0x42): the gateway seals answers as in production. */
-const BENCH_DATA_ENCRYPTION_KEYS = `bench1:${Buffer.alloc(32, 0x42).toString('base64')}`;
 
-type Phase = 'new' | 'replay';
+const USAGE = `npm run bench:ab -- [options]
+  --before REV           the commit to compare with (default HEAD); it must have scripts/build.ts
+  --phase new|replay     new payments or replays (default new)
+  --blocks N             blocks per side, an even number (default 10)
+  --requests N           requests per block (default 1500)
+  --concurrency N        requests in flight (default 16)
+  --warm-up N            requests per side before measuring (default 3000: V8 has optimised by then)
+  --env-after KEY=VALUE  a variable for the after side's gateway only, to measure a setting
+                         (LOG_LEVEL=silent, NODE_ENV=production) rather than a change; repeatable
+  --help                 this text
+"After" is the working tree, uncommitted edits included: --before HEAD with a clean tree is an
+A/A run, the method's own noise.`;
 
-interface Options {
-  before: string;
-  phase: Phase;
-  blocks: number;
-  requests: number;
-  concurrency: number;
-  warmUp: number;
-  /** Environment of the after side's gateway only. */
-  envAfter: Record<string, string>;
-}
+type Options = NonNullable<ReturnType<typeof parseOptions>>;
 
 interface Side {
   name: 'before' | 'after';
@@ -81,29 +68,25 @@ interface Side {
   blocks: Array<{ perSecond: number; gatewayUs: number; postgresUs: number }>;
 }
 
-function parseOptions(): Options {
+/** `undefined`: --help was asked for. */
+function parseOptions() {
   const { values } = parseArgs({
     options: {
+      help: { type: 'boolean', default: false },
       before: { type: 'string', default: 'HEAD' },
       phase: { type: 'string', default: 'new' },
       blocks: { type: 'string', default: '10' },
       requests: { type: 'string', default: '1500' },
       concurrency: { type: 'string', default: '16' },
-      'warm-up': { type: 'string', default: String(WARM_UP) },
+      'warm-up': { type: 'string', default: '3000' },
       'env-after': { type: 'string', multiple: true, default: [] },
     },
   });
+  if (values.help) return undefined;
   if (values.phase !== 'new' && values.phase !== 'replay') {
     throw new Error('--phase is new or replay');
   }
-  const int = (name: string, raw: string, [min, max]: [number, number]) => {
-    const value = Number(raw);
-    if (!Number.isInteger(value) || value < min || value > max) {
-      throw new Error(`--${name} takes an integer in [${min}, ${max}]`);
-    }
-    return value;
-  };
-  const blocks = int('blocks', values.blocks, [2, MAX_BLOCKS]);
+  const blocks = integerFlag('blocks', values.blocks, [2, MAX_BLOCKS]);
   // Each side goes first in half the blocks only if their number is even.
   if (blocks % 2 !== 0) throw new Error('--blocks takes an even number');
   const envAfter: Record<string, string> = {};
@@ -116,9 +99,9 @@ function parseOptions(): Options {
     before: values.before,
     phase: values.phase,
     blocks,
-    requests: int('requests', values.requests, [MIN_REQUESTS, MAX_REQUESTS]),
-    concurrency: int('concurrency', values.concurrency, [1, 256]),
-    warmUp: int('warm-up', values['warm-up'], [MIN_WARM_UP, MAX_REQUESTS]),
+    requests: integerFlag('requests', values.requests, [MIN_REQUESTS, MAX_REQUESTS]),
+    concurrency: integerFlag('concurrency', values.concurrency, [1, 256]),
+    warmUp: integerFlag('warm-up', values['warm-up'], [MIN_WARM_UP, MAX_REQUESTS]),
     envAfter,
   };
 }
@@ -140,34 +123,6 @@ function buildWorktree(dir: string): string {
   return join(dir, 'dist');
 }
 
-async function startGateway(run: {
-  children: Children;
-  db: ScratchDatabase;
-  pspUrl: string;
-  apiKey: string;
-  env: Record<string, string>;
-}): Promise<Child> {
-  return run.children.start({
-    name: 'gateway',
-    entry: 'app/main.ts',
-    env: {
-      DATABASE_URL: run.db.url,
-      PSP_URL: run.pspUrl,
-      PORT: '0',
-      BOOTSTRAP_TENANTS: `bench:${run.apiKey}`,
-      // A gateway on DATABASE_URL refuses to start without data keys; a commit from before
-      // them ignores the variable.
-      DATA_ENCRYPTION_KEYS: BENCH_DATA_ENCRYPTION_KEYS,
-      RECOVERY_INTERVAL_MS: HELD_BACK_MS,
-      RECONCILIATION_INTERVAL_MS: HELD_BACK_MS,
-      RETENTION_INTERVAL_MS: HELD_BACK_MS,
-      OUTBOX_INTERVAL_MS: HELD_BACK_MS,
-      ...run.env,
-    },
-    ready: /GraphQL:\s+(http:\/\/127\.0\.0\.1:\d+)\/graphql/,
-  });
-}
-
 async function measureBlocks(run: {
   sides: [Side, Side];
   options: Options;
@@ -183,7 +138,7 @@ async function measureBlocks(run: {
       for (const side of order) {
         const pids = { system: side.gateway.process.pid ?? 0, psp: run.pspPid };
         const spec = { db: pool, dbName: run.db.name, pids };
-        const before = await snapshotCpu(spec);
+        const before = await snapshotCosts(spec);
         const load = await runLoad({
           target: side.target,
           concurrency: options.concurrency,
@@ -196,7 +151,8 @@ async function measureBlocks(run: {
         });
         if (load.errors > 0) throw new Error(`${side.name}: ${load.errorSamples.join(' | ')}`);
         if (load.done === 0) throw new Error(`${side.name}: no request answered in a block`);
-        const cpu = cpuBetween({ before, after: await snapshotCpu(spec), pids });
+        const cpu = new Costs();
+        addCosts(cpu, before, await snapshotCosts(spec));
         const n = load.done;
         side.blocks.push({
           perSecond: load.done / load.seconds,
@@ -262,6 +218,10 @@ function report(run: { sides: [Side, Side]; options: Options; autovacuum: string
 
 async function main(): Promise<void> {
   const options = parseOptions();
+  if (options === undefined) {
+    console.log(USAGE);
+    return;
+  }
   // Ctrl-C, at any step: the processes started so far are stopped (a load in progress then
   // fails), a step that finishes checks in, and every finally block below still drops the
   // database and removes the builds and the worktree. A second Ctrl-C does not cut that short.
@@ -292,7 +252,7 @@ async function main(): Promise<void> {
         progress(`building before (${beforeHash.slice(0, 12)})`);
         const beforeDir = buildWorktree(worktree);
         stillWanted();
-        const db = await createScratchDatabase({ embedded: false });
+        const db = await createScratchDatabase();
         const apiKey = `sk_test_bench_ab_${randomBytes(12).toString('hex')}`;
         const pspChildren = new Children(afterDir);
         const gateways = { before: new Children(beforeDir), after: new Children(afterDir) };
@@ -301,17 +261,11 @@ async function main(): Promise<void> {
         onInterrupt.push(stopAll);
         try {
           stillWanted();
-          const psp = await pspChildren.start({
-            name: 'sandbox-psp',
-            entry: 'sandbox-psp/main.ts',
-            env: { SANDBOX_PSP_PORT: '0' },
-            ready: /listening on (http:\/\/127\.0\.0\.1:\d+)/,
-          });
+          const psp = await startPsp(pspChildren);
           const sides: Side[] = [];
           for (const name of ['before', 'after'] as const) {
-            const gateway = await startGateway({
-              children: gateways[name],
-              db,
+            const gateway = await startGateway(gateways[name], {
+              databaseUrl: db.url,
               pspUrl: psp.url,
               apiKey,
               env: name === 'after' ? options.envAfter : {},

@@ -20,30 +20,25 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
 import type pg from 'pg';
-import { BENCH_SQL } from './bench/counters.ts';
 import { parseBenchArgs, USAGE, type BenchOptions } from './bench/args.ts';
 import { Children, type Child } from './bench/children.ts';
+import { startBaseline, startGateway, startPsp } from './bench/systems.ts';
 import { buildJavaScript, DEFAULT_OUT_DIR } from './build.ts';
-import type { PhaseContext } from './bench/measured-phase.ts';
-import { runPlan } from './bench/phase-plan.ts';
+import { runPhases } from './bench/measured-phases.ts';
 import { checkPgbench, pgbenchRate } from './bench/pgbench.ts';
 import { failures, printReport, type BenchReport } from './bench/report.ts';
 import { runLoad } from './bench/load.ts';
 import {
+  analyzeAfterWarmUp,
   benchPool,
   createScratchDatabase,
   type ScratchDatabase,
 } from './bench/scratch-database.ts';
 import { baselineTarget, productTarget, type SystemName, type Target } from './bench/targets.ts';
-import { analyzeAfterWarmUp } from './bench/statistics.ts';
 import { startProfiling, type Profiling } from './bench/profiling.ts';
 
 const API_KEY = `sk_test_bench_${randomBytes(12).toString('hex')}`;
 const BASELINE_TENANT = randomUUID();
-/** The gateway's background work held back, so the figures are the request path's alone. */
-const HELD_BACK_MS = '3600000';
-/** A synthetic data key (32 bytes of 0x42): the gateway seals answers as in production. */
-const BENCH_DATA_ENCRYPTION_KEYS = `bench1:${Buffer.alloc(32, 0x42).toString('base64')}`;
 
 interface Systems {
   psp: Child;
@@ -52,50 +47,19 @@ interface Systems {
 }
 
 async function startSystems(
-  run: { children: Children; db: ScratchDatabase; options: BenchOptions },
+  run: { children: Children; db: ScratchDatabase },
   profiling: Profiling | null,
 ): Promise<Systems> {
-  const psp = await run.children.start({
-    name: 'sandbox-psp',
-    entry: 'sandbox-psp/main.ts',
-    env: { SANDBOX_PSP_PORT: '0' },
-    ready: /listening on (http:\/\/127\.0\.0\.1:\d+)/,
+  const psp = await startPsp(run.children);
+  const common = (system: SystemName) => ({
+    databaseUrl: run.db.url,
+    pspUrl: psp.url,
+    nodeArgs: profiling?.nodeArgs(system),
   });
-  const common = { DATABASE_URL: run.db.url, PSP_URL: psp.url };
   const [product, reference, bare] = await Promise.all([
-    run.children.start({
-      name: 'gateway',
-      entry: 'app/main.ts',
-      env: {
-        ...common,
-        PORT: '0',
-        BOOTSTRAP_TENANTS: `bench:${API_KEY}`,
-        // A gateway on DATABASE_URL refuses to start without data keys: a throwaway one.
-        DATA_ENCRYPTION_KEYS: BENCH_DATA_ENCRYPTION_KEYS,
-        LOG_LEVEL: run.options.logLevel,
-        RECOVERY_INTERVAL_MS: HELD_BACK_MS,
-        RECONCILIATION_INTERVAL_MS: HELD_BACK_MS,
-        RETENTION_INTERVAL_MS: HELD_BACK_MS,
-        // Events wait in the outbox while the load runs: delivery is asynchronous work after it.
-        OUTBOX_INTERVAL_MS: HELD_BACK_MS,
-      },
-      nodeArgs: profiling?.nodeArgs('product'),
-      ready: /GraphQL:\s+(http:\/\/127\.0\.0\.1:\d+)\/graphql/,
-    }),
-    run.children.start({
-      name: 'reference',
-      entry: 'scripts/bench/reference-server.ts',
-      env: common,
-      nodeArgs: profiling?.nodeArgs('reference'),
-      ready: /listening on (http:\/\/127\.0\.0\.1:\d+)/,
-    }),
-    run.children.start({
-      name: 'bare',
-      entry: 'scripts/bench/bare-server.ts',
-      env: common,
-      nodeArgs: profiling?.nodeArgs('bare'),
-      ready: /listening on (http:\/\/127\.0\.0\.1:\d+)/,
-    }),
+    startGateway(run.children, { ...common('product'), apiKey: API_KEY }),
+    startBaseline(run.children, { ...common('reference'), name: 'reference' }),
+    startBaseline(run.children, { ...common('bare'), name: 'bare' }),
   ]);
   return {
     psp,
@@ -153,11 +117,14 @@ function progress(message: string): void {
 }
 
 async function serverVersion(db: pg.Pool): Promise<string> {
-  const { rows } = await db.query<{ v: string }>(
-    `${BENCH_SQL} SELECT current_setting('server_version') AS v`,
-  );
-  return rows[0]?.v ?? '?';
+  const { rows } = await db.query<{ server_version: string }>('SHOW server_version');
+  return rows[0]?.server_version ?? '?';
 }
+
+const loadAverage = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 
 async function main(): Promise<void> {
   const options = parseBenchArgs(process.argv.slice(2));
@@ -165,14 +132,12 @@ async function main(): Promise<void> {
     console.log(USAGE);
     return;
   }
-  const loadBefore = loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ');
+  const loadBefore = loadAverage();
   // Before the database: a failed build, or no pgbench, fails with nothing to undo.
   checkPgbench();
   buildJavaScript(DEFAULT_OUT_DIR);
   const profiling = options.profile ? await startProfiling() : null;
-  const db = await createScratchDatabase({ embedded: options.embedded });
+  const db = await createScratchDatabase();
   const children = new Children(DEFAULT_OUT_DIR);
   const pool = benchPool(db.url);
   // One clean-up, whoever asks first: the end of the run, or Ctrl-C (any number of times).
@@ -199,34 +164,25 @@ async function main(): Promise<void> {
   let report: BenchReport | undefined;
   let profile = '';
   try {
-    const systems = await startSystems({ children, db, options }, profiling);
+    const systems = await startSystems({ children, db }, profiling);
     const replayKeys = await warmUp(systems.targets, options);
     const autovacuum = await analyzeAfterWarmUp(pool);
-    const ctx: PhaseContext = {
+    const measured = await runPhases({
       db: pool,
       dbName: db.name,
-      statements: db.statements,
-      pspPid: systems.psp.process.pid ?? 0,
-      pidOf: (system) => systems.children[system].process.pid ?? 0,
-      limitMs: options.phaseLimitMs,
-    };
-    const measured = await runPlan({
-      ctx,
       options,
       targets: systems.targets,
-      pspUrl: systems.psp.url,
+      psp: { url: systems.psp.url, pid: systems.psp.process.pid ?? 0 },
+      pidOf: (system) => systems.children[system].process.pid ?? 0,
       replayKeys,
       progress,
     });
     const postgres = await postgresRates({ db, options }, options.warmUp);
-    const loadAfter = loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ');
     report = {
       options,
       environment: [
-        `createPayment benchmark, ${new Date().toISOString()}: concurrency ${options.concurrencies.join(', ')}; ${options.requests} requests per phase (or ${options.phaseLimitMs / 1000} s); storms of ${options.stormKeys} keys × ${options.stormCopies} copies`,
-        `machine: ${cpus().length} CPUs, load average ${loadBefore} before, ${loadAfter} after; node ${process.version}; PostgreSQL ${await serverVersion(pool)} (${db.cluster} cluster${db.statements ? ', pg_stat_statements' : ''}; autovacuum ${autovacuum}, so the bench ANALYZEs after the warm-up); gateway LOG_LEVEL=${options.logLevel}${options.profile ? '; PROFILING (figures include its overhead)' : ''}`,
+        `createPayment benchmark, ${new Date().toISOString()}: concurrency ${options.concurrencies.join(', ')}; ${options.requests} requests per phase (at most ${options.phaseLimitMs / 1000} s); storms of ${options.stormKeys} keys × ${options.stormCopies} copies`,
+        `machine: ${cpus().length} CPUs, load average ${loadBefore} before, ${loadAverage()} after; node ${process.version}; PostgreSQL ${await serverVersion(pool)} (autovacuum ${autovacuum}, so the bench ANALYZEs after the warm-up); gateway LOG_LEVEL=${process.env['LOG_LEVEL'] ?? 'info'}${options.profile ? '; PROFILING (figures include its overhead)' : ''}`,
         `systems: product = gateway (GraphQL → tRPC → engine → PostgreSQL → PSP); reference = hand-written design (node:http + pg); bare = no idempotency`,
       ],
       ...measured,

@@ -8,51 +8,17 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { json, runBaseline, type Answer, type PaymentRequest } from './baseline-http.ts';
-import { chargeAtPsp, minorUnits } from './psp-charge.ts';
+import { chargeAtPsp, insertPayment, recordOutcome } from './baseline-payment.ts';
 
-const INSERT_PAYMENT = `
-INSERT INTO bench_bare_payments (tenant_id, id, status, amount_minor, currency, payment_method,
-                                 reference, provider_key)
-VALUES ($1, $2, 'PROCESSING', $3, $4, $5, $6, $7)`;
-
-const RECORD_OUTCOME = `
-UPDATE bench_bare_payments
-   SET status = $3, provider_reference = $4, failure_code = $5, updated_at = now()
- WHERE tenant_id = $1 AND id = $2 AND status = 'PROCESSING'`;
+const TABLE = 'bench_bare_payments';
 
 async function createPayment(pool: pg.Pool, request: PaymentRequest): Promise<Answer> {
   const id = randomUUID();
-  await pool.query(INSERT_PAYMENT, [
-    request.tenantId,
-    id,
-    minorUnits(request.amount),
-    request.currency,
-    request.paymentMethod,
-    request.reference,
-    `bench_payment_${id}`,
-  ]);
-  const charge = await chargeAtPsp({ paymentId: id, ...request });
-  if (charge.kind === 'failed') return json(502, { error: 'PROVIDER_ERROR' });
-  const status = charge.kind === 'approved' ? 'SUCCEEDED' : 'FAILED';
-  const failureCode = charge.kind === 'declined' ? charge.failureCode : null;
-  await pool.query(RECORD_OUTCOME, [
-    request.tenantId,
-    id,
-    status,
-    charge.providerReference,
-    failureCode,
-  ]);
-  return json(200, {
-    payment: {
-      id,
-      status,
-      amount: request.amount,
-      currency: request.currency,
-      reference: request.reference,
-      providerReference: charge.providerReference,
-      failureCode,
-    },
-  });
+  await pool.query(insertPayment(TABLE, id, request));
+  const outcome = await chargeAtPsp(id, request);
+  if (outcome === null) return json(502, { error: 'PROVIDER_ERROR' });
+  await pool.query(recordOutcome(TABLE, { tenantId: request.tenantId, id, outcome }));
+  return { status: 200, body: outcome.body };
 }
 
 await runBaseline('bare', createPayment);

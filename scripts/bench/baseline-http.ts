@@ -1,7 +1,7 @@
 /**
  * What both baseline servers share: a JSON POST /payments endpoint on plain node:http with a
- * pg pool, the same pool size as the gateway's, started as its own process. Each baseline
- * supplies only its handler.
+ * pg pool the size of the gateway's, started as its own process. Each baseline supplies only
+ * its handler.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,16 +11,13 @@ import pg from 'pg';
 const POOL_MAX = 20;
 /** A payment request is a few hundred bytes; the gateway refuses over 100 KB, and so do we. */
 const MAX_BODY_BYTES = 100 * 1024;
+const FIELDS = ['tenantId', 'idempotencyKey', 'amount', 'currency', 'paymentMethod', 'reference'];
 
 /** What a client sends: the fields the product's createPayment takes, as plain JSON. */
-export interface PaymentRequest {
-  tenantId: string;
-  idempotencyKey: string;
-  amount: string;
-  currency: string;
-  paymentMethod: string;
-  reference: string;
-}
+export type PaymentRequest = Record<
+  'tenantId' | 'idempotencyKey' | 'amount' | 'currency' | 'paymentMethod' | 'reference',
+  string
+>;
 
 export interface Answer {
   status: number;
@@ -31,36 +28,29 @@ export interface Answer {
 
 export type Handler = (pool: pg.Pool, request: PaymentRequest) => Promise<Answer>;
 
-export function json(status: number, body: unknown): Answer {
-  return { status, body: JSON.stringify(body) };
-}
+export const json = (status: number, body: unknown): Answer => ({
+  status,
+  body: JSON.stringify(body),
+});
 
 /** Validates just enough that a malformed request cannot reach the database. */
-function parseRequest(raw: string): PaymentRequest | null {
-  let value: unknown;
+async function readRequest(req: IncomingMessage): Promise<PaymentRequest | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) return null;
+    chunks.push(chunk);
+  }
+  let fields: Record<string, unknown>;
   try {
-    value = JSON.parse(raw);
+    fields = (JSON.parse(Buffer.concat(chunks).toString('utf8')) ?? {}) as Record<string, unknown>;
   } catch {
     return null;
   }
-  if (typeof value !== 'object' || value === null) return null;
-  const fields = value as Record<string, unknown>;
-  const names = ['tenantId', 'idempotencyKey', 'amount', 'currency', 'paymentMethod', 'reference'];
-  if (!names.every((name) => typeof fields[name] === 'string')) return null;
+  if (!FIELDS.every((name) => typeof fields[name] === 'string')) return null;
   if (!/^\d{1,15}\.\d{2}$/.test(fields['amount'] as string)) return null;
-  return value as PaymentRequest;
-}
-
-async function readBody(req: IncomingMessage): Promise<string | null> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    const buffer = chunk as Buffer;
-    size += buffer.length;
-    if (size > MAX_BODY_BYTES) return null;
-    chunks.push(buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+  return fields as PaymentRequest;
 }
 
 function send(res: ServerResponse, answer: Answer): void {
@@ -73,17 +63,16 @@ function send(res: ServerResponse, answer: Answer): void {
 }
 
 async function serve(
-  ctx: { pool: pg.Pool; handler: Handler },
   req: IncomingMessage,
   res: ServerResponse,
-): Promise<void> {
+  handle: (r: PaymentRequest) => Promise<Answer>,
+) {
   if (req.method !== 'POST' || req.url !== '/payments') {
     return send(res, json(404, { error: 'not found' }));
   }
-  const raw = await readBody(req);
-  const request = raw === null ? null : parseRequest(raw);
+  const request = await readRequest(req);
   if (request === null) return send(res, json(400, { error: 'BAD_REQUEST' }));
-  send(res, await ctx.handler(ctx.pool, request));
+  send(res, await handle(request));
 }
 
 /**
@@ -96,15 +85,14 @@ export async function runBaseline(name: string, handler: Handler): Promise<void>
   const pool = new pg.Pool({ connectionString: databaseUrl, max: POOL_MAX });
   pool.on('error', () => undefined);
   const server = createServer((req, res) => {
-    serve({ pool, handler }, req, res).catch((error: unknown) => {
+    serve(req, res, (request) => handler(pool, request)).catch((error: unknown) => {
       console.error(`[${name}]`, error);
       if (!res.headersSent) send(res, json(500, { error: 'INTERNAL' }));
       else res.destroy();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  console.log(`${name} listening on http://127.0.0.1:${port}`);
+  console.log(`${name} listening on http://127.0.0.1:${(server.address() as AddressInfo).port}`);
   process.once('SIGTERM', () => {
     server.closeAllConnections();
     server.close(() => void pool.end().then(() => process.exit(0)));

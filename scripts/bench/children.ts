@@ -12,7 +12,6 @@ const READY_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 20_000;
 
 export interface Child {
-  name: string;
   process: ChildProcess;
   url: string;
 }
@@ -37,7 +36,7 @@ export class Children {
       env: { ...process.env, ...spec.env },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
-    const started = { name: spec.name, process: child, url: '' };
+    const started = { process: child, url: '' };
     this.started.push(started);
     started.url = await readyUrl(child, spec);
     return started;
@@ -46,11 +45,6 @@ export class Children {
   /** Stops every child still running, all at once, and waits for each to exit. */
   async stopAll(): Promise<void> {
     await Promise.all(this.started.map((child) => stop(child.process)));
-  }
-
-  /** Stops one child (the gateway, before its CPU profile is read). */
-  async stop(child: Child): Promise<void> {
-    await stop(child.process);
   }
 
   private built(source: string): string {

@@ -17,7 +17,6 @@ interface ProfileNode {
 export interface CpuProfile {
   nodes: ProfileNode[];
   startTime: number;
-  endTime: number;
   samples: number[];
   timeDeltas: number[];
 }
@@ -48,7 +47,6 @@ const LAYERS: Array<[string, RegExp]> = [
   ['payments service', /\/services\/payments\//],
   ['provider service', /\/services\/provider\//],
   ['other services', /\/services\//],
-  ['tsx loader', /\/node_modules\/(tsx|esbuild)\//],
   ['other node_modules', /\/node_modules\//],
 ];
 
@@ -59,62 +57,47 @@ const SPECIAL = new Map<string, string>([
   ['(program)', 'V8 (program)'],
 ]);
 
-function layerOfFrame(url: string): string | undefined {
-  return LAYERS.find(([, pattern]) => pattern.test(url))?.[0];
-}
-
 /**
- * The layer of a stack, given its frames' URLs innermost first: the first frame that belongs to
- * a known layer, else the innermost Node internal module, named by itself.
+ * Per node id, its layer: the first frame from it up its stack that belongs to a known layer,
+ * else the innermost Node internal module, named by itself. Walked from the root down, each
+ * node passing its own (or its caller's) to its children.
  */
-export function layerOfStack(urls: Iterable<string>): string {
-  let fallback: string | undefined;
-  for (const url of urls) {
-    const layer = layerOfFrame(url);
-    if (layer !== undefined) return layer;
-    if (fallback === undefined && url.startsWith('node:'))
-      fallback = `node internals (${url.replace(/^node:(internal\/)?/, '')})`;
-  }
-  return fallback ?? 'node internals (other)';
-}
-
-/** Per node id, its layer: its own or the nearest caller's. */
 function layersByNode(profile: CpuProfile): Map<number, string> {
-  const parent = new Map<number, number>();
-  const byId = new Map<number, ProfileNode>();
-  for (const node of profile.nodes) {
-    byId.set(node.id, node);
-    for (const child of node.children ?? []) parent.set(child, node.id);
-  }
-  function* urlsUp(id: number): Generator<string> {
-    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
-      yield byId.get(at)?.callFrame.url ?? '';
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const layers = new Map<number, string>();
+  const called = new Set(profile.nodes.flatMap((node) => node.children ?? []));
+  const roots = profile.nodes.filter((node) => !called.has(node.id));
+  const stack = roots.map((node) => ({ node, known: '', internal: '' }));
+  for (let at = stack.pop(); at !== undefined; at = stack.pop()) {
+    const { url, functionName } = at.node.callFrame;
+    const known = LAYERS.find(([, pattern]) => pattern.test(url))?.[0] ?? at.known;
+    const internal = url.startsWith('node:')
+      ? `node internals (${url.replace(/^node:(internal\/)?/, '')})`
+      : at.internal;
+    layers.set(
+      at.node.id,
+      SPECIAL.get(functionName) || known || internal || 'node internals (other)',
+    );
+    for (const id of at.node.children ?? []) {
+      const node = byId.get(id);
+      if (node) stack.push({ node, known, internal });
     }
   }
-  const layers = new Map<number, string>();
-  for (const node of profile.nodes) {
-    layers.set(node.id, SPECIAL.get(node.callFrame.functionName) ?? layerOfStack(urlsUp(node.id)));
-  }
   return layers;
-}
-
-export interface LayerTimes {
-  /** µs of samples per layer within the window. */
-  byLayer: Map<string, number>;
-  /** All samples in the window, idle excluded. */
-  busyUs: number;
-  windowUs: number;
 }
 
 export function readProfile(path: string): CpuProfile {
   return JSON.parse(readFileSync(path, 'utf8')) as CpuProfile;
 }
 
-/** Sample time per layer in the windows [from, to) (µs on the monotonic clock of the profile). */
+/**
+ * µs of samples per layer in the windows [from, to) (µs on the profile's monotonic clock), and
+ * all of them but idle.
+ */
 export function layerTimes(
   profile: CpuProfile,
   windows: Array<{ from: number; to: number }>,
-): LayerTimes {
+): { byLayer: Map<string, number>; busyUs: number } {
   const layers = layersByNode(profile);
   const byLayer = new Map<string, number>();
   let t = profile.startTime;
@@ -128,6 +111,5 @@ export function layerTimes(
     byLayer.set(layer, (byLayer.get(layer) ?? 0) + weight);
     if (layer !== 'idle') busyUs += weight;
   }
-  const windowUs = windows.reduce((sum, w) => sum + (w.to - w.from), 0);
-  return { byLayer, busyUs, windowUs };
+  return { byLayer, busyUs };
 }

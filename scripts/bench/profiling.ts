@@ -5,20 +5,20 @@
  * side for the three systems. The .cpuprofile files stay where the report says, to open in
  * Chrome DevTools (Performance → Load profile) or speedscope for functions and call trees.
  *
- * V8 samples on a wall clock: a thread preempted by another process on two busy cores is charged
+ * V8 samples on a wall clock: a thread preempted by another process on busy cores is charged
  * to the frame it was in. Read the layers' shares within one run, not their absolute µs.
  */
 import { mkdtemp, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { layerTimes, readProfile, type CpuProfile } from './cpu-profile-layers.ts';
-import type { PhaseResult } from './measured-phase.ts';
-import type { SystemName } from './targets.ts';
+import type { PhaseResult } from './measured-phases.ts';
 import { fixed } from './stats.ts';
+import type { SystemName } from './targets.ts';
+import { table } from '../../ops/render.ts';
 
 /** Layers under this many µs per request in every system are left out of the table. */
 const MINOR_LAYER_US = 20;
-
 const SYSTEMS: SystemName[] = ['product', 'reference', 'bare'];
 
 export interface Profiling {
@@ -28,41 +28,30 @@ export interface Profiling {
   summarise(phases: PhaseResult[]): Promise<string>;
 }
 
-/** The main thread's profile: `CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile`, thread 0. */
-async function mainThreadProfile(dir: string): Promise<{ file: string; profile: CpuProfile }> {
-  const name = (await readdir(dir)).find((n) => /\.\d+\.0\.\d+\.cpuprofile$/.test(n));
-  if (name === undefined) throw new Error(`no main-thread .cpuprofile in ${dir}`);
-  const file = join(dir, name);
-  return { file, profile: readProfile(file) };
-}
-
-/** Per layer, µs per request of each system in one phase. */
-function comparison(phases: PhaseResult[], profiles: Map<SystemName, CpuProfile>): string[] {
-  const perLayer = new Map<string, Array<number | undefined>>();
-  const busy: Array<number | undefined> = [];
-  SYSTEMS.forEach((system, i) => {
+/** Per layer, µs of CPU per request of each system in one kind of phase at one concurrency. */
+function layerTable(phases: PhaseResult[], profiles: Map<SystemName, CpuProfile>): string {
+  const perLayer = new Map<string, number[]>();
+  const busy = SYSTEMS.map((system, i) => {
     const phase = phases.find((p) => p.system === system);
     const profile = profiles.get(system);
-    if (phase === undefined || profile === undefined) return;
-    const times = layerTimes(profile, phase.windowsUs);
+    if (phase === undefined || profile === undefined) return NaN;
+    const { byLayer, busyUs } = layerTimes(profile, phase.windowsUs);
     const n = Math.max(1, phase.load.done);
-    busy[i] = times.busyUs / n;
-    for (const [layer, us] of times.byLayer) {
-      if (layer === 'idle') continue;
-      const row = perLayer.get(layer) ?? [];
+    for (const [layer, us] of byLayer) {
+      const row = perLayer.get(layer) ?? SYSTEMS.map(() => NaN);
       row[i] = us / n;
       perLayer.set(layer, row);
     }
+    return busyUs / n;
   });
-  const cell = (v: number | undefined) => (v === undefined ? '-' : fixed(v, 0)).padStart(10);
-  const rows = [...perLayer].sort((a, b) => (b[1][0] ?? 0) - (a[1][0] ?? 0));
-  return [
-    `    ${'µs of CPU per request'.padEnd(42)}${SYSTEMS.map((s) => s.padStart(10)).join('')}`,
-    ...rows
-      .filter(([, values]) => values.some((v) => (v ?? 0) >= MINOR_LAYER_US))
-      .map(([layer, values]) => `    ${layer.padEnd(42)}${values.map(cell).join('')}`),
-    `    ${'total (busy)'.padEnd(42)}${[0, 1, 2].map((i) => cell(busy[i])).join('')}`,
-  ];
+  perLayer.delete('idle');
+  const out = table(['µs of CPU per request', ...SYSTEMS], { compact: true });
+  const rows = [...perLayer].sort(([, a], [, b]) => (b[0] || 0) - (a[0] || 0));
+  for (const [layer, values] of rows.filter(([, v]) => v.some((us) => us >= MINOR_LAYER_US))) {
+    out.push([layer, ...values.map((us) => fixed(us, 0))]);
+  }
+  out.push(['total (busy)', ...busy.map((us) => fixed(us, 0))]);
+  return out.toString();
 }
 
 export async function startProfiling(): Promise<Profiling> {
@@ -73,26 +62,19 @@ export async function startProfiling(): Promise<Profiling> {
       const profiles = new Map<SystemName, CpuProfile>();
       const out = ['', 'CPU profiles (open in Chrome DevTools → Performance, or speedscope):'];
       for (const system of SYSTEMS) {
-        const found = await mainThreadProfile(join(root, system)).catch((error: unknown) =>
-          error instanceof Error ? error : new Error(String(error)),
+        // The main thread's: `CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile`, thread 0.
+        const dir = join(root, system);
+        const name = (await readdir(dir).catch(() => [])).find((n) =>
+          /\.\d+\.0\.\d+\.cpuprofile$/.test(n),
         );
-        if (found instanceof Error) {
-          out.push(`  ${system}: ${found.message}`);
-          continue;
-        }
-        const { file, profile } = found;
-        profiles.set(system, profile);
-        out.push(`  ${system}: ${file}`);
-      }
-      const keys = [...new Set(phases.map((p) => `${p.kind}/${p.concurrency}`))];
-      for (const key of keys) {
-        const same = phases.filter((p) => `${p.kind}/${p.concurrency}` === key);
-        const first = same[0];
-        if (first === undefined) continue;
+        if (name !== undefined) profiles.set(system, readProfile(join(dir, name)));
         out.push(
-          `  ${first.kind} c${first.concurrency}, per layer:`,
-          ...comparison(same, profiles),
+          `  ${system}: ${name === undefined ? `no main-thread .cpuprofile in ${dir}` : join(dir, name)}`,
         );
+      }
+      for (const key of new Set(phases.map((p) => `${p.kind} c${p.concurrency}`))) {
+        const same = phases.filter((p) => `${p.kind} c${p.concurrency}` === key);
+        out.push(`${key}, per layer:`, layerTable(same, profiles));
       }
       return out.join('\n');
     },

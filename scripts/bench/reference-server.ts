@@ -18,7 +18,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { json, runBaseline, type Answer, type PaymentRequest } from './baseline-http.ts';
-import { chargeAtPsp, minorUnits } from './psp-charge.ts';
+import { chargeAtPsp, insertPayment, recordOutcome } from './baseline-payment.ts';
+
+const TABLE = 'bench_ref_payments';
 
 const SELECT_KEY = `
 SELECT request_hash, state, response::text AS response
@@ -29,16 +31,6 @@ INSERT INTO bench_ref_keys (tenant_id, key, request_hash, state, payment_id)
 VALUES ($1, $2, $3, 'started', $4)
 ON CONFLICT (tenant_id, key) DO NOTHING
 RETURNING 1`;
-
-const INSERT_PAYMENT = `
-INSERT INTO bench_ref_payments (tenant_id, id, status, amount_minor, currency, payment_method,
-                                reference, provider_key)
-VALUES ($1, $2, 'PROCESSING', $3, $4, $5, $6, $7)`;
-
-const RECORD_OUTCOME = `
-UPDATE bench_ref_payments
-   SET status = $3, provider_reference = $4, failure_code = $5, updated_at = now()
- WHERE tenant_id = $1 AND id = $2 AND status = 'PROCESSING'`;
 
 const STORE_ANSWER = `
 UPDATE bench_ref_keys SET state = 'finished', response = $3, updated_at = now()
@@ -71,14 +63,14 @@ async function readKey(pool: pg.Pool, request: PaymentRequest): Promise<KeyRow |
   return rows[0];
 }
 
-/** Runs `work` in one transaction; returns its result, or rolls back and rethrows. */
-async function transaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>) {
+/** Runs `work` in one transaction, committed unless it returns false or throws. */
+async function transaction(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<boolean>) {
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
-    const result = await work(client);
-    await client.query(result === null ? 'ROLLBACK' : 'COMMIT');
-    return result;
+    const commit = await work(client);
+    await client.query(commit ? 'COMMIT' : 'ROLLBACK');
+    return commit;
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;
@@ -94,50 +86,28 @@ async function createPayment(pool: pg.Pool, request: PaymentRequest): Promise<An
   if (found !== undefined) return existing(found, hash);
 
   const id = randomUUID();
-  // null: a concurrent first request holds the key (the losing INSERT waited for its commit).
+  // false: a concurrent first request holds the key (the losing INSERT waited for its commit).
   const claimed = await transaction(pool, async (tx) => {
     const claim = await tx.query(CLAIM_KEY, [tenantId, idempotencyKey, hash, id]);
-    if (claim.rowCount !== 1) return null;
-    await tx.query(INSERT_PAYMENT, [
-      tenantId,
-      id,
-      minorUnits(request.amount),
-      request.currency,
-      request.paymentMethod,
-      request.reference,
-      `bench_payment_${id}`,
-    ]);
+    if (claim.rowCount !== 1) return false;
+    await tx.query(insertPayment(TABLE, id, request));
     return true;
   });
-  if (claimed === null) {
+  if (!claimed) {
     const winner = await readKey(pool, request);
     return winner === undefined
       ? json(409, { error: 'IDEMPOTENCY_KEY_IN_USE' })
       : existing(winner, hash);
   }
 
-  const charge = await chargeAtPsp({ paymentId: id, ...request });
-  if (charge.kind === 'failed') return json(502, { error: 'PROVIDER_ERROR' });
-  const status = charge.kind === 'approved' ? 'SUCCEEDED' : 'FAILED';
-  const failureCode = charge.kind === 'declined' ? charge.failureCode : null;
-  const answer = {
-    payment: {
-      id,
-      status,
-      amount: request.amount,
-      currency: request.currency,
-      reference: request.reference,
-      providerReference: charge.providerReference,
-      failureCode,
-    },
-  };
-  const body = JSON.stringify(answer);
+  const outcome = await chargeAtPsp(id, request);
+  if (outcome === null) return json(502, { error: 'PROVIDER_ERROR' });
   await transaction(pool, async (tx) => {
-    await tx.query(RECORD_OUTCOME, [tenantId, id, status, charge.providerReference, failureCode]);
-    await tx.query(STORE_ANSWER, [tenantId, idempotencyKey, body]);
+    await tx.query(recordOutcome(TABLE, { tenantId, id, outcome }));
+    await tx.query(STORE_ANSWER, [tenantId, idempotencyKey, outcome.body]);
     return true;
   });
-  return { status: 200, body };
+  return { status: 200, body: outcome.body };
 }
 
 await runBaseline('reference', createPayment);

@@ -4,167 +4,107 @@
  * the same run. Ratios only; no absolute time is asserted.
  */
 import type { BenchOptions } from './args.ts';
-import type { PhaseKind, PhaseResult } from './measured-phase.ts';
+import type { PhaseKind, PhaseResult } from './measured-phases.ts';
 import type { PgbenchResult } from './pgbench.ts';
 import { fixed, percentile, rate } from './stats.ts';
-import type { StormCount } from './storm-check.ts';
+import { exactlyOnce, type StormOutcome } from './storm-check.ts';
 import type { SystemName } from './targets.ts';
+import { table } from '../../ops/render.ts';
 
 /** The issue's target: the product at this fraction of the hand-written reference, or more. */
-export const TARGET_RATIO = 0.8;
-
-export interface StormOutcome {
-  system: SystemName;
-  concurrency: number;
-  count: StormCount;
-}
-
-export interface PostgresRates {
-  concurrency: number;
-  commit: PgbenchResult;
-  read: PgbenchResult;
-}
+const TARGET_RATIO = 0.8;
+const SYSTEMS: SystemName[] = ['product', 'reference', 'bare'];
 
 export interface BenchReport {
   options: BenchOptions;
   environment: string[];
   phases: PhaseResult[];
   storms: StormOutcome[];
-  postgres: PostgresRates[];
+  postgres: Array<{ concurrency: number; commit: PgbenchResult; read: PgbenchResult }>;
 }
 
-const PHASE_TITLE: Record<PhaseKind, string> = {
-  new: 'new keys',
-  replay: 'replays',
-  storm: 'storm',
-};
-
-function latency(latenciesMs: number[]): string {
-  const sorted = [...latenciesMs].sort((a, b) => a - b);
-  const at = (p: number) => fixed(percentile(sorted, p), 1).padStart(7);
-  return `p50 ${at(50)} ms  p95 ${at(95)} ms  p99 ${at(99)} ms`;
+/** Per request of `phase`: NaN where it did not run. */
+function perRequest(phase: PhaseResult | undefined, value: (p: PhaseResult) => number): number {
+  return phase === undefined ? NaN : value(phase) / Math.max(1, phase.load.done);
 }
 
-const SYSTEM_ORDER: SystemName[] = ['product', 'reference', 'bare'];
+/** The phase table's columns: per request, the CPU of each process and the writing transactions. */
+const COLUMNS =
+  'phase|system|per s|p50 ms|p95 ms|p99 ms|writes|CPU ms: system|PSP|PostgreSQL|load|requests';
 
-/** Statements per request, BEGIN and COMMIT included (pg_stat_statements). */
-function statementsPerRequest(phase: PhaseResult): number {
-  const calls = phase.counts.statements?.reduce((sum, s) => sum + s.calls, 0);
-  return calls === undefined ? NaN : calls / Math.max(1, phase.load.done);
+function phaseTable(phases: PhaseResult[]): string {
+  const out = table(COLUMNS.split('|'), { compact: true });
+  for (const phase of phases) {
+    const { load, costs } = phase;
+    const sorted = [...load.latenciesMs].sort((a, b) => a - b);
+    const notes = [
+      load.errors > 0 ? `${load.errors} errors` : '',
+      load.cutShort ? 'cut short by the time limit' : '',
+      costs.otherTransactions > 0 ? '*' : '',
+    ];
+    const each = (value: number) => fixed(value / Math.max(1, load.done), 2);
+    out.push([
+      ...[phase.kind, phase.system, fixed(rate(load), 0)],
+      ...[50, 95, 99].map((p) => fixed(percentile(sorted, p), 1)),
+      ...[costs.writes, costs.systemMs, costs.pspMs, costs.postgresMs, costs.loadMs].map(each),
+      [String(load.done), ...notes].filter(Boolean).join(' '),
+    ]);
+  }
+  return out.toString();
 }
 
-function phaseRow(phase: PhaseResult): string {
-  const { load, counts, cpu } = phase;
-  const label = phase.system === 'product' ? PHASE_TITLE[phase.kind] : `  ${phase.system}`;
-  const n = Math.max(1, load.done);
-  const perRequest = (ms: number) => fixed(ms / n, 2).padStart(6);
-  const flags = [
-    load.errors > 0 ? `${load.errors} errors` : '',
-    load.cutShort ? 'cut short by the time limit' : '',
-    counts.otherTransactions > 0 ? '*' : '',
-  ].filter(Boolean);
-  return [
-    label.padEnd(12),
-    `${fixed(rate(load), 0).padStart(7)} /s`,
-    latency(load.latenciesMs),
-    `${fixed(counts.writes / n, 2).padStart(6)} ${fixed(statementsPerRequest(phase), 1).padStart(5)}`,
-    `${perRequest(cpu.systemMs)} ${perRequest(cpu.pspMs)} ${perRequest(cpu.postgresMs)} ${perRequest(cpu.loadMs)}`,
-    `${flags.join(', ')} (${load.done})`,
-  ].join('  ');
-}
-
-const HEADER = [
-  ''.padEnd(12),
-  'throughput'.padStart(10),
-  '  latency'.padEnd(45),
-  'writes stmts',
-  '  CPU ms per request: system psp postgres load',
-].join('  ');
-
-const perRequest = (phase: PhaseResult | undefined, value: (p: PhaseResult) => number) =>
-  phase === undefined ? NaN : value(phase) / Math.max(1, phase.load.done);
-
-function find(report: BenchReport, spec: { system: SystemName; kind: PhaseKind; c: number }) {
-  return report.phases.find(
-    (p) => p.system === spec.system && p.kind === spec.kind && p.concurrency === spec.c,
-  );
-}
-
-function ratio(a: PhaseResult | undefined, b: PhaseResult | PgbenchResult | undefined) {
-  if (a === undefined || b === undefined) return NaN;
-  return rate(a.load) / ('load' in b ? rate(b.load) : b.tps);
-}
-
-/** CPU per request of the serving side: the system, the PSP and PostgreSQL (not the load). */
-function serverCpu(phase: PhaseResult | undefined): number {
-  if (phase === undefined) return NaN;
-  const { systemMs, pspMs, postgresMs } = phase.cpu;
-  return (systemMs + pspMs + postgresMs) / Math.max(1, phase.load.done);
-}
-
-/**
- * On two cores shared with other work, throughput swings with whatever else runs; the CPU a
- * request costs each process swings much less. reference CPU ÷ product CPU is the throughput
- * ratio the two would show on cores of their own, if both were CPU-bound.
- */
-function cpuLine(report: BenchReport, spec: { c: number; kind: PhaseKind }): string {
-  const at = (system: SystemName) => find(report, { system, kind: spec.kind, c: spec.c });
-  const [product, reference, bare] = SYSTEM_ORDER.map((system) => serverCpu(at(system)));
-  const label = spec.kind === 'new' ? 'new keys' : 'replays ';
-  const ratio = (reference ?? NaN) / (product ?? NaN);
-  const bareText = Number.isFinite(bare) ? `, bare ${fixed(bare ?? NaN, 2)}` : '';
-  return `  ${label} CPU per request (system + PSP + PostgreSQL): product ${fixed(product ?? NaN, 2)} ms, reference ${fixed(reference ?? NaN, 2)} ms${bareText} → reference ÷ product ${fixed(ratio, 2)}`;
-}
-
-function verdict(value: number): string {
-  if (!Number.isFinite(value)) return '';
-  return value >= TARGET_RATIO
-    ? `(target ≥ ${TARGET_RATIO}: met)`
-    : `(target ≥ ${TARGET_RATIO}: short)`;
-}
-
-function stormLines(report: BenchReport, c: number): string[] {
-  const { stormCopies } = report.options;
-  return report.storms
-    .filter((s) => s.concurrency === c)
-    .map(({ system, count }) => {
-      const phase = find(report, { system, kind: 'storm', c });
-      const charges = `${count.charges.min}–${count.charges.max}`;
-      const payments = `${count.payments.min}–${count.payments.max}`;
-      const once = count.charges.min === 1 && count.charges.max === 1 && count.payments.max === 1;
-      const judged =
-        system === 'bare'
-          ? `no keys: ${stormCopies} charges per key expected, ${once ? 'but got one' : 'and got them'}`
-          : once
-            ? 'one charge per key: OK'
-            : 'DUPLICATE OR MISSING CHARGES';
-      const answers = phase
-        ? `${phase.load.done - phase.load.inUse - phase.load.errors} payments (${phase.load.replayed} replayed), ${phase.load.inUse} in use`
-        : '';
-      return `  ${system.padEnd(10)} ${count.keys} keys × ${stormCopies}: ${answers}; charges/key ${charges}, payment rows/key ${payments}: ${judged}`;
-    });
+function stormLine(storm: StormOutcome, phase: PhaseResult | undefined, copies: number): string {
+  const once = exactlyOnce(storm);
+  const judged =
+    storm.system === 'bare'
+      ? `no keys: ${copies} charges per key expected, ${once ? 'but got one' : 'and got them'}`
+      : once
+        ? 'one charge per key: OK'
+        : 'DUPLICATE OR MISSING CHARGES';
+  const answers = phase
+    ? `${phase.load.done - phase.load.inUse - phase.load.errors} payments (${phase.load.replayed} replayed), ${phase.load.inUse} in use`
+    : '';
+  const { charges, payments } = storm;
+  return `  ${storm.system.padEnd(10)} ${storm.keys} keys × ${copies}: ${answers}; charges/key ${charges.min}–${charges.max}, payment rows/key ${payments.min}–${payments.max}: ${judged}`;
 }
 
 function ratioLines(report: BenchReport, c: number): string[] {
-  const pick = (system: SystemName, kind: PhaseKind) => find(report, { system, kind, c });
-  const pg = report.postgres.find((p) => p.concurrency === c);
-  const newRef = ratio(pick('product', 'new'), pick('reference', 'new'));
-  const replayRef = ratio(pick('product', 'replay'), pick('reference', 'replay'));
+  const pick = (system: SystemName, kind: PhaseKind) =>
+    report.phases.find((p) => p.system === system && p.kind === kind && p.concurrency === c);
+  const throughput = (system: SystemName, kind: PhaseKind) => {
+    const phase = pick(system, kind);
+    return phase === undefined ? NaN : rate(phase.load);
+  };
+  /** `system value` for each system that ran the phase. */
+  const each = (digits: number, value: (system: SystemName) => number) =>
+    SYSTEMS.filter((s) => Number.isFinite(value(s)))
+      .map((s) => `${s} ${fixed(value(s), digits)}`)
+      .join(', ');
+  const ratio = (kind: PhaseKind, a: SystemName, b: SystemName) => {
+    const value = throughput(a, kind) / throughput(b, kind);
+    const target = value >= TARGET_RATIO ? 'met' : 'short';
+    const verdict = b === 'reference' ? ` (target ≥ ${TARGET_RATIO}: ${target})` : '';
+    return `${a} ÷ ${b} ${fixed(value, 2)}${verdict}`;
+  };
+  // On cores shared with other work, throughput swings with whatever else runs; the CPU a
+  // request costs each process swings much less. reference CPU ÷ product CPU is the throughput
+  // ratio the two would show on cores of their own, if both were CPU-bound.
+  const cpu = (kind: PhaseKind) => (system: SystemName) =>
+    perRequest(pick(system, kind), (p) => p.costs.systemMs + p.costs.pspMs + p.costs.postgresMs);
+  const cpuLine = (kind: PhaseKind) =>
+    `CPU ms per request (system + PSP + PostgreSQL): ${each(2, cpu(kind))} → reference ÷ product ${fixed(cpu(kind)('reference') / cpu(kind)('product'), 2)}`;
+  const writes = (s: SystemName) => perRequest(pick(s, 'replay'), (p) => p.costs.writes);
   const lines = [
-    `  new keys: product ÷ reference ${fixed(newRef, 2)} ${verdict(newRef)}; product ÷ bare ${fixed(ratio(pick('product', 'new'), pick('bare', 'new')), 2)}; reference ÷ bare ${fixed(ratio(pick('reference', 'new'), pick('bare', 'new')), 2)}`,
-    `  replays:  product ÷ reference ${fixed(replayRef, 2)} ${verdict(replayRef)}; writing transactions per replay: product ${fixed(
-      perRequest(pick('product', 'replay'), (p) => p.counts.writes),
-      2,
-    )}, reference ${fixed(
-      perRequest(pick('reference', 'replay'), (p) => p.counts.writes),
-      2,
-    )}`,
+    `  new keys: ${ratio('new', 'product', 'reference')}; ${ratio('new', 'product', 'bare')}; ${ratio('new', 'reference', 'bare')}`,
+    `  replays:  ${ratio('replay', 'product', 'reference')}; writing transactions per replay: ${each(2, writes)}`,
+    `  new keys ${cpuLine('new')}`,
+    `  replays  ${cpuLine('replay')}`,
   ];
-  lines.push(cpuLine(report, { c, kind: 'new' }), cpuLine(report, { c, kind: 'replay' }));
+  const pg = report.postgres.find((p) => p.concurrency === c);
   if (pg !== undefined) {
     lines.push(
-      `  new keys ÷ PostgreSQL commit rate: product ${fixed(ratio(pick('product', 'new'), pg.commit), 3)}, reference ${fixed(ratio(pick('reference', 'new'), pg.commit), 3)}, bare ${fixed(ratio(pick('bare', 'new'), pg.commit), 3)} (ceiling at 2 writing transactions: 0.5)`,
-      `  replays ÷ PostgreSQL indexed-read rate: product ${fixed(ratio(pick('product', 'replay'), pg.read), 3)}, reference ${fixed(ratio(pick('reference', 'replay'), pg.read), 3)}`,
+      `  new keys ÷ PostgreSQL commit rate: ${each(3, (s) => throughput(s, 'new') / pg.commit.tps)} (ceiling at 2 writing transactions: 0.5)`,
+      `  replays ÷ PostgreSQL indexed-read rate: ${each(3, (s) => throughput(s, 'replay') / pg.read.tps)}`,
       `  pgbench, ${pg.commit.connections} connections: single-row INSERT commits ${fixed(pg.commit.tps, 0)} /s (mean ${fixed(pg.commit.latencyMs, 2)} ms); indexed reads ${fixed(pg.read.tps, 0)} /s (mean ${fixed(pg.read.latencyMs, 2)} ms)`,
     );
   }
@@ -174,71 +114,34 @@ function ratioLines(report: BenchReport, c: number): string[] {
 export function printReport(report: BenchReport): void {
   const out: string[] = ['', ...report.environment, ''];
   for (const c of report.options.concurrencies) {
-    out.push(`── concurrency ${c} ${'─'.repeat(80)}`, HEADER);
-    for (const kind of ['new', 'replay', 'storm'] as const) {
-      for (const system of SYSTEM_ORDER) {
-        const phase = find(report, { system, kind, c });
-        if (phase !== undefined) out.push(phaseRow(phase));
-      }
+    const phases = report.phases.filter((p) => p.concurrency === c);
+    out.push(`concurrency ${c}: per request, CPU ms of each process and writing transactions`);
+    out.push(phaseTable(phases), 'storm check (charges on the PSP statement, by reference):');
+    for (const storm of report.storms.filter((s) => s.concurrency === c)) {
+      const phase = phases.find((p) => p.system === storm.system && p.kind === 'storm');
+      out.push(stormLine(storm, phase, report.options.stormCopies));
     }
-    out.push('', 'storm check (charges counted on the PSP statement, by reference):');
-    out.push(...stormLines(report, c), '', 'ratios (throughput):', ...ratioLines(report, c), '');
+    out.push('ratios (throughput):', ...ratioLines(report, c), '');
   }
-  out.push(...statementDetail(report));
-  const polluted = report.phases.filter((p) => p.counts.otherTransactions > 0);
-  if (polluted.length > 0) {
-    const worst = Math.max(
-      ...polluted.map((p) => p.counts.otherTransactions / Math.max(1, p.load.done)),
-    );
+  if (report.phases.some((p) => p.costs.otherTransactions > 0)) {
     out.push(
-      `* other databases on the server ran transactions during this phase; transaction ids are server-wide, so "writes" may be high by up to ${fixed(worst, 2)} per request (the worst phase).`,
-    );
-  }
-  for (const phase of report.phases.filter((p) => p.load.errorSamples.length > 0)) {
-    out.push(
-      `errors in ${phase.system} ${phase.kind} c${phase.concurrency}: ${phase.load.errorSamples.join(' | ')}`,
+      '* other databases ran transactions meanwhile: "writes" (server-wide ids) may be high',
     );
   }
   console.log(out.join('\n'));
-}
-
-/** Statements per request of each system's new keys and replays, at the middle concurrency. */
-function statementDetail(report: BenchReport): string[] {
-  const { concurrencies } = report.options;
-  const c = concurrencies[Math.floor(concurrencies.length / 2)] ?? 1;
-  const out: string[] = [];
-  for (const kind of ['new', 'replay'] as const) {
-    for (const system of SYSTEM_ORDER) {
-      const phase = find(report, { system, kind, c });
-      if (phase?.counts.statements === undefined) continue;
-      const n = Math.max(1, phase.load.done);
-      const rows = [...phase.counts.statements].sort((a, b) => b.calls - a.calls);
-      out.push(
-        `statements per request, ${system} ${PHASE_TITLE[kind]} c${c} (pg_stat_statements: calls × mean execution + planning time):`,
-        ...rows
-          .filter((s) => s.calls / n >= 0.01)
-          .map(
-            (s) =>
-              `  ${fixed(s.calls / n, 2).padStart(5)} × ${fixed(s.totalMs / s.calls, 3).padStart(7)} + ${fixed(s.planMs / s.calls, 3).padStart(6)} ms  ${s.query.replace(/\s+/g, ' ').trim().slice(0, 100)}`,
-          ),
-      );
-    }
-  }
-  return out.length === 0 ? [] : [...out, ''];
 }
 
 /** Whether the run showed a correctness failure: errors, or duplicate charges behind a key. */
 export function failures(report: BenchReport): string[] {
   const problems = report.phases
     .filter((p) => p.load.errors > 0)
-    .map((p) => `${p.system} ${p.kind} c${p.concurrency}: ${p.load.errors} errors`);
-  for (const storm of report.storms) {
-    const { charges, payments } = storm.count;
-    if (storm.system !== 'bare' && (charges.min !== 1 || charges.max !== 1 || payments.max !== 1)) {
-      problems.push(
-        `${storm.system} storm c${storm.concurrency}: charges per key ${charges.min}–${charges.max}`,
-      );
-    }
+    .map(
+      (p) =>
+        `${p.system} ${p.kind} c${p.concurrency}: ${p.load.errors} errors, e.g. ${p.load.errorSamples.join(' | ')}`,
+    );
+  for (const storm of report.storms.filter((s) => s.system !== 'bare' && !exactlyOnce(s))) {
+    const { min, max } = storm.charges;
+    problems.push(`${storm.system} storm c${storm.concurrency}: charges per key ${min}–${max}`);
   }
   return problems;
 }

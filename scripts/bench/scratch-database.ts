@@ -1,96 +1,34 @@
 /**
- * The bench's database: a fresh one, migrated, with the baselines' tables, dropped at the end.
- *
- * On a shared server (BENCH_DATABASE_URL, else 127.0.0.1:5432) transaction ids are numbered for
- * the whole server, so other work inflates "writing transactions". `--embedded` (or no server
- * answering) starts a private cluster instead: the embedded binaries with fsync on, so commits
- * cost what they cost, and with pg_stat_statements loaded, so statements can be counted. It is
- * deleted at the end.
+ * The bench's database: a fresh one, migrated, with the baselines' tables, dropped at the end,
+ * on BENCH_DATABASE_URL's server, else the one on 127.0.0.1:5432, else a throwaway embedded
+ * one (dev/embedded-postgres/scratch-server.ts). On a shared server transaction ids are
+ * numbered for the whole server, so other work inflates "writes" (the report says when).
  */
 import { randomBytes } from 'node:crypto';
-import { rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import pg from 'pg';
 import { migrateDatabase } from '../../migrations/migrate.ts';
-import {
-  externalServer,
-  findFreePort,
-  startEmbeddedServer,
-  withClient,
-  type DatabaseServer,
-} from '../../dev/embedded-postgres/database-server.ts';
-import { sharedServerUrl } from '../../dev/embedded-postgres/scratch-server.ts';
+import { SELECT_AUTOVACUUM } from '../../services/kernel/db/autovacuum-check.ts';
+import { withClient } from '../../dev/embedded-postgres/database-server.ts';
+import { openScratchServer } from '../../dev/embedded-postgres/scratch-server.ts';
 import { BASELINE_SCHEMA } from './baseline-schema.ts';
+
+/** The bench's own connections, kept apart from the systems' (see phase-costs.ts). */
+export const BENCH_APPLICATION_NAME = 'pgw-bench';
 
 export interface ScratchDatabase {
   name: string;
   url: string;
-  /** 'private': nobody else uses the cluster. */
-  cluster: 'shared' | 'private';
-  /** pg_stat_statements is loaded and created in the database. */
-  statements: boolean;
-  /** Drops the database (whoever is still connected) and stops a private cluster. */
+  /** Drops the database (whoever is still connected) and stops an embedded server. */
   drop(): Promise<void>;
 }
 
-/**
- * Loopback connections without a password: pgbench and the systems' pools open connections
- * while they are measured, and SCRAM's key derivation on each would be charged to them. The
- * cluster listens on 127.0.0.1 only and is deleted at the end.
- */
-const TRUST_LOOPBACK = 'host all all 127.0.0.1/32 trust\n';
-
-/**
- * A private cluster: started once to turn pg_stat_statements on (a preload needs a restart),
- * then again. `persistent: true` keeps fsync on; the directory is removed by the caller.
- */
-async function privateCluster(): Promise<{ server: DatabaseServer; remove: () => Promise<void> }> {
-  const dataDir = `/tmp/pgw-bench-cluster-${randomBytes(4).toString('hex')}`;
-  const port = await findFreePort();
-  const first = await startEmbeddedServer({ dataDir, port, persistent: true });
-  await withClient(first.adminUrl, async (c) => {
-    await c.query(`ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'`);
-    await c.query(`ALTER SYSTEM SET pg_stat_statements.track_planning = on`);
-  });
-  await first.stop();
-  await writeFile(join(dataDir, 'pg_hba.conf'), TRUST_LOOPBACK);
-  const server = await startEmbeddedServer({ dataDir, port, persistent: true });
-  const remove = async () => {
-    await server.stop();
-    await rm(dataDir, { recursive: true, force: true, maxRetries: 3 });
-  };
-  return { server, remove };
-}
-
-async function openServer(
-  embedded: boolean,
-): Promise<{ server: DatabaseServer; remove: () => Promise<void>; cluster: 'shared' | 'private' }> {
-  const shared = embedded
-    ? undefined
-    : await sharedServerUrl(process.env['BENCH_DATABASE_URL'] ?? process.env['TEST_DATABASE_URL']);
-  if (shared !== undefined) {
-    return { server: externalServer(shared), remove: () => Promise.resolve(), cluster: 'shared' };
-  }
-  return { ...(await privateCluster()), cluster: 'private' };
-}
-
-async function loadStatements(url: string): Promise<boolean> {
-  return withClient(url, async (client) => {
-    const { rows } = await client.query<{ loaded: boolean }>(
-      `SELECT 'pg_stat_statements' = ANY(string_to_array(current_setting('shared_preload_libraries'), ', ')) AS loaded`,
-    );
-    if (rows[0]?.loaded !== true) return false;
-    await client.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
-    return true;
-  });
-}
-
-export async function createScratchDatabase(opts: { embedded: boolean }): Promise<ScratchDatabase> {
-  const { server, remove, cluster } = await openServer(opts.embedded);
+export async function createScratchDatabase(): Promise<ScratchDatabase> {
+  const configured = process.env['BENCH_DATABASE_URL'] ?? process.env['TEST_DATABASE_URL'];
+  const server = await openScratchServer(configured, 'bench');
   const name = `pgw_bench_${randomBytes(4).toString('hex')}`;
   await withClient(server.adminUrl, (c) => c.query(`CREATE DATABASE ${name}`)).catch(
     async (error: unknown) => {
-      await remove();
+      await server.stop();
       throw error;
     },
   );
@@ -101,22 +39,18 @@ export async function createScratchDatabase(opts: { embedded: boolean }): Promis
         c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
       );
     } finally {
-      await remove();
+      await server.stop();
     }
   };
   try {
     await migrateDatabase(url);
     await withClient(url, (c) => c.query(BASELINE_SCHEMA));
-    const statements = await loadStatements(url);
-    return { name, url, cluster, statements, drop };
+    return { name, url, drop };
   } catch (error) {
     await drop();
     throw error;
   }
 }
-
-/** The bench's own connections, kept apart from the systems' (see counters.ts). */
-export const BENCH_APPLICATION_NAME = 'pgw-bench';
 
 export function benchPool(url: string): pg.Pool {
   const pool = new pg.Pool({
@@ -126,4 +60,21 @@ export function benchPool(url: string): pg.Pool {
   });
   pool.on('error', () => undefined);
   return pool;
+}
+
+/**
+ * Statistics for what the warm-up wrote, gathered as autovacuum would have gathered them. Where
+ * the server runs with autovacuum off (some test servers do), no table is ever analyzed, and a
+ * prepared statement's generic plan, made on a connection's sixth call while the tables were
+ * still empty, is never replaced: every index whose first column is tenant_id then costs the
+ * same, and the product's outcome UPDATE (WHERE tenant_id = $1 AND id = $2) was planned on
+ * payments_tenant_created_ix and read every payment of the bench's tenant on each call
+ * (docs/decisions/0006-pipelined-statements-on-pg-internals.md). ANALYZE invalidates every
+ * session's cached plans, so each system plans again with statistics, as it would in production
+ * a minute after its first rows. Returns the server's autovacuum setting, for the report.
+ */
+export async function analyzeAfterWarmUp(db: pg.Pool): Promise<string> {
+  await db.query('ANALYZE');
+  const { rows } = await db.query<{ enabled: boolean }>(SELECT_AUTOVACUUM);
+  return rows[0]?.enabled === true ? 'on' : 'off';
 }

@@ -4,7 +4,6 @@
  * keeps its payments. Exactly-once means one of each per key.
  */
 import type pg from 'pg';
-import { BENCH_SQL } from './counters.ts';
 import type { SystemName } from './targets.ts';
 
 const PAYMENTS_TABLE: Record<SystemName, string> = {
@@ -13,47 +12,52 @@ const PAYMENTS_TABLE: Record<SystemName, string> = {
   bare: 'bench_bare_payments',
 };
 
-export interface StormCount {
+export interface StormOutcome {
+  system: SystemName;
+  concurrency: number;
   keys: number;
   /** Charges at the PSP, and payment rows, per key: min and max over the storm's keys. */
   charges: { min: number; max: number };
   payments: { min: number; max: number };
 }
 
-function spread(counts: Map<string, number>, keys: string[]): { min: number; max: number } {
+/** Per key, how often it was counted: min and max over the keys. */
+/** Per key, how many of `found` name it: min and max over the keys. */
+function spread(keys: string[], found: Array<{ reference: string }>): { min: number; max: number } {
+  const counts = new Map<string, number>();
+  for (const { reference } of found) counts.set(reference, (counts.get(reference) ?? 0) + 1);
   const values = keys.map((key) => counts.get(key) ?? 0);
   return { min: Math.min(...values), max: Math.max(...values) };
 }
 
-export async function countStorm(check: {
+export async function checkStorm(check: {
   pspUrl: string;
   db: pg.Pool;
   system: SystemName;
+  concurrency: number;
   keys: string[];
   since: Date;
-}): Promise<StormCount> {
+}): Promise<StormOutcome> {
   const url = new URL('/v1/statement', check.pspUrl);
   url.searchParams.set('from', check.since.toISOString());
   url.searchParams.set('to', new Date(Date.now() + 60_000).toISOString());
   const response = await fetch(url);
   if (response.status !== 200) throw new Error(`PSP statement: HTTP ${response.status}`);
   const { data } = (await response.json()) as { data: Array<{ reference: string }> };
-  const wanted = new Set(check.keys);
-  const charges = new Map<string, number>();
-  for (const charge of data) {
-    if (wanted.has(charge.reference)) {
-      charges.set(charge.reference, (charges.get(charge.reference) ?? 0) + 1);
-    }
-  }
-  const { rows } = await check.db.query<{ reference: string; n: number }>(
-    `${BENCH_SQL} SELECT reference, count(*)::int AS n FROM ${PAYMENTS_TABLE[check.system]}
-      WHERE reference = ANY($1) GROUP BY reference`,
+  const { rows } = await check.db.query<{ reference: string }>(
+    `SELECT reference FROM ${PAYMENTS_TABLE[check.system]} WHERE reference = ANY($1)`,
     [check.keys],
   );
-  const payments = new Map(rows.map((row) => [row.reference, row.n]));
+  const { system, concurrency, keys } = check;
   return {
-    keys: check.keys.length,
-    charges: spread(charges, check.keys),
-    payments: spread(payments, check.keys),
+    system,
+    concurrency,
+    keys: keys.length,
+    charges: spread(keys, data),
+    payments: spread(keys, rows),
   };
 }
+
+/** Exactly once: one charge and one payment row per key. */
+export const exactlyOnce = (s: StormOutcome) =>
+  s.charges.min === 1 && s.charges.max === 1 && s.payments.max === 1;

@@ -11,11 +11,7 @@ export type SystemName = 'product' | 'reference' | 'bare';
 export type Reply =
   { kind: 'succeeded'; replayed: boolean } | { kind: 'in_use' } | { kind: 'error'; detail: string };
 
-export interface Answer {
-  status: number;
-  headers: IncomingHttpHeaders;
-  text: string;
-}
+type Answer = { status: number; headers: IncomingHttpHeaders; text: string };
 
 export interface Target {
   name: SystemName;
@@ -28,22 +24,12 @@ export interface Target {
 }
 
 const MUTATION = `mutation($i: CreatePaymentInput!) { createPayment(input: $i) { payment { id status } idempotency { replayed } } }`;
+const PAYMENT = { amount: '10.00', currency: 'EUR', paymentMethod: 'pm_card_visa' };
+
 /** Enough of an unexpected answer to say what it was, not a page of HTML. */
-const DETAIL_CHARS = 300;
-
-function fields(key: string): Record<string, string> {
-  return {
-    idempotencyKey: key,
-    amount: '10.00',
-    currency: 'EUR',
-    paymentMethod: 'pm_card_visa',
-    reference: key,
-  };
-}
-
 const unexpected = (answer: Answer): Reply => ({
   kind: 'error',
-  detail: `HTTP ${answer.status} ${answer.text.slice(0, DETAIL_CHARS)}`,
+  detail: `HTTP ${answer.status} ${answer.text.slice(0, 300)}`,
 });
 
 /** The full product path: HTTP → Apollo → tRPC → the engine → PostgreSQL and the provider. */
@@ -56,7 +42,10 @@ export function productTarget(opts: { url: string; apiKey: string }): Target {
     request: (key) => ({
       path: '/graphql',
       headers,
-      body: JSON.stringify({ query: MUTATION, variables: { i: fields(key) } }),
+      body: JSON.stringify({
+        query: MUTATION,
+        variables: { i: { ...PAYMENT, idempotencyKey: key, reference: key } },
+      }),
     }),
     judge(answer) {
       const body = JSON.parse(answer.text) as {
@@ -69,9 +58,8 @@ export function productTarget(opts: { url: string; apiKey: string }): Target {
       if (created?.payment?.status === 'SUCCEEDED') {
         return { kind: 'succeeded', replayed: created.idempotency?.replayed === true };
       }
-      if (body.errors?.[0]?.extensions?.code === 'IDEMPOTENCY_KEY_IN_USE')
-        return { kind: 'in_use' };
-      return unexpected(answer);
+      const code = body.errors?.[0]?.extensions?.code;
+      return code === 'IDEMPOTENCY_KEY_IN_USE' ? { kind: 'in_use' } : unexpected(answer);
     },
   };
 }
@@ -82,15 +70,19 @@ export function baselineTarget(opts: {
   url: string;
   tenantId: string;
 }): Target {
-  const headers = { 'content-type': 'application/json' };
   return {
     name: opts.name,
     url: opts.url,
     idempotent: opts.name === 'reference',
     request: (key) => ({
       path: '/payments',
-      headers,
-      body: JSON.stringify({ tenantId: opts.tenantId, ...fields(key) }),
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        ...PAYMENT,
+        tenantId: opts.tenantId,
+        idempotencyKey: key,
+        reference: key,
+      }),
     }),
     judge(answer) {
       if (answer.status === 409) return { kind: 'in_use' };
