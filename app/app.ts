@@ -8,7 +8,10 @@ import { createLogger, type Logger } from '../services/kernel/logging/logger.ts'
 import { createKernelMetrics, createMetricsRegistry } from '../services/kernel/metrics.ts';
 import type { ServiceMetrics } from '../services/context.ts';
 import { createLedgerMetrics } from '../services/ledger/index.ts';
-import { REGISTER_WEBHOOK_ENDPOINT } from '../services/notifications/index.ts';
+import {
+  MANAGE_WEBHOOK_OPERATIONS,
+  REGISTER_WEBHOOK_ENDPOINT,
+} from '../services/notifications/index.ts';
 import { RESUMABLE_OPERATIONS } from '../services/payments/index.ts';
 import { createProviderMetrics } from '../services/provider/index.ts';
 import {
@@ -155,7 +158,9 @@ export async function startApp(options: AppOptions): Promise<App> {
   const gatewayMetrics = createGatewayMetrics(registry);
   initialiseGatewaySeries(
     gatewayMetrics,
-    [...RESUMABLE_OPERATIONS, REGISTER_WEBHOOK_ENDPOINT].map((op) => op.publicName),
+    [...RESUMABLE_OPERATIONS, REGISTER_WEBHOOK_ENDPOINT, ...MANAGE_WEBHOOK_OPERATIONS].map(
+      (op) => op.publicName,
+    ),
   );
   const metrics = {
     ...createKernelMetrics(registry),

@@ -21,6 +21,7 @@ const SQL_FILES = [
   '0010-keyed-request-hashes.sql',
   '0011-key-waiters.sql',
   '0012-api-keys.sql',
+  '0013-webhook-endpoint-management.sql',
 ] as const;
 
 function sqlMigration(file: string): MigrationObject {

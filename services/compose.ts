@@ -25,7 +25,7 @@ import { reconcileUnknownPayments } from './payments/index.ts';
 import { paymentResumers, RESUMABLE_OPERATIONS } from './payments/index.ts';
 import { initialiseSeries, registerFleetGauges, type ServiceName } from './kernel/metrics.ts';
 import { readBacklog } from './kernel/outbox/outbox.ts';
-import { REGISTER_WEBHOOK_ENDPOINT } from './notifications/index.ts';
+import { MANAGE_WEBHOOK_OPERATIONS, REGISTER_WEBHOOK_ENDPOINT } from './notifications/index.ts';
 import { createHttpProviderAdapter, initialiseProviderSeries } from './provider/index.ts';
 import { initialiseLedgerSeries } from './ledger/index.ts';
 import { createWebhookEgress } from './notifications/index.ts';
@@ -193,7 +193,10 @@ export function createServices(config: ServicesConfig): Services {
     links: [localLink({ router: appRouter, createContext: () => Promise.resolve({ deps }) })],
   });
   const operations = new Map(
-    [...RESUMABLE_OPERATIONS, REGISTER_WEBHOOK_ENDPOINT].map((op) => [op.id, op]),
+    [...RESUMABLE_OPERATIONS, REGISTER_WEBHOOK_ENDPOINT, ...MANAGE_WEBHOOK_OPERATIONS].map((op) => [
+      op.id,
+      op,
+    ]),
   );
   initialiseSeries(config.metrics, {
     operations: [...operations.values()],

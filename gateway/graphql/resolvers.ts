@@ -49,6 +49,22 @@ export function createResolvers(catalog: ErrorCatalog) {
         call(ctx, info, () => ctx.services.payments.get({ tenantId: ctx.tenantId, id: args.id })),
       balances: (_: unknown, _args: unknown, ctx: GatewayContext, info: GraphQLResolveInfo) =>
         call(ctx, info, () => ctx.services.ledger.balances({ tenantId: ctx.tenantId })),
+      webhookEndpoints: (
+        _: unknown,
+        _args: unknown,
+        ctx: GatewayContext,
+        info: GraphQLResolveInfo,
+      ) =>
+        call(ctx, info, () => ctx.services.notifications.listEndpoints({ tenantId: ctx.tenantId })),
+      webhookDeliveries: (
+        _: unknown,
+        args: { endpointId: string; first: number; after?: string | null },
+        ctx: GatewayContext,
+        info: GraphQLResolveInfo,
+      ) =>
+        call(ctx, info, () =>
+          ctx.services.notifications.listDeliveries({ tenantId: ctx.tenantId, ...args }),
+        ),
       payments: (
         _: unknown,
         args: { first: number; after?: string | null; reference?: string | null },
@@ -80,6 +96,30 @@ export function createResolvers(catalog: ErrorCatalog) {
       ),
       registerWebhookEndpoint: command((ctx, input: { idempotencyKey: string; url: string }) =>
         ctx.services.notifications.registerEndpoint({ tenantId: ctx.tenantId, ...input }),
+      ),
+      updateWebhookEndpoint: command(
+        (
+          ctx,
+          input: {
+            idempotencyKey: string;
+            endpointId: string;
+            enabled?: boolean | null;
+            eventTypes?: string[] | null;
+          },
+        ) => ctx.services.notifications.updateEndpoint({ tenantId: ctx.tenantId, ...input }),
+      ),
+      deleteWebhookEndpoint: command((ctx, input: { idempotencyKey: string; endpointId: string }) =>
+        ctx.services.notifications.deleteEndpoint({ tenantId: ctx.tenantId, ...input }),
+      ),
+      rotateWebhookSecret: command(
+        (
+          ctx,
+          input: { idempotencyKey: string; endpointId: string; overlapSeconds?: number | null },
+        ) => ctx.services.notifications.rotateSecret({ tenantId: ctx.tenantId, ...input }),
+      ),
+      redeliverWebhookEvent: command(
+        (ctx, input: { idempotencyKey: string; endpointId: string; eventId: string }) =>
+          ctx.services.notifications.redeliverEvent({ tenantId: ctx.tenantId, ...input }),
       ),
     },
   };

@@ -41,6 +41,7 @@ export function notificationHandlers(deps: NotificationsDeps): Record<string, De
       await withTransaction(deps.pool, async (tx) => {
         const { rows } = await tx.query<{ id: string }>(SELECT_ENABLED_ENDPOINTS, [
           delivery.tenantId,
+          delivery.event.type,
         ]);
         await writeEvent(tx, {
           tenantId: delivery.tenantId,
@@ -66,18 +67,21 @@ async function deliverWebhook(
     .findOne(
       WebhookEndpoint,
       { tenantId: delivery.tenantId, id: endpointId },
-      { fields: ['url', 'secret', 'status'] },
+      { fields: ['url', 'secret', 'status', 'previousSecret', 'previousSecretExpiresAt'] },
     );
   if (endpoint === null || endpoint.status !== 'enabled')
     return { kind: 'abandon', why: 'endpoint disabled or removed' };
   // Sealed at rest (webhook-secret.ts): opened here, for the signature, and nowhere else.
   // Into a local, never back onto the entity: a managed entity holding the clear secret is one
   // flush away from writing it to the table.
-  const secret = openWebhookSecret(
-    deps.keyring,
-    { tenantId: delivery.tenantId, endpointId },
-    endpoint.secret,
-  );
+  const ref = { tenantId: delivery.tenantId, endpointId };
+  const secrets = [openWebhookSecret(deps.keyring, ref, endpoint.secret)];
+  // During a rotation's overlap the replaced secret signs too (Standard Webhooks allows several
+  // signatures), so a receiver still holding it verifies every delivery.
+  const previous = endpoint.previousSecret;
+  const previousUntil = endpoint.previousSecretExpiresAt;
+  if (previous && previousUntil && previousUntil.getTime() > Date.now())
+    secrets.push(openWebhookSecret(deps.keyring, ref, previous));
   const timestamp = Math.floor(Date.now() / 1000);
   const body = JSON.stringify({
     type: delivery.event.type,
@@ -92,12 +96,9 @@ async function deliverWebhook(
         'content-type': 'application/json',
         'webhook-id': delivery.eventId,
         'webhook-timestamp': String(timestamp),
-        'webhook-signature': signWebhook({
-          secret,
-          id: delivery.eventId,
-          timestamp,
-          body,
-        }),
+        'webhook-signature': secrets
+          .map((secret) => signWebhook({ secret, id: delivery.eventId, timestamp, body }))
+          .join(' '),
       },
       body,
       timeoutMs: WEBHOOK_TIMEOUT_MS,

@@ -8,6 +8,21 @@ export const NOTIFICATION_ERRORS = defineErrors({
     message:
       'The webhook URL points inside (a loopback, private, link-local or reserved address, an internal name, or an IPv4 address not written as four decimal parts). Use a public https URL.',
   },
+  WEBHOOK_ENDPOINT_NOT_FOUND: {
+    httpStatus: 404,
+    stored: true,
+    message: 'No such webhook endpoint (or it was deleted).',
+  },
+  WEBHOOK_ENDPOINT_DISABLED: {
+    httpStatus: 422,
+    stored: true,
+    message: 'The webhook endpoint is disabled: enable it before redelivering to it.',
+  },
+  WEBHOOK_DELIVERY_NOT_FOUND: {
+    httpStatus: 404,
+    stored: true,
+    message: 'This endpoint has no delivery of that event.',
+  },
 });
 
 /**

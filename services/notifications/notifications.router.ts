@@ -1,4 +1,18 @@
+import { z } from 'zod';
 import { procedure, router } from '../trpc.ts';
+import {
+  deleteEndpoint,
+  endpointInput,
+  listDeliveries,
+  listDeliveriesInput,
+  listEndpoints,
+  redeliverEvent,
+  redeliverInput,
+  rotateSecret,
+  rotateSecretInput,
+  updateEndpoint,
+  updateEndpointInput,
+} from './manage-endpoints.flow.ts';
 import { registerEndpoint, registerEndpointInput } from './register-endpoint.flow.ts';
 
 /** The notifications service: webhook endpoints, and (as outbox consumers) deliveries and receipts. */
@@ -6,4 +20,22 @@ export const notificationsRouter = router({
   registerEndpoint: procedure
     .input(registerEndpointInput)
     .mutation(({ ctx, input }) => registerEndpoint(ctx.deps, input)),
+  updateEndpoint: procedure
+    .input(updateEndpointInput)
+    .mutation(({ ctx, input }) => updateEndpoint(ctx.deps, input)),
+  deleteEndpoint: procedure
+    .input(endpointInput)
+    .mutation(({ ctx, input }) => deleteEndpoint(ctx.deps, input)),
+  rotateSecret: procedure
+    .input(rotateSecretInput)
+    .mutation(({ ctx, input }) => rotateSecret(ctx.deps, input)),
+  redeliverEvent: procedure
+    .input(redeliverInput)
+    .mutation(({ ctx, input }) => redeliverEvent(ctx.deps, input)),
+  listEndpoints: procedure
+    .input(z.object({ tenantId: z.uuid() }))
+    .query(({ ctx, input }) => listEndpoints(ctx.deps, input.tenantId)),
+  listDeliveries: procedure
+    .input(listDeliveriesInput)
+    .query(({ ctx, input }) => listDeliveries(ctx.deps, input)),
 });

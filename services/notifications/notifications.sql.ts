@@ -3,9 +3,11 @@ export const INSERT_RECEIPT = `
 INSERT INTO receipts (tenant_id, id, payment_id, event_id) VALUES ($1, $2, $3, $4)
 ON CONFLICT ON CONSTRAINT receipts_pk DO NOTHING`;
 
-/** $1 tenant. */
+/** The endpoints an event goes to: enabled, and subscribed to its type. $1 tenant, $2 type. */
 export const SELECT_ENABLED_ENDPOINTS = `
-SELECT id FROM webhook_endpoints WHERE tenant_id = $1 AND status = 'enabled' ORDER BY created_at`;
+SELECT id FROM webhook_endpoints
+ WHERE tenant_id = $1 AND status = 'enabled' AND (event_types IS NULL OR $2 = ANY (event_types))
+ ORDER BY created_at`;
 
 /** $1 tenant, $2 id. */
 export const SELECT_ENDPOINT = `

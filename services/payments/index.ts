@@ -14,3 +14,4 @@ export { CANCEL_PAYMENT_FAULT_POINTS } from './cancel-payment.flow.ts';
 export { Payment } from './payment.entity.ts';
 export { PaymentOperation } from './payment-operation.entity.ts';
 export { PAYMENT_ERRORS } from './payments.errors.ts';
+export { PAYMENT_EVENT_TYPES } from './payment-events.ts';

@@ -26,6 +26,16 @@ export interface Movement {
   currency: string;
 }
 
+/** Every type of event the payments service publishes: what a webhook endpoint may subscribe to. */
+export const PAYMENT_EVENT_TYPES = [
+  'payment.succeeded',
+  'payment.authorized',
+  'payment.failed',
+  'payment.captured',
+  'payment.canceled',
+  'refund.succeeded',
+] as const satisfies readonly PaymentEventType[];
+
 const CONSUMERS: Record<PaymentEventType, string[]> = {
   'payment.succeeded': ['ledger', 'receipts', 'webhooks'],
   'payment.captured': ['ledger', 'receipts', 'webhooks'],

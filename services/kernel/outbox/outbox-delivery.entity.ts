@@ -30,5 +30,9 @@ export const OutboxDelivery = defineEntity({
       name: 'outbox_deliveries_due_ix',
       expression: `CREATE INDEX outbox_deliveries_due_ix ON outbox_deliveries (next_attempt_at) WHERE status = 'pending'`,
     },
+    {
+      name: 'outbox_deliveries_webhook_ix',
+      expression: `CREATE INDEX outbox_deliveries_webhook_ix ON outbox_deliveries (tenant_id, consumer, event_id) WHERE consumer LIKE 'webhook:%'`,
+    },
   ],
 });

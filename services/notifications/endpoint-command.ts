@@ -1,0 +1,87 @@
+import { randomUUID } from 'node:crypto';
+import type { NotificationsDeps } from '../context.ts';
+import type { JsonValue } from '../kernel/canonical-json.ts';
+import type { TxClient } from '../kernel/db/pool.ts';
+import { AppError, KERNEL_ERRORS, publicError, type PublicError } from '../kernel/errors.ts';
+import { idempotencyInfo, type IdempotencyInfo } from '../kernel/idempotency/idempotency-key.ts';
+import type { OperationDef } from '../kernel/idempotency/operation.ts';
+import type { ErrorSpec } from '../kernel/errors.ts';
+
+/** The answer's fields beside `ok` and `idempotency`, as the GraphQL payload has them. */
+export type EndpointCommandResult =
+  | { ok: true; idempotency: IdempotencyInfo; [field: string]: unknown }
+  | { ok: false; error: PublicError; replayed: boolean };
+
+/** A refusal decided under the key: stored, and replayed with the same code. */
+export function refusal(spec: ErrorSpec): { error: { code: string; message: string } } {
+  return { error: { code: spec.code, message: spec.message } };
+}
+
+/**
+ * A management command on a tenant's webhook endpoints, idempotent by key: its whole effect is
+ * one local write, so it is decided at admission, in the key's own transaction, and its answer
+ * (a result, or a stored refusal such as WEBHOOK_ENDPOINT_NOT_FOUND) is replayed as stored.
+ * `validate` runs before admission: input it throws on (AppError) stores nothing.
+ */
+export async function endpointCommand(
+  deps: NotificationsDeps,
+  run: {
+    operation: OperationDef;
+    tenantId: string;
+    idempotencyKey: string;
+    validate: () => JsonValue;
+    decide: (tx: TxClient, command: JsonValue) => Promise<JsonValue>;
+  },
+): Promise<EndpointCommandResult> {
+  let command: JsonValue;
+  try {
+    deps.engine.checkKey(run.operation, run.idempotencyKey);
+    command = run.validate();
+  } catch (error) {
+    if (error instanceof AppError) return { ok: false, error: error.toPublic(), replayed: false };
+    throw error;
+  }
+  const admission = await deps.engine.admit({
+    scope: { tenantId: run.tenantId, operation: run.operation, key: run.idempotencyKey },
+    command,
+    first: {
+      to: 'decided',
+      // The request's own identity: nothing is resumed from it, the command is decided here.
+      resourceId: randomUUID(),
+      work: async (tx) => ({ decided: await run.decide(tx, command) }),
+    },
+  });
+  switch (admission.kind) {
+    case 'replay':
+    case 'decided': {
+      const replayed = admission.kind === 'replay';
+      const body = admission.response.body;
+      if (body !== null && typeof body === 'object' && !Array.isArray(body) && 'error' in body) {
+        const stored = body['error'] as { code: string; message: string };
+        return { ok: false, error: { code: stored.code, message: stored.message }, replayed };
+      }
+      if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+        // Stored as a reference (IDEMPOTENCY_RESPONSE_MAX_BYTES below this answer's size):
+        // nothing can render it again, since the answer is the write's own result.
+        throw new Error(`${run.operation.publicName}: its stored answer is not inline`);
+      }
+      const info = { tenantId: run.tenantId, key: run.idempotencyKey, replayed };
+      return { ok: true, ...body, idempotency: idempotencyInfo(admission.response, info) };
+    }
+    case 'reused':
+      return {
+        ok: false,
+        error: publicError(KERNEL_ERRORS.IDEMPOTENCY_KEY_REUSED),
+        replayed: false,
+      };
+    case 'in_use':
+    case 'unknown':
+    case 'owned':
+      // Decided in admission's own transaction: a concurrent duplicate waits for it.
+      return {
+        ok: false,
+        error: publicError(KERNEL_ERRORS.IDEMPOTENCY_KEY_IN_USE, { retryAfterSeconds: 1 }),
+        replayed: false,
+      };
+  }
+}
