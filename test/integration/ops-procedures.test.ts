@@ -1,21 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { useTestDatabase } from '../support/test-database.ts';
+import { describe, expect, it } from 'vitest';
 import { graphql, paymentOf } from '../support/graphql-client.ts';
 import { CAPTURE_PAYMENT, CREATE_PAYMENT } from '../support/operations.ts';
-import { startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
+import { TENANT_A, useTestStack } from '../support/test-stack.ts';
 
-const database = useTestDatabase('ops-procedures');
 const LEASE_MS = 400;
 /** Past the lease: redrive takes over only an expired lease, so time must pass. */
 const LEASE_EXPIRED_WAIT_MS = LEASE_MS + 100;
-let stack: TestStack;
-
-beforeAll(async () => {
-  stack = await startTestStack({ databaseUrl: database.url, app: { leaseMs: LEASE_MS } });
-});
-afterAll(async () => {
-  await stack?.stop();
-});
+const stack = useTestStack('ops-procedures', { app: { leaseMs: LEASE_MS } });
 
 describe('ops procedures', () => {
   it('list a stuck request with its phases; a re-drive is refused while its owner holds the lease, then resumes it once', async () => {

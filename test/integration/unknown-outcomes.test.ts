@@ -1,14 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { reconcileUnknownPayments } from '../../services/payments/reconcile-payments.ts';
-import { useTestDatabase } from '../support/test-database.ts';
 import { errorCodeOf, paymentOf, type GraphQLAnswer } from '../support/graphql-client.ts';
-import {
-  createPaymentOn,
-  keyRowOf,
-  paymentInput,
-  startTestStack,
-  type TestStack,
-} from '../support/test-stack.ts';
+import { createPaymentOn, keyRowOf, paymentInput, useTestStack } from '../support/test-stack.ts';
 import { waitUntil } from '../support/wait-until.ts';
 
 /**
@@ -16,7 +9,6 @@ import { waitUntil } from '../support/wait-until.ts';
  * found, probe missing then re-call, no answer then recovery, and no answer past the attempt
  * limit then reconciliation (charge found, charge absent). Never FAILED for lack of an answer.
  */
-const database = useTestDatabase('unknown');
 /** Short provider timeout so the no-answer paths run in test time; the sandbox is local. */
 const PROVIDER_TIMEOUT_MS = 200;
 const BLACKHOLE_MS = 2_500;
@@ -24,22 +16,14 @@ const BLACKHOLE_MS = 2_500;
 const APPLY_WINDOW_MS = 300;
 /** Until the books are final: the provider's apply window has passed, with slack for timers. */
 const BOOKS_FINAL_WAIT_MS = APPLY_WINDOW_MS + 200;
-let stack: TestStack;
-
-beforeAll(async () => {
-  stack = await startTestStack({
-    databaseUrl: database.url,
-    sandbox: { blackholeMs: BLACKHOLE_MS, statementLagMs: 50 },
-    app: {
-      providerTimeoutMs: PROVIDER_TIMEOUT_MS,
-      unknownAfterAttempts: 2,
-      backoffBaseMs: 50,
-      providerApplyWindowMs: APPLY_WINDOW_MS,
-    },
-  });
-});
-afterAll(async () => {
-  await stack?.stop();
+const stack = useTestStack('unknown', {
+  sandbox: { blackholeMs: BLACKHOLE_MS, statementLagMs: 50 },
+  app: {
+    providerTimeoutMs: PROVIDER_TIMEOUT_MS,
+    unknownAfterAttempts: 2,
+    backoffBaseMs: 50,
+    providerApplyWindowMs: APPLY_WINDOW_MS,
+  },
 });
 
 const send = (input: Record<string, unknown>): Promise<GraphQLAnswer> =>

@@ -1,25 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LeaseLostError } from '../../services/kernel/errors.ts';
 import { OwnedRequest } from '../../services/kernel/idempotency/owned-request.ts';
 import { CREATE_PAYMENT as CREATE_PAYMENT_OP } from '../../services/payments/create-payment.flow.ts';
-import { useTestDatabase } from '../support/test-database.ts';
 import { errorCodeOf, graphql, paymentOf } from '../support/graphql-client.ts';
 import { CREATE_PAYMENT } from '../support/operations.ts';
-import { startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
+import { TENANT_A, useTestStack } from '../support/test-stack.ts';
 import { waitUntil } from '../support/wait-until.ts';
 
-const database = useTestDatabase('zombie');
-let stack: TestStack;
 const LEASE_MS = 300;
 /** Past the lease: the test's point is that the zombie's lease has expired, so time must pass. */
 const LEASE_EXPIRED_WAIT_MS = LEASE_MS + 100;
-
-beforeAll(async () => {
-  stack = await startTestStack({ databaseUrl: database.url, app: { leaseMs: LEASE_MS } });
-});
-afterAll(async () => {
-  await stack?.stop();
-});
+const stack = useTestStack('zombie', { app: { leaseMs: LEASE_MS } });
 
 describe('a zombie owner that wakes after its lease was taken over', () => {
   it('cannot write: its final phase is refused, the taker-over’s result stands, one charge', async () => {
