@@ -1,23 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { useTestDatabase } from '../support/test-database.ts';
+import { describe, expect, it } from 'vitest';
 import { errorCodeOf, graphql, paymentOf } from '../support/graphql-client.ts';
 import { CREATE_PAYMENT } from '../support/operations.ts';
-import { countRows, startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
+import { countRows, TENANT_A, useTestStack } from '../support/test-stack.ts';
 
-const database = useTestDatabase('concurrency');
-let stack: TestStack;
+const stack = useTestStack('concurrency', { app: { poolMax: 20 } });
 
 /** Enough identical requests to overrun the connection pool (20) several times over. */
 const DUPLICATES = 100;
 /** How long the phase body lingers, so that many duplicates arrive while it runs. */
 const BODY_DWELL_MS = 200;
-
-beforeAll(async () => {
-  stack = await startTestStack({ databaseUrl: database.url, app: { poolMax: 20 } });
-});
-afterAll(async () => {
-  await stack?.stop();
-});
 
 describe('100 concurrent identical createPayment requests', () => {
   it('make one provider charge and one payment; every answer is that payment or IDEMPOTENCY_KEY_IN_USE; the phase body never runs twice at once', async () => {

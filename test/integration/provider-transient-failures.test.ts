@@ -1,32 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { useTestDatabase } from '../support/test-database.ts';
 import { errorCodeOf, graphql, paymentOf } from '../support/graphql-client.ts';
 import { CREATE_PAYMENT } from '../support/operations.ts';
-import { startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
+import { TENANT_A, type TestStack, useTestStackOn } from '../support/test-stack.ts';
 
 /**
  * Transient provider failures (503s) are never stored as a result: the key stays retryable and
  * the next attempt uses the same derived provider key. Timeouts: unknown-outcomes.test.ts.
  */
 const database = useTestDatabase('transient');
-let oneAttempt: TestStack;
-let threeAttempts: TestStack;
-
-beforeAll(async () => {
-  // One provider attempt per request, so each 503 reaches the client.
-  oneAttempt = await startTestStack({
-    databaseUrl: database.url,
-    app: { providerMaxAttempts: 1, providerTimeoutMs: 300 },
-  });
-  threeAttempts = await startTestStack({
-    databaseUrl: database.url,
-    app: { providerMaxAttempts: 3 },
-  });
+// One provider attempt per request, so each 503 reaches the client.
+const oneAttempt = useTestStackOn(database, {
+  app: { providerMaxAttempts: 1, providerTimeoutMs: 300 },
 });
-afterAll(async () => {
-  await oneAttempt?.stop();
-  await threeAttempts?.stop();
-});
+const threeAttempts = useTestStackOn(database, { app: { providerMaxAttempts: 3 } });
 
 async function keyRow(stack: TestStack, key: string) {
   const { rows } = await stack.db.query<{

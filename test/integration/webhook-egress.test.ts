@@ -20,13 +20,7 @@ import {
 import { startGatewayProcess } from '../support/gateway-process.ts';
 import { errorCodeOf, graphql, paymentOf } from '../support/graphql-client.ts';
 import { useTestDatabase } from '../support/test-database.ts';
-import {
-  createPaymentOn,
-  paymentInput,
-  startTestStack,
-  TENANT_A,
-  type TestStack,
-} from '../support/test-stack.ts';
+import { createPaymentOn, paymentInput, TENANT_A, useTestStackOn } from '../support/test-stack.ts';
 import { REGISTER_WEBHOOK_ENDPOINT } from '../support/operations.ts';
 
 /**
@@ -34,10 +28,8 @@ import { REGISTER_WEBHOOK_ENDPOINT } from '../support/operations.ts';
  * key; delivery never follows a redirect, and refuses a name that resolves inside unless the
  * allow-list says otherwise. Every sink here counts what it truly received.
  */
-const database = useTestDatabase('webhook-egress');
 /** A name only this test's resolver knows: it answers 127.0.0.1, the sink's address. */
 const SINK_NAME = 'hooks.merchant.test';
-let stack: TestStack;
 /** Receives every request it is sent and counts it, by path. */
 let sink: Server;
 let sinkPort = 0;
@@ -53,11 +45,6 @@ function listen(server: Server): Promise<number> {
 }
 
 beforeAll(async () => {
-  // Registration must accept the loopback sink and SINK_NAME over plain http: both are listed.
-  stack = await startTestStack({
-    databaseUrl: database.url,
-    app: { webhookAllowList: parseWebhookAllowList(`127.0.0.1/32,${SINK_NAME}`) },
-  });
   sink = createServer((req, res) => {
     sinkHits.push(req.url ?? '');
     req.resume();
@@ -73,10 +60,15 @@ beforeAll(async () => {
   redirectorPort = await listen(redirector);
 });
 afterAll(async () => {
-  await stack?.stop();
   for (const server of [sink, redirector]) {
     await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
   }
+});
+// After the sinks: stopped before they are closed. Registration must accept the loopback sink
+// and SINK_NAME over plain http: both are listed.
+const database = useTestDatabase('webhook-egress');
+const stack = useTestStackOn(database, {
+  app: { webhookAllowList: parseWebhookAllowList(`127.0.0.1/32,${SINK_NAME}`) },
 });
 beforeEach(async () => {
   // One endpoint per scenario: earlier ones must not receive (or fail) this one's events.
