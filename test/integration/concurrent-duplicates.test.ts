@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { errorCodeOf, graphql, paymentOf } from '../support/graphql-client.ts';
 import { CREATE_PAYMENT } from '../support/operations.ts';
-import { countRows, TENANT_A, useTestStack } from '../support/test-stack.ts';
+import {
+  countRows,
+  createPaymentOn,
+  paymentInput,
+  TENANT_A,
+  useTestStack,
+} from '../support/test-stack.ts';
 
 const stack = useTestStack('concurrency', { app: { poolMax: 20 } });
 
@@ -29,21 +35,9 @@ describe('100 concurrent identical createPayment requests', () => {
       run: () => void (inBody -= 1),
     });
 
-    const input = {
-      idempotencyKey: 'storm-1',
-      amount: '42.00',
-      currency: 'EUR',
-      paymentMethod: 'pm_card_visa',
-      reference: 'storm-ref-1',
-    };
+    const input = paymentInput('storm-1', { amount: '42.00', reference: 'storm-ref-1' });
     const answers = await Promise.all(
-      Array.from({ length: DUPLICATES }, () =>
-        graphql(stack.app.url, {
-          apiKey: TENANT_A.apiKey,
-          query: CREATE_PAYMENT,
-          variables: { input },
-        }),
-      ),
+      Array.from({ length: DUPLICATES }, () => createPaymentOn(stack, input)),
     );
 
     const succeeded = answers.filter((a) => a.status === 200);
@@ -65,11 +59,7 @@ describe('100 concurrent identical createPayment requests', () => {
     expect(maxInBody).toBe(1);
 
     // Once finished, every retry is the stored payment.
-    const late = await graphql(stack.app.url, {
-      apiKey: TENANT_A.apiKey,
-      query: CREATE_PAYMENT,
-      variables: { input },
-    });
+    const late = await createPaymentOn(stack, input);
     expect(paymentOf(late).id).toBe(paymentOf(succeeded[0]!).id);
     stack.app.faults.disarm('createPayment.provider_charge.before-call');
     stack.app.faults.disarm('createPayment.provider_charge.after-call');

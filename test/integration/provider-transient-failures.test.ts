@@ -1,8 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { useTestDatabase } from '../support/test-database.ts';
-import { errorCodeOf, graphql, paymentOf } from '../support/graphql-client.ts';
-import { CREATE_PAYMENT } from '../support/operations.ts';
-import { TENANT_A, type TestStack, useTestStackOn } from '../support/test-stack.ts';
+import { errorCodeOf, paymentOf } from '../support/graphql-client.ts';
+import {
+  createPaymentOn,
+  paymentInput,
+  type TestStack,
+  useTestStackOn,
+} from '../support/test-stack.ts';
 
 /**
  * Transient provider failures (503s) are never stored as a result: the key stays retryable and
@@ -32,19 +36,11 @@ async function keyRow(stack: TestStack, key: string) {
 
 describe('pm_card_unavailable (503 twice, then approved)', () => {
   it('is never stored as a failure: each 503 answers PROVIDER_UNAVAILABLE and leaves the key retryable', async () => {
-    const input = {
-      idempotencyKey: 'unavail-1',
+    const input = paymentInput('unavail-1', {
       amount: '9.99',
-      currency: 'EUR',
       paymentMethod: 'pm_card_unavailable',
-      reference: 'unavail-1',
-    };
-    const send = () =>
-      graphql(oneAttempt.app.url, {
-        apiKey: TENANT_A.apiKey,
-        query: CREATE_PAYMENT,
-        variables: { input },
-      });
+    });
+    const send = () => createPaymentOn(oneAttempt, input);
 
     for (let attempt = 1; attempt <= 2; attempt++) {
       const refused = await send();
@@ -75,18 +71,11 @@ describe('pm_card_unavailable (503 twice, then approved)', () => {
   });
 
   it('with in-request retries, one request ends SUCCEEDED with one charge', async () => {
-    const input = {
-      idempotencyKey: 'unavail-2',
+    const input = paymentInput('unavail-2', {
       amount: '9.99',
-      currency: 'EUR',
       paymentMethod: 'pm_card_unavailable',
-      reference: 'unavail-2',
-    };
-    const answer = await graphql(threeAttempts.app.url, {
-      apiKey: TENANT_A.apiKey,
-      query: CREATE_PAYMENT,
-      variables: { input },
     });
+    const answer = await createPaymentOn(threeAttempts, input);
     expect(paymentOf(answer).status).toBe('SUCCEEDED');
     expect(threeAttempts.sandbox.charges({ reference: 'unavail-2' })).toHaveLength(1);
     const metrics = await (await fetch(`${threeAttempts.app.url}/metrics`)).text();

@@ -2,15 +2,33 @@ import { describe, expect, it } from 'vitest';
 import { LeaseLostError } from '../../services/kernel/errors.ts';
 import { OwnedRequest } from '../../services/kernel/idempotency/owned-request.ts';
 import { CREATE_PAYMENT as CREATE_PAYMENT_OP } from '../../services/payments/create-payment.flow.ts';
-import { errorCodeOf, graphql, paymentOf } from '../support/graphql-client.ts';
-import { CREATE_PAYMENT } from '../support/operations.ts';
-import { TENANT_A, useTestStack } from '../support/test-stack.ts';
+import { errorCodeOf, paymentOf } from '../support/graphql-client.ts';
+import { createPaymentOn, paymentInput, useTestStack } from '../support/test-stack.ts';
 import { waitUntil } from '../support/wait-until.ts';
 
 const LEASE_MS = 300;
 /** Past the lease: the test's point is that the zombie's lease has expired, so time must pass. */
 const LEASE_EXPIRED_WAIT_MS = LEASE_MS + 100;
 const stack = useTestStack('zombie', { app: { leaseMs: LEASE_MS } });
+
+/** What a takeover leaves: the zombie's phase under token 1, the taker-over's finish under 2. */
+const TAKEN_OVER_PHASES = [
+  { recovery_point: 'provider_charge_sent', fencing_token: '1' },
+  { recovery_point: 'finished', fencing_token: '2' },
+];
+
+/** The key's committed phases, oldest first, each with the fencing token it committed under. */
+async function phasesWithTokens(key: string) {
+  const { rows } = await stack.db.query<{ recovery_point: string; fencing_token: string }>(
+    `SELECT recovery_point, fencing_token FROM idempotency_phase_log WHERE key = $1 ORDER BY committed_at`,
+    [key],
+  );
+  return rows;
+}
+
+/** Waits for an owner to reach a fault point's hook: milliseconds, so polled closely. */
+const untilHookRan = (ran: () => boolean, what: string) =>
+  waitUntil(ran, { timeoutMs: 10_000, intervalMs: 10, what });
 
 describe('a zombie owner that wakes after its lease was taken over', () => {
   it('cannot write: its final phase is refused, the taker-over’s result stands, one charge', async () => {
@@ -24,26 +42,11 @@ describe('a zombie owner that wakes after its lease was taken over', () => {
         if (hits === 1) await zombieAsleep; // only the first owner stalls (a GC pause, a SIGSTOP)
       },
     });
-    const input = {
-      idempotencyKey: 'zombie-1',
-      amount: '5.00',
-      currency: 'EUR',
-      paymentMethod: 'pm_card_visa',
-      reference: 'zombie-ref',
-    };
-    const send = () =>
-      graphql(stack.app.url, {
-        apiKey: TENANT_A.apiKey,
-        query: CREATE_PAYMENT,
-        variables: { input },
-      });
+    const input = paymentInput('zombie-1', { amount: '5.00', reference: 'zombie-ref' });
+    const send = () => createPaymentOn(stack, input);
 
     const zombie = send();
-    await waitUntil(() => hits > 0, {
-      timeoutMs: 10_000,
-      intervalMs: 10,
-      what: 'the zombie to reach the provider call',
-    });
+    await untilHookRan(() => hits > 0, 'the zombie to reach the provider call');
     const early = await send();
     expect(errorCodeOf(early)).toBe('IDEMPOTENCY_KEY_IN_USE'); // lease still live: no takeover
 
@@ -59,13 +62,7 @@ describe('a zombie owner that wakes after its lease was taken over', () => {
       `SELECT state, fencing_token FROM idempotency_keys WHERE key = 'zombie-1'`,
     );
     expect(keys).toEqual([{ state: 'finished', fencing_token: '2' }]);
-    const { rows: log } = await stack.db.query<{ recovery_point: string; fencing_token: string }>(
-      `SELECT recovery_point, fencing_token FROM idempotency_phase_log WHERE key = 'zombie-1' ORDER BY committed_at`,
-    );
-    expect(log).toEqual([
-      { recovery_point: 'provider_charge_sent', fencing_token: '1' },
-      { recovery_point: 'finished', fencing_token: '2' },
-    ]);
+    expect(await phasesWithTokens('zombie-1')).toEqual(TAKEN_OVER_PHASES);
     expect(stack.sandbox.charges({ reference: 'zombie-ref' })).toHaveLength(1);
     const replay = await send();
     expect(paymentOf(replay)).toEqual(paymentOf(takeover));
@@ -95,33 +92,14 @@ describe('a zombie owner that wakes after its lease was taken over', () => {
         if (afterCalls === 1) await takerPaused; // the taker-over, after its provider call
       },
     });
-    const input = {
-      idempotencyKey: 'zombie-3',
-      amount: '7.00',
-      currency: 'EUR',
-      paymentMethod: 'pm_card_visa',
-      reference: 'zombie-3',
-    };
-    const send = () =>
-      graphql(stack.app.url, {
-        apiKey: TENANT_A.apiKey,
-        query: CREATE_PAYMENT,
-        variables: { input },
-      });
+    const input = paymentInput('zombie-3', { amount: '7.00' });
+    const send = () => createPaymentOn(stack, input);
 
     const zombie = send();
-    await waitUntil(() => beforeCalls > 0, {
-      timeoutMs: 10_000,
-      intervalMs: 10,
-      what: 'the zombie to reach the provider call',
-    });
+    await untilHookRan(() => beforeCalls > 0, 'the zombie to reach the provider call');
     await new Promise((resolve) => setTimeout(resolve, LEASE_EXPIRED_WAIT_MS));
     const taker = send();
-    await waitUntil(() => afterCalls > 0, {
-      timeoutMs: 10_000,
-      intervalMs: 10,
-      what: 'the taker to get past the provider call',
-    });
+    await untilHookRan(() => afterCalls > 0, 'the taker to get past the provider call');
 
     wakeZombie();
     const zombieAnswer = await zombie;
@@ -133,13 +111,7 @@ describe('a zombie owner that wakes after its lease was taken over', () => {
 
     resumeTaker();
     expect(paymentOf(await taker).status).toBe('SUCCEEDED');
-    const { rows: log } = await stack.db.query<{ recovery_point: string; fencing_token: string }>(
-      `SELECT recovery_point, fencing_token FROM idempotency_phase_log WHERE key = 'zombie-3' ORDER BY committed_at`,
-    );
-    expect(log).toEqual([
-      { recovery_point: 'provider_charge_sent', fencing_token: '1' },
-      { recovery_point: 'finished', fencing_token: '2' },
-    ]);
+    expect(await phasesWithTokens('zombie-3')).toEqual(TAKEN_OVER_PHASES);
     expect(stack.sandbox.charges({ reference: 'zombie-3' })).toHaveLength(1);
     stack.app.faults.disarm('createPayment.provider_charge.before-call');
     stack.app.faults.disarm('createPayment.provider_charge.after-call');
@@ -148,17 +120,8 @@ describe('a zombie owner that wakes after its lease was taken over', () => {
   it('a phase under a stale fencing token rolls back its business writes; the current token commits', async () => {
     // Leave a request started at provider_charge_sent, then bump its token as a takeover would.
     stack.app.faults.arm('createPayment.provider_charge.before-call', { kind: 'throw' });
-    const input = {
-      idempotencyKey: 'zombie-2',
-      amount: '6.00',
-      currency: 'EUR',
-      paymentMethod: 'pm_card_visa',
-    };
-    await graphql(stack.app.url, {
-      apiKey: TENANT_A.apiKey,
-      query: CREATE_PAYMENT,
-      variables: { input },
-    });
+    const input = paymentInput('zombie-2', { amount: '6.00' });
+    await createPaymentOn(stack, input);
     stack.app.faults.disarm('createPayment.provider_charge.before-call');
     const { rows: started } = await stack.db.query<{
       resource_id: string;
