@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { graphql, paymentOf } from '../support/graphql-client.ts';
 import { CAPTURE_PAYMENT, CREATE_PAYMENT } from '../support/operations.ts';
-import { createPaymentOn, paymentInput, TENANT_A, useTestStack } from '../support/test-stack.ts';
+import {
+  createPaymentOn,
+  paymentInput,
+  resolveByHandAsNotCharged,
+  TENANT_A,
+  useTestStack,
+} from '../support/test-stack.ts';
 
 const LEASE_MS = 400;
 /** Past the lease: redrive takes over only an expired lease, so time must pass. */
@@ -98,15 +104,8 @@ describe('ops procedures', () => {
   it('refuses to resolve by hand anything but an unknown outcome', async () => {
     const input = paymentInput('ops-done', { amount: '8.00' });
     await createPaymentOn(stack, input);
-    await expect(
-      stack.app.services.client.ops.resolve.mutate({
-        tenantId: stack.tenantIds.a,
-        operation: 'payments.create.v1',
-        key: 'ops-done',
-        actor: 'alice',
-        reason: 'mistake',
-        outcome: 'not_charged',
-      }),
-    ).rejects.toMatchObject({ data: { code: 'CONFLICT' } });
+    await expect(resolveByHandAsNotCharged(stack, 'ops-done')).rejects.toMatchObject({
+      data: { code: 'CONFLICT' },
+    });
   });
 });

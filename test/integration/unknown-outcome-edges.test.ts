@@ -17,6 +17,7 @@ import {
   createPaymentOn,
   keyRowOf,
   paymentInput,
+  resolveByHandAsNotCharged,
   TENANT_A,
   useTestStack,
 } from '../support/test-stack.ts';
@@ -254,16 +255,9 @@ describe('unknown-outcome edges', () => {
     expect(errorCodeOf(await send(inputFor('p16', 'pm_card_unavailable')))).toBe(
       'PROVIDER_UNAVAILABLE',
     );
-    await expect(
-      stack.app.services.client.ops.resolve.mutate({
-        tenantId: stack.tenantIds.a,
-        operation: 'payments.create.v1',
-        key: 'p16',
-        actor: 'alice',
-        reason: 'mistake',
-        outcome: 'not_charged',
-      }),
-    ).rejects.toMatchObject({ data: { code: 'CONFLICT' } });
+    await expect(resolveByHandAsNotCharged(stack, 'p16')).rejects.toMatchObject({
+      data: { code: 'CONFLICT' },
+    });
     expect(await keyRow('p16')).toMatchObject({ state: 'started' });
   });
 });

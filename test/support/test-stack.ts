@@ -186,3 +186,18 @@ export async function keyRowOf(
   );
   return rows[0];
 }
+
+/**
+ * An operator (alice) resolving tenant A's createPayment `key` by hand as not charged, by
+ * mistake: for tests that it is refused unless the request's outcome is unknown.
+ */
+export function resolveByHandAsNotCharged(stack: TestStack, key: string) {
+  return stack.app.services.client.ops.resolve.mutate({
+    tenantId: stack.tenantIds.a,
+    operation: 'payments.create.v1',
+    key,
+    actor: 'alice',
+    reason: 'mistake',
+    outcome: 'not_charged',
+  });
+}
