@@ -30,23 +30,32 @@ async function phasesWithTokens(key: string) {
 const untilHookRan = (ran: () => boolean, what: string) =>
   waitUntil(ran, { timeoutMs: 10_000, intervalMs: 10, what });
 
+/**
+ * Arms `point` so that the first owner to reach it stalls there until released (a GC pause, a
+ * SIGSTOP) while later ones pass; counts every owner that reaches it.
+ */
+function stallFirstOwnerAt(point: string): { reached: () => number; release: () => void } {
+  let release!: () => void;
+  const stalled = new Promise<void>((resolve) => (release = resolve));
+  let reached = 0;
+  stack.app.faults.arm(point, {
+    kind: 'call',
+    run: async () => {
+      reached += 1;
+      if (reached === 1) await stalled;
+    },
+  });
+  return { reached: () => reached, release: () => release() };
+}
+
 describe('a zombie owner that wakes after its lease was taken over', () => {
   it('cannot write: its final phase is refused, the taker-over’s result stands, one charge', async () => {
-    let wakeZombie!: () => void;
-    const zombieAsleep = new Promise<void>((resolve) => (wakeZombie = resolve));
-    let hits = 0;
-    stack.app.faults.arm('createPayment.provider_charge.before-call', {
-      kind: 'call',
-      run: async () => {
-        hits += 1;
-        if (hits === 1) await zombieAsleep; // only the first owner stalls (a GC pause, a SIGSTOP)
-      },
-    });
+    const zombie = stallFirstOwnerAt('createPayment.provider_charge.before-call');
     const input = paymentInput('zombie-1', { amount: '5.00', reference: 'zombie-ref' });
     const send = () => createPaymentOn(stack, input);
 
-    const zombie = send();
-    await untilHookRan(() => hits > 0, 'the zombie to reach the provider call');
+    const zombieSent = send();
+    await untilHookRan(() => zombie.reached() > 0, 'the zombie to reach the provider call');
     const early = await send();
     expect(errorCodeOf(early)).toBe('IDEMPOTENCY_KEY_IN_USE'); // lease still live: no takeover
 
@@ -54,8 +63,8 @@ describe('a zombie owner that wakes after its lease was taken over', () => {
     const takeover = await send();
     expect(paymentOf(takeover).status).toBe('SUCCEEDED');
 
-    wakeZombie();
-    const zombieAnswer = await zombie;
+    zombie.release();
+    const zombieAnswer = await zombieSent;
     expect(errorCodeOf(zombieAnswer)).toBe('IDEMPOTENCY_KEY_IN_USE');
 
     const { rows: keys } = await stack.db.query<{ state: string; fencing_token: string }>(
@@ -72,45 +81,28 @@ describe('a zombie owner that wakes after its lease was taken over', () => {
   it('is refused by the fencing token alone when it wakes while the taker-over is mid-call', async () => {
     // Both owners stand at provider_charge_sent with the request started: only the token
     // differs, so this is the fence and nothing else keeping the zombie out.
-    let wakeZombie!: () => void;
-    const zombieAsleep = new Promise<void>((resolve) => (wakeZombie = resolve));
-    let resumeTaker!: () => void;
-    const takerPaused = new Promise<void>((resolve) => (resumeTaker = resolve));
-    let beforeCalls = 0;
-    let afterCalls = 0;
-    stack.app.faults.arm('createPayment.provider_charge.before-call', {
-      kind: 'call',
-      run: async () => {
-        beforeCalls += 1;
-        if (beforeCalls === 1) await zombieAsleep;
-      },
-    });
-    stack.app.faults.arm('createPayment.provider_charge.after-call', {
-      kind: 'call',
-      run: async () => {
-        afterCalls += 1;
-        if (afterCalls === 1) await takerPaused; // the taker-over, after its provider call
-      },
-    });
+    const zombie = stallFirstOwnerAt('createPayment.provider_charge.before-call');
+    // The first to get past the provider call is the taker-over.
+    const taker = stallFirstOwnerAt('createPayment.provider_charge.after-call');
     const input = paymentInput('zombie-3', { amount: '7.00' });
     const send = () => createPaymentOn(stack, input);
 
-    const zombie = send();
-    await untilHookRan(() => beforeCalls > 0, 'the zombie to reach the provider call');
+    const zombieSent = send();
+    await untilHookRan(() => zombie.reached() > 0, 'the zombie to reach the provider call');
     await new Promise((resolve) => setTimeout(resolve, LEASE_EXPIRED_WAIT_MS));
-    const taker = send();
-    await untilHookRan(() => afterCalls > 0, 'the taker to get past the provider call');
+    const takerSent = send();
+    await untilHookRan(() => taker.reached() > 0, 'the taker to get past the provider call');
 
-    wakeZombie();
-    const zombieAnswer = await zombie;
+    zombie.release();
+    const zombieAnswer = await zombieSent;
     expect(errorCodeOf(zombieAnswer)).toBe('IDEMPOTENCY_KEY_IN_USE');
     const { rows: midway } = await stack.db.query<{ state: string }>(
       `SELECT state FROM idempotency_keys WHERE key = 'zombie-3'`,
     );
     expect(midway).toEqual([{ state: 'started' }]);
 
-    resumeTaker();
-    expect(paymentOf(await taker).status).toBe('SUCCEEDED');
+    taker.release();
+    expect(paymentOf(await takerSent).status).toBe('SUCCEEDED');
     expect(await phasesWithTokens('zombie-3')).toEqual(TAKEN_OVER_PHASES);
     expect(stack.sandbox.charges({ reference: 'zombie-3' })).toHaveLength(1);
     stack.app.faults.disarm('createPayment.provider_charge.before-call');
