@@ -200,6 +200,15 @@ describe('dedupe across a partition boundary', () => {
     const scope = { tenantId: stack.tenantIds.a, operation: STRADDLE, key: 'straddle-1' };
     const command = 'same-command';
     let executions = 0;
+    /** A first phase that only counts its executions: a second one would mean two owners. */
+    const countedFirstPhase = (resourceId: string) => ({
+      to: 'done_once' as const,
+      resourceId,
+      work: () => {
+        executions += 1;
+        return Promise.resolve();
+      },
+    });
     let releaseFirst!: () => void;
     const firstHeld = new Promise<void>((resolve) => (releaseFirst = resolve));
     let firstInside!: () => void;
@@ -227,14 +236,7 @@ describe('dedupe across a partition boundary', () => {
     const second = engine.admit({
       scope,
       command,
-      first: {
-        to: 'done_once',
-        resourceId: '00000000-0000-4000-8000-000000000002',
-        work: () => {
-          executions += 1;
-          return Promise.resolve();
-        },
-      },
+      first: countedFirstPhase('00000000-0000-4000-8000-000000000002'),
     });
     await waitUntil(
       async () =>
@@ -263,14 +265,7 @@ describe('dedupe across a partition boundary', () => {
     const retry = await engine.admit({
       scope,
       command,
-      first: {
-        to: 'done_once',
-        resourceId: '00000000-0000-4000-8000-000000000003',
-        work: () => {
-          executions += 1;
-          return Promise.resolve();
-        },
-      },
+      first: countedFirstPhase('00000000-0000-4000-8000-000000000003'),
     });
     expect(retry.kind).toBe('replay');
     expect(executions).toBe(1);

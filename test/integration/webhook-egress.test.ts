@@ -139,6 +139,14 @@ async function webhookAttempt(
   return rows[0];
 }
 
+/** What one failed attempt leaves of a delivery: still pending, tried once, due again later. */
+const failedOnce = (lastError: string) => ({
+  status: 'pending',
+  attempts: 1,
+  due_later: true,
+  last_error: lastError,
+});
+
 /** An egress for one scenario; the test owns it and closes it. */
 async function withEgress<T>(
   opts: { allowList: WebhookAllowList; resolveAll?: ResolveAllAddresses },
@@ -213,12 +221,9 @@ describe('delivery', () => {
     );
     const hitsBefore = sinkHits.length;
     const eventId = await deliverOnePayment('redirect-1');
-    expect(await webhookAttempt(eventId, endpointId)).toEqual({
-      status: 'pending',
-      attempts: 1,
-      due_later: true,
-      last_error: 'HTTP 302: a redirect, not followed',
-    });
+    expect(await webhookAttempt(eventId, endpointId)).toEqual(
+      failedOnce('HTTP 302: a redirect, not followed'),
+    );
     expect(sinkHits.slice(hitsBefore)).toEqual([]);
   });
 
@@ -232,12 +237,9 @@ describe('delivery', () => {
       { allowList: EMPTY_WEBHOOK_ALLOW_LIST, resolveAll: resolvesTo('127.0.0.1') },
       (egress) => deliverOnePayment('name-refused-1', egress),
     );
-    expect(await webhookAttempt(eventId, endpointId)).toEqual({
-      status: 'pending',
-      attempts: 1,
-      due_later: true,
-      last_error: 'address not allowed: 127.0.0.1 (loopback)',
-    });
+    expect(await webhookAttempt(eventId, endpointId)).toEqual(
+      failedOnce('address not allowed: 127.0.0.1 (loopback)'),
+    );
     expect(sinkHits.slice(hitsBefore)).toEqual([]);
   });
 
