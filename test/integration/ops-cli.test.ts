@@ -38,16 +38,15 @@ beforeAll(async () => {
     [CHARGED_KEY, 'pm_card_unknown'],
     [ABSENT_KEY, 'pm_card_unreachable'],
   ] as const) {
-    const answer = await send(inputFor(key, paymentMethod));
+    const answer = await payWith(key, paymentMethod);
     if (errorCodeOf(answer) !== 'OUTCOME_PENDING')
       throw new Error(`${key}: expected OUTCOME_PENDING, got ${JSON.stringify(answer.body)}`);
   }
 });
 
-const send = (input: Record<string, unknown>): Promise<GraphQLAnswer> =>
-  createPaymentOn(stack, input);
-const inputFor = (key: string, paymentMethod: string) =>
-  paymentInput(key, { amount: '21.00', paymentMethod });
+/** createPayment of 21.00 by `paymentMethod`, keyed and referenced by `key`. */
+const payWith = (key: string, paymentMethod: string): Promise<GraphQLAnswer> =>
+  createPaymentOn(stack, paymentInput(key, { amount: '21.00', paymentMethod }));
 
 /** The CLI against this file's gateway. */
 const ops = (args: string[], env: Record<string, string | undefined> = {}): Promise<CliRun> =>
@@ -135,7 +134,7 @@ describe('ops CLI', () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toContain(`as charged (charge ${chargeId}): now finished`);
 
-    const retry = await send(inputFor(CHARGED_KEY, 'pm_card_unknown'));
+    const retry = await payWith(CHARGED_KEY, 'pm_card_unknown');
     expect(paymentOf(retry)).toMatchObject({ status: 'SUCCEEDED', providerReference: chargeId });
     expect(await interventionsOf(CHARGED_KEY)).toEqual([
       {
@@ -163,7 +162,7 @@ describe('ops CLI', () => {
     expect(run.stdout).toMatch(/│ charge absent \(failed\) +│ 1 │/);
     expect(run.stdout).toMatch(/│ undecided \(still unknown\) +│ 0 │/);
 
-    const retry = await send(inputFor(ABSENT_KEY, 'pm_card_unreachable'));
+    const retry = await payWith(ABSENT_KEY, 'pm_card_unreachable');
     expect(paymentOf(retry)).toMatchObject({
       status: 'FAILED',
       failureCode: 'PROVIDER_CHARGE_ABSENT',
@@ -190,9 +189,7 @@ describe('ops CLI', () => {
     // Refused (503) by the provider: left started, lease released, for the next attempt.
     const refusedOnce = ['ops-sweep-stays', 'ops-sweep-leased'];
     for (const key of [...refusedOnce, 'ops-sweep-finishes', 'ops-sweep-finishes']) {
-      expect(errorCodeOf(await send(inputFor(key, 'pm_card_unavailable')))).toBe(
-        'PROVIDER_UNAVAILABLE',
-      );
+      expect(errorCodeOf(await payWith(key, 'pm_card_unavailable'))).toBe('PROVIDER_UNAVAILABLE');
     }
     // As if its owner were still working on it.
     await stack.db.query(
