@@ -28,7 +28,6 @@ export const NOTHING_TO_RESUME_WAIT_MS = CRASH_TEST_LEASE_MS + 500;
  * take the provider's record of charges with it. Read it inside hooks and tests.
  */
 export interface GatewayProcessRig {
-  readonly databaseUrl: string;
   readonly sandbox: SandboxPsp;
   readonly db: pg.Pool;
   /** A gateway process on the rig's database and sandbox; `env` as for startGatewayProcess. */
@@ -59,9 +58,6 @@ export function useGatewayProcessRig(label: string): GatewayProcessRig {
     return value;
   };
   const rig: GatewayProcessRig = {
-    get databaseUrl() {
-      return database.url;
-    },
     get sandbox() {
       return ready(sandbox);
     },

@@ -18,23 +18,23 @@ export interface WebhookReceiver {
   readonly received: ReceivedWebhook[];
   /** The endpoint's secret, once registered: deliveries are verified against it. */
   secret: string;
-  /** What the receiver answers each delivery; a failure status makes the gateway redeliver. */
+  /** What the server answers each delivery; a failure status makes the gateway redeliver. */
   answerStatus: number;
 }
 
 /**
- * A merchant's webhook receiver on 127.0.0.1 for the enclosing file, listening before its tests
+ * A merchant's webhook server on 127.0.0.1 for the enclosing file, listening before its tests
  * and closed after them, that verifies every delivery's signature as a merchant would.
  */
 export function useWebhookReceiver(options: { answerStatus?: number } = {}): WebhookReceiver {
   let url: string | undefined;
-  const receiver = createServer((req, res) => {
+  const server = createServer((req, res) => {
     let body = '';
     req.on('data', (chunk: Buffer) => (body += chunk.toString()));
     req.on('end', () => {
       let verified = false;
       try {
-        new Webhook(state.secret).verify(body, {
+        new Webhook(receiver.secret).verify(body, {
           'webhook-id': String(req.headers['webhook-id']),
           'webhook-timestamp': String(req.headers['webhook-timestamp']),
           'webhook-signature': String(req.headers['webhook-signature']),
@@ -43,15 +43,15 @@ export function useWebhookReceiver(options: { answerStatus?: number } = {}): Web
       } catch {
         verified = false;
       }
-      state.received.push({
+      receiver.received.push({
         id: String(req.headers['webhook-id']),
         type: (JSON.parse(body) as { type: string }).type,
         verified,
       });
-      res.writeHead(state.answerStatus).end();
+      res.writeHead(receiver.answerStatus).end();
     });
   });
-  const state: WebhookReceiver = {
+  const receiver: WebhookReceiver = {
     get url(): string {
       if (url === undefined) throw new Error('useWebhookReceiver: .url read before it listened');
       return url;
@@ -61,13 +61,13 @@ export function useWebhookReceiver(options: { answerStatus?: number } = {}): Web
     answerStatus: options.answerStatus ?? 200,
   };
   beforeAll(async () => {
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-    url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
   });
   afterAll(async () => {
     await new Promise<void>((resolve) =>
-      receiver.listening ? receiver.close(() => resolve()) : resolve(),
+      server.listening ? server.close(() => resolve()) : resolve(),
     );
   });
-  return state;
+  return receiver;
 }
