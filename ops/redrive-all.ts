@@ -1,8 +1,8 @@
-import cliProgress from 'cli-progress';
 import type { Command } from './args.ts';
 import { describeFailure, withDeadline, formatFailure, type CallFailure } from './client.ts';
 import { describeTarget, fetchUnfinished, type Context } from './commands.ts';
 import { reportTable } from './render.ts';
+import { startSweepProgress } from './sweep-progress.ts';
 import { EXIT } from './usage.ts';
 
 /**
@@ -19,11 +19,6 @@ interface Tally {
   unfinished: number;
   conflicts: number;
   errors: number;
-}
-
-interface Progress {
-  advance(done: number, tally: Tally): void;
-  stop(): void;
 }
 
 /**
@@ -46,7 +41,20 @@ export async function redriveAll(
   let consecutiveErrors = 0;
   let done = 0;
   let stoppedBecause: string | null = null;
-  const progress = rows.length === 0 ? null : startProgress(ctx, rows.length);
+  const progress =
+    rows.length === 0
+      ? null
+      : startSweepProgress(
+          ctx,
+          { total: rows.length, tally },
+          {
+            barFormat:
+              're-driving [{bar}] {percentage}% {value}/{total} | conflicts {conflicts} errors {errors} | {duration_formatted}',
+            barCounters: (now) => ({ conflicts: now.conflicts, errors: now.errors }),
+            logLine: (now) =>
+              `${now.redriven} re-driven, ${now.conflicts} conflicts, ${now.errors} errors`,
+          },
+        );
   try {
     for (const row of rows) {
       if (command.interrupted.aborted) {
@@ -104,36 +112,4 @@ export async function redriveAll(
   if (failures.length > MAX_FAILURES_SHOWN)
     ctx.print(`  … and ${failures.length - MAX_FAILURES_SHOWN} more`);
   return tally.errors > 0 || stoppedBecause !== null ? EXIT.failed : EXIT.ok;
-}
-
-function startProgress(ctx: Context, total: number): Progress {
-  if (ctx.interactive) {
-    const bar = new cliProgress.SingleBar(
-      {
-        stream: process.stdout,
-        format:
-          're-driving [{bar}] {percentage}% {value}/{total} | conflicts {conflicts} errors {errors} | {duration_formatted}',
-      },
-      cliProgress.Presets.shades_classic,
-    );
-    bar.start(total, 0, { conflicts: 0, errors: 0 });
-    return {
-      advance: (done, tally) =>
-        bar.update(done, { conflicts: tally.conflicts, errors: tally.errors }),
-      stop: () => bar.stop(),
-    };
-  }
-  // Logs (CI, a pipe to tee): a redrawn bar is noise there, so one line per tenth done.
-  let printedTenths = 0;
-  return {
-    advance(done, tally) {
-      const tenths = Math.floor((done * 10) / total);
-      if (tenths <= printedTenths) return;
-      printedTenths = tenths;
-      ctx.print(
-        `progress ${tenths * 10}% (${done}/${total}): ${tally.redriven} re-driven, ${tally.conflicts} conflicts, ${tally.errors} errors`,
-      );
-    },
-    stop: () => undefined,
-  };
 }

@@ -1,8 +1,8 @@
-import cliProgress from 'cli-progress';
 import type { Command } from './args.ts';
 import { withDeadline } from './client.ts';
 import type { Context } from './commands.ts';
 import { clean, reportTable } from './render.ts';
+import { startSweepProgress } from './sweep-progress.ts';
 import { EXIT } from './usage.ts';
 
 /** Individual failures listed after the summary; the count covers the rest. */
@@ -25,11 +25,6 @@ interface Batch<Cursor> {
 type AnswerCursor = { requestId: string; expiresAt: string };
 type SecretCursor = { tenantId: string; endpointId: string };
 
-interface Progress {
-  advance(tally: Tally): void;
-  stop(): void;
-}
-
 /**
  * Re-seals every stored answer, then every webhook signing secret, under the gateway's first
  * data key, one batch per call: the gateway holds the keys, this tool never sees one. Each batch
@@ -49,13 +44,25 @@ export async function reencrypt(
   );
   const tally: Tally = { scanned: 0, resealed: 0, failed: 0 };
   const failures: Array<{ row: string; error: string }> = [];
-  const progress = pending === 0 ? null : startProgress(ctx, pending);
+  const progress =
+    pending === 0
+      ? null
+      : startSweepProgress(
+          ctx,
+          { total: pending, tally },
+          {
+            barFormat:
+              're-sealing [{bar}] {percentage}% {value}/{total} | failed {failed} | {duration_formatted}',
+            barCounters: (now) => ({ failed: now.failed }),
+            logLine: (now) => `${now.resealed} re-sealed, ${now.failed} failed`,
+          },
+        );
   const take = <Cursor>(batch: Batch<Cursor>): Cursor | null => {
     tally.scanned += batch.scanned;
     tally.resealed += batch.resealed;
     tally.failed += batch.failures.length;
     failures.push(...batch.failures);
-    progress?.advance(tally);
+    progress?.advance(tally.scanned, tally);
     return batch.next;
   };
   try {
@@ -136,39 +143,4 @@ function keyUsage(status: {
       requestHashes: status.requestHashes[keyId] ?? 0,
     },
   ]);
-}
-
-function startProgress(ctx: Context, total: number): Progress {
-  if (ctx.interactive) {
-    const bar = new cliProgress.SingleBar(
-      {
-        stream: process.stdout,
-        format:
-          're-sealing [{bar}] {percentage}% {value}/{total} | failed {failed} | {duration_formatted}',
-      },
-      cliProgress.Presets.shades_classic,
-    );
-    bar.start(total, 0, { failed: 0 });
-    return {
-      advance(tally) {
-        // Rows stored while the sweep runs may add to what it finds: grow, never overflow.
-        if (tally.scanned > bar.getTotal()) bar.setTotal(tally.scanned);
-        bar.update(tally.scanned, { failed: tally.failed });
-      },
-      stop: () => bar.stop(),
-    };
-  }
-  // Logs (CI, a pipe to tee): a redrawn bar is noise there, so one line per tenth done.
-  let printedTenths = 0;
-  return {
-    advance(tally) {
-      const tenths = Math.min(10, Math.floor((tally.scanned * 10) / total));
-      if (tenths <= printedTenths) return;
-      printedTenths = tenths;
-      ctx.print(
-        `progress ${tenths * 10}% (${tally.scanned}/${total}): ${tally.resealed} re-sealed, ${tally.failed} failed`,
-      );
-    },
-    stop: () => undefined,
-  };
 }

@@ -8,14 +8,9 @@ import type { ChargeProcessor } from './charge-processor.ts';
 import { parseChargeRequest, readIdempotencyKey } from './charge-request-parser.ts';
 import type { ChargeStore } from './charge-store.ts';
 import type { FaultState } from './fault-state.ts';
-import {
-  errorAnswer,
-  invalidRequest,
-  readJsonBody,
-  sendJson,
-  unreadableBodyAnswer,
-} from './http-json.ts';
+import { errorAnswer, invalidRequest, readJsonBody, sendJson } from './http-json.ts';
 import { sleepUntil } from './interruptible-sleep.ts';
+import { acceptKeyedRequest, decodeKeyInPath } from './keyed-request.ts';
 
 export interface ChargeRoutesDeps {
   store: ChargeStore;
@@ -53,24 +48,11 @@ export function createChargeRoutes(deps: ChargeRoutesDeps): ChargeRoutes {
         idempotencyKey: keyCheck.ok ? keyCheck.key : null,
         reference: body.ok ? referenceOf(body.value) : null,
       });
-      if (!keyCheck.ok) {
-        const missing = errorAnswer({ status: 400, code: 'IDEMPOTENCY_KEY_MISSING' });
-        sendJson(response, keyCheck.missing ? missing : invalidRequest(keyCheck.message));
-        return;
-      }
-      if (!body.ok) {
-        const unreadable = unreadableBodyAnswer(body.reason);
-        if (unreadable !== undefined) sendJson(response, unreadable);
-        return;
-      }
-      const parsed = parseChargeRequest(body.value);
-      if (!parsed.ok) {
-        sendJson(response, invalidRequest(parsed.message));
-        return;
-      }
+      const accepted = acceptKeyedRequest(response, { keyCheck, body }, parseChargeRequest);
+      if (accepted === undefined) return;
       const outcome = await processor.process({
-        idempotencyKey: keyCheck.key,
-        request: parsed.value,
+        idempotencyKey: accepted.key,
+        request: accepted.request,
         receivedAtMs,
       });
       if (outcome.kind === 'answer') sendJson(response, outcome.answer);
@@ -87,13 +69,8 @@ export function createChargeRoutes(deps: ChargeRoutesDeps): ChargeRoutes {
     },
 
     async getByIdempotencyKey(encodedKey, response) {
-      let idempotencyKey: string;
-      try {
-        idempotencyKey = decodeURIComponent(encodedKey);
-      } catch {
-        sendJson(response, invalidRequest('idempotency key is not valid URL encoding'));
-        return;
-      }
+      const idempotencyKey = decodeKeyInPath(encodedKey, response);
+      if (idempotencyKey === undefined) return;
       if (!(await waitOutBlackhole(faults.keyBlackholeUntil(idempotencyKey, Date.now())))) return;
       const charge = store.byIdempotencyKey(idempotencyKey);
       sendJson(

@@ -5,13 +5,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ChargeOperations } from './charge-operations.ts';
 import { readIdempotencyKey } from './charge-request-parser.ts';
 import type { ChargeStore } from './charge-store.ts';
-import {
-  errorAnswer,
-  invalidRequest,
-  readJsonBody,
-  sendJson,
-  unreadableBodyAnswer,
-} from './http-json.ts';
+import { errorAnswer, readJsonBody, sendJson } from './http-json.ts';
+import { acceptKeyedRequest, decodeKeyInPath } from './keyed-request.ts';
 import { parseOperationRequest } from './operation-request-parser.ts';
 import type { OperationKind } from './operation-types.ts';
 import type { RefundStore } from './refund-store.ts';
@@ -45,24 +40,13 @@ export function createOperationRoutes(deps: OperationRoutesDeps): OperationRoute
     async operate(target, request, response) {
       const keyCheck = readIdempotencyKey(request.headers['idempotency-key']);
       const body = await readJsonBody(request, { emptyAsObject: target.kind === 'void' });
-      if (!keyCheck.ok) {
-        const missing = errorAnswer({ status: 400, code: 'IDEMPOTENCY_KEY_MISSING' });
-        sendJson(response, keyCheck.missing ? missing : invalidRequest(keyCheck.message));
-        return;
-      }
-      if (!body.ok) {
-        const unreadable = unreadableBodyAnswer(body.reason);
-        if (unreadable !== undefined) sendJson(response, unreadable);
-        return;
-      }
-      const parsed = parseOperationRequest({ ...target, body: body.value });
-      if (!parsed.ok) {
-        sendJson(response, invalidRequest(parsed.message));
-        return;
-      }
+      const accepted = acceptKeyedRequest(response, { keyCheck, body }, (value) =>
+        parseOperationRequest({ ...target, body: value }),
+      );
+      if (accepted === undefined) return;
       const answer = await operations.process({
-        idempotencyKey: keyCheck.key,
-        request: parsed.value,
+        idempotencyKey: accepted.key,
+        request: accepted.request,
       });
       sendJson(response, answer);
     },
@@ -76,13 +60,8 @@ export function createOperationRoutes(deps: OperationRoutesDeps): OperationRoute
     },
 
     getRefundByIdempotencyKey(encodedKey, response) {
-      let idempotencyKey: string;
-      try {
-        idempotencyKey = decodeURIComponent(encodedKey);
-      } catch {
-        sendJson(response, invalidRequest('idempotency key is not valid URL encoding'));
-        return;
-      }
+      const idempotencyKey = decodeKeyInPath(encodedKey, response);
+      if (idempotencyKey === undefined) return;
       const refund = refunds.byIdempotencyKey(idempotencyKey);
       sendJson(
         response,

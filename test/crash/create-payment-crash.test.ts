@@ -1,15 +1,17 @@
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandboxPsp, type SandboxPsp } from '../../sandbox-psp/sandbox-server.ts';
+import { describe, expect, it } from 'vitest';
 import {
   CREATE_PAYMENT_FAULT_POINTS,
   CREATE_PAYMENT_POINTS,
 } from '../../services/payments/create-payment.flow.ts';
-import { startGatewayProcess } from '../support/gateway-process.ts';
+import {
+  NOTHING_TO_RESUME_WAIT_MS,
+  RECOVERY_WORKER_OFF,
+  RECOVERY_WORKER_ON,
+  useGatewayProcessRig,
+} from '../support/gateway-process-rig.ts';
 import { graphql, paymentOf } from '../support/graphql-client.ts';
 import { CREATE_PAYMENT, createUntilFinal } from '../support/operations.ts';
-import { useTestDatabase } from '../support/test-database.ts';
-import { TENANT_A } from '../support/test-stack.ts';
+import { paymentInput, TENANT_A } from '../support/test-stack.ts';
 import { waitUntil } from '../support/wait-until.ts';
 
 /**
@@ -17,19 +19,8 @@ import { waitUntil } from '../support/wait-until.ts';
  * a new process is started, and the payment must complete with exactly one provider charge and
  * every phase committed once — by a client retry, and by the recovery worker with no client.
  */
-const database = useTestDatabase('crash');
-let sandbox: SandboxPsp;
-let db: pg.Pool;
+const rig = useGatewayProcessRig('crash');
 
-/** Short lease so takeovers happen within the test; far above one visa round trip. */
-const LEASE_MS = '1000';
-const WORKER_OFF = { RECOVERY_INTERVAL_MS: '3600000', LEASE_MS };
-const WORKER_ON = { RECOVERY_INTERVAL_MS: '100', LEASE_MS };
-/**
- * After a kill that rolled the admission back, how long to watch for a resume that must not
- * happen: past one lease, so a worker that found something to take over would have done so.
- */
-const NOTHING_TO_RESUME_WAIT_MS = Number(LEASE_MS) + 500;
 /**
  * Nothing left to resume: the kill came before admission's round trip was sent. At
  * `…commit-sent` it had been, COMMIT included, and PostgreSQL commits it without the process:
@@ -37,21 +28,8 @@ const NOTHING_TO_RESUME_WAIT_MS = Number(LEASE_MS) + 500;
  */
 const BEFORE_ANY_COMMIT = 'createPayment.provider_charge_sent.before-commit';
 
-beforeAll(async () => {
-  sandbox = await startSandboxPsp();
-  db = new pg.Pool({ connectionString: database.url, max: 2 });
-});
-afterAll(async () => {
-  await sandbox?.close();
-  await db?.end();
-});
-
 async function crashAt(point: string, input: Record<string, unknown>): Promise<void> {
-  const victim = await startGatewayProcess({
-    databaseUrl: database.url,
-    pspUrl: sandbox.url,
-    env: { ...WORKER_OFF, FAULT_POINTS: `${point}=crash` },
-  });
+  const victim = await rig.startGateway({ ...RECOVERY_WORKER_OFF, FAULT_POINTS: `${point}=crash` });
   try {
     await expect(
       graphql(victim.url, { apiKey: TENANT_A.apiKey, query: CREATE_PAYMENT, variables: { input } }),
@@ -63,7 +41,7 @@ async function crashAt(point: string, input: Record<string, unknown>): Promise<v
 }
 
 async function phasesOf(key: string): Promise<string[]> {
-  const { rows } = await db.query<{ recovery_point: string }>(
+  const { rows } = await rig.db.query<{ recovery_point: string }>(
     'SELECT recovery_point FROM idempotency_phase_log WHERE key = $1 ORDER BY committed_at',
     [key],
   );
@@ -71,7 +49,7 @@ async function phasesOf(key: string): Promise<string[]> {
 }
 
 async function keyState(key: string): Promise<string | undefined> {
-  const { rows } = await db.query<{ state: string }>(
+  const { rows } = await rig.db.query<{ state: string }>(
     'SELECT state FROM idempotency_keys WHERE key = $1',
     [key],
   );
@@ -79,64 +57,46 @@ async function keyState(key: string): Promise<string | undefined> {
 }
 
 function inputFor(key: string): Record<string, unknown> {
-  return {
-    idempotencyKey: key,
-    amount: '12.34',
-    currency: 'EUR',
-    paymentMethod: 'pm_card_visa',
-    reference: key,
-  };
+  return paymentInput(key, { amount: '12.34' });
 }
 
 describe.each(CREATE_PAYMENT_FAULT_POINTS)('SIGKILL at %s', (point) => {
   it('a client retry with the same key completes the payment exactly once', async () => {
     const key = `retry.${point}`;
     await crashAt(point, inputFor(key));
-    const healed = await startGatewayProcess({
-      databaseUrl: database.url,
-      pspUrl: sandbox.url,
-      env: WORKER_OFF,
-    });
-    try {
+    await rig.withGateway(RECOVERY_WORKER_OFF, async (healed) => {
       const answer = await createUntilFinal(healed.url, {
         apiKey: TENANT_A.apiKey,
         input: inputFor(key),
         deadlineMs: 20_000,
       });
       expect(paymentOf(answer).status).toBe('SUCCEEDED');
-      expect(sandbox.charges({ reference: key })).toHaveLength(1);
+      expect(rig.sandbox.charges({ reference: key })).toHaveLength(1);
       expect(await phasesOf(key)).toEqual([
         CREATE_PAYMENT_POINTS.chargeSent,
         CREATE_PAYMENT_POINTS.finished,
       ]);
-      const { rows } = await db.query('SELECT 1 FROM payments WHERE reference = $1', [key]);
+      const { rows } = await rig.db.query('SELECT 1 FROM payments WHERE reference = $1', [key]);
       expect(rows).toHaveLength(1);
-    } finally {
-      await healed.kill('SIGTERM');
-    }
+    });
   });
 
   it('the recovery worker alone completes the payment exactly once', async () => {
     const key = `worker.${point}`;
     await crashAt(point, inputFor(key));
-    const healed = await startGatewayProcess({
-      databaseUrl: database.url,
-      pspUrl: sandbox.url,
-      env: WORKER_ON,
-    });
-    try {
+    await rig.withGateway(RECOVERY_WORKER_ON, async (healed) => {
       if (point === BEFORE_ANY_COMMIT) {
         // The kill rolled the admission back: nothing was stored and nothing charged, so there
         // is nothing for the worker to do; the client's retry is then a first request.
         await new Promise((resolve) => setTimeout(resolve, NOTHING_TO_RESUME_WAIT_MS));
         expect(await keyState(key)).toBeUndefined();
-        expect(sandbox.attempts({ reference: key })).toBe(0);
+        expect(rig.sandbox.attempts({ reference: key })).toBe(0);
       } else {
         await waitUntil(async () => (await keyState(key)) === 'finished', {
           timeoutMs: 20_000,
           what: () => `the worker to finish ${key}:\n${healed.output()}`,
         });
-        expect(sandbox.charges({ reference: key })).toHaveLength(1);
+        expect(rig.sandbox.charges({ reference: key })).toHaveLength(1);
         expect(await phasesOf(key)).toEqual([
           CREATE_PAYMENT_POINTS.chargeSent,
           CREATE_PAYMENT_POINTS.finished,
@@ -152,9 +112,7 @@ describe.each(CREATE_PAYMENT_FAULT_POINTS)('SIGKILL at %s', (point) => {
         answer.body.data?.['createPayment'] as { idempotency: { replayed: boolean } }
       ).idempotency.replayed;
       expect(replayed).toBe(point !== BEFORE_ANY_COMMIT);
-      expect(sandbox.charges({ reference: key })).toHaveLength(1);
-    } finally {
-      await healed.kill('SIGTERM');
-    }
+      expect(rig.sandbox.charges({ reference: key })).toHaveLength(1);
+    });
   });
 });

@@ -1,12 +1,14 @@
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandboxPsp, type SandboxPsp } from '../../sandbox-psp/sandbox-server.ts';
+import { describe, expect, it } from 'vitest';
 import { CAPTURE_PAYMENT_FAULT_POINTS } from '../../services/payments/capture-payment.flow.ts';
 import { REFUND_PAYMENT_FAULT_POINTS } from '../../services/payments/refund-payment.flow.ts';
-import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process.ts';
+import {
+  NOTHING_TO_RESUME_WAIT_MS,
+  RECOVERY_WORKER_OFF,
+  RECOVERY_WORKER_ON,
+  useGatewayProcessRig,
+} from '../support/gateway-process-rig.ts';
 import { graphql, paymentOf, type GraphQLAnswer } from '../support/graphql-client.ts';
 import { CAPTURE_PAYMENT, CREATE_PAYMENT, REFUND_PAYMENT } from '../support/operations.ts';
-import { useTestDatabase } from '../support/test-database.ts';
 import { paymentInput, TENANT_A } from '../support/test-stack.ts';
 import { waitUntil } from '../support/wait-until.ts';
 
@@ -15,15 +17,7 @@ import { waitUntil } from '../support/wait-until.ts';
  * and restarted; the operation completes with exactly one effect applied at the provider and
  * each phase committed once — by a client retry, and by the recovery worker with no client.
  */
-const database = useTestDatabase('operation-crash');
-const LEASE_MS = '1000';
-const WORKER_OFF = { RECOVERY_INTERVAL_MS: '3600000', LEASE_MS };
-const WORKER_ON = { RECOVERY_INTERVAL_MS: '100', LEASE_MS };
-/**
- * After a kill that rolled the admission back, how long to watch for a resume that must not
- * happen: past one lease, so a worker that found something to take over would have done so.
- */
-const NOTHING_TO_RESUME_WAIT_MS = Number(LEASE_MS) + 500;
+const rig = useGatewayProcessRig('operation-crash');
 
 interface OperationUnderTest {
   field: 'capturePayment' | 'refundPayment';
@@ -60,18 +54,6 @@ const OPERATIONS: OperationUnderTest[] = [
 ];
 const CASES = OPERATIONS.flatMap((op) => op.faultPoints.map((point) => ({ op, point })));
 
-let sandbox: SandboxPsp;
-let db: pg.Pool;
-
-beforeAll(async () => {
-  sandbox = await startSandboxPsp();
-  db = new pg.Pool({ connectionString: database.url, max: 2 });
-});
-afterAll(async () => {
-  await sandbox?.close();
-  await db?.end();
-});
-
 function send(
   url: string,
   run: { op: OperationUnderTest; input: Record<string, unknown> },
@@ -99,12 +81,17 @@ async function untilFinal(
   );
 }
 
-/** Creates the payment through `victim`, then sends the operation that kills it. */
-async function crashDuring(
-  victim: GatewayProcess,
-  run: { op: OperationUnderTest; key: string },
-): Promise<{ paymentId: string; chargeId: string }> {
-  const { op, key } = run;
+/**
+ * Starts a gateway armed to die at `point`, creates the payment through it, then sends the
+ * operation that kills it there.
+ */
+async function crashDuring(run: {
+  op: OperationUnderTest;
+  key: string;
+  point: string;
+}): Promise<{ paymentId: string; chargeId: string }> {
+  const { op, key, point } = run;
+  const victim = await rig.startGateway({ ...RECOVERY_WORKER_OFF, FAULT_POINTS: `${point}=crash` });
   const created = await graphql(victim.url, {
     apiKey: TENANT_A.apiKey,
     query: CREATE_PAYMENT,
@@ -117,7 +104,7 @@ async function crashDuring(
 }
 
 async function phasesOf(op: OperationUnderTest, key: string): Promise<string[]> {
-  const { rows } = await db.query<{ recovery_point: string }>(
+  const { rows } = await rig.db.query<{ recovery_point: string }>(
     'SELECT recovery_point FROM idempotency_phase_log WHERE key = $1 AND operation = $2 ORDER BY committed_at',
     [key, op.operationId],
   );
@@ -128,7 +115,7 @@ async function phasesOf(op: OperationUnderTest, key: string): Promise<string[]> 
 async function assertPostedOnce(op: OperationUnderTest, paymentId: string): Promise<void> {
   const count = async () =>
     (
-      await db.query<{ n: number }>(
+      await rig.db.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM ledger_postings WHERE payment_id = $1 AND kind = $2`,
         [paymentId, op.effect],
       )
@@ -141,49 +128,27 @@ async function assertPostedOnce(op: OperationUnderTest, paymentId: string): Prom
 }
 
 const applied = (op: OperationUnderTest, chargeId: string) =>
-  sandbox.operations({ chargeId }).filter((o) => o.kind === op.effect && o.applied).length;
+  rig.sandbox.operations({ chargeId }).filter((o) => o.kind === op.effect && o.applied).length;
 
 describe.each(CASES)('SIGKILL at $point', ({ op, point }) => {
   const beforeAnyCommit = `${op.field}.${op.sentPoint}.before-commit`;
 
   it('a client retry completes the operation exactly once', async () => {
     const key = `retry.${point}`;
-    const victim = await startGatewayProcess({
-      databaseUrl: database.url,
-      pspUrl: sandbox.url,
-      env: { ...WORKER_OFF, FAULT_POINTS: `${point}=crash` },
-    });
-    const { paymentId, chargeId } = await crashDuring(victim, { op, key });
-    const healed = await startGatewayProcess({
-      databaseUrl: database.url,
-      pspUrl: sandbox.url,
-      env: WORKER_OFF,
-    });
-    try {
+    const { paymentId, chargeId } = await crashDuring({ op, key, point });
+    await rig.withGateway(RECOVERY_WORKER_OFF, async (healed) => {
       const answer = await untilFinal(healed.url, { op, input: op.input(key, paymentId) });
       expect(answer.body.data?.[op.field]).toMatchObject({ payment: { status: 'SUCCEEDED' } });
       expect(applied(op, chargeId)).toBe(1);
       expect(await phasesOf(op, key)).toEqual([op.sentPoint, 'finished']);
       await assertPostedOnce(op, paymentId);
-    } finally {
-      await healed.kill('SIGTERM');
-    }
+    });
   });
 
   it('the recovery worker alone completes the operation exactly once', async () => {
     const key = `worker.${point}`;
-    const victim = await startGatewayProcess({
-      databaseUrl: database.url,
-      pspUrl: sandbox.url,
-      env: { ...WORKER_OFF, FAULT_POINTS: `${point}=crash` },
-    });
-    const { paymentId, chargeId } = await crashDuring(victim, { op, key });
-    const healed = await startGatewayProcess({
-      databaseUrl: database.url,
-      pspUrl: sandbox.url,
-      env: WORKER_ON,
-    });
-    try {
+    const { paymentId, chargeId } = await crashDuring({ op, key, point });
+    await rig.withGateway(RECOVERY_WORKER_ON, async (healed) => {
       if (point === beforeAnyCommit) {
         // The kill rolled the admission back: nothing to resume, nothing sent.
         await new Promise((resolve) => setTimeout(resolve, NOTHING_TO_RESUME_WAIT_MS));
@@ -201,8 +166,6 @@ describe.each(CASES)('SIGKILL at $point', ({ op, point }) => {
       expect(answer.body.data?.[op.field]).toMatchObject({ payment: { status: 'SUCCEEDED' } });
       expect(applied(op, chargeId)).toBe(1);
       await assertPostedOnce(op, paymentId);
-    } finally {
-      await healed.kill('SIGTERM');
-    }
+    });
   });
 });

@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { CREATE_PAYMENT_POINTS } from '../../services/payments/create-payment.flow.ts';
 import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process.ts';
 import { graphql } from '../support/graphql-client.ts';
 import { CREATE_PAYMENT } from '../support/operations.ts';
 import { useTestDatabase } from '../support/test-database.ts';
-import { startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
+import { TENANT_A, useTestStackOn } from '../support/test-stack.ts';
 import { waitUntil } from '../support/wait-until.ts';
 
 /**
@@ -16,15 +16,11 @@ const STUCK_REQUESTS = 30;
 const PROCESSES = 3;
 /** Long enough that a claimer always finishes within it; a second claim would mean a bug. */
 const LEASE_MS = 4_000;
-let stack: TestStack;
+const stack = useTestStackOn(database, { app: { leaseMs: LEASE_MS } });
 let fleet: GatewayProcess[] = [];
 
-beforeAll(async () => {
-  stack = await startTestStack({ databaseUrl: database.url, app: { leaseMs: LEASE_MS } });
-});
 afterAll(async () => {
   await Promise.all(fleet.map((p) => p.kill('SIGKILL')));
-  await stack?.stop();
 });
 
 async function scrapeWorkerTakeovers(url: string): Promise<number> {

@@ -1,13 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { useTestDatabase } from '../support/test-database.ts';
+import { describe, expect, it } from 'vitest';
 import { errorCodeOf, paymentOf, type GraphQLAnswer } from '../support/graphql-client.ts';
 import {
   createPaymentOn,
   paymentInput,
-  startTestStack,
   TENANT_A,
   TENANT_B,
-  type TestStack,
+  useTestStack,
 } from '../support/test-stack.ts';
 import { cancelPayment, capturePayment } from '../support/operations.ts';
 
@@ -16,15 +14,7 @@ import { cancelPayment, capturePayment } from '../support/operations.ts';
  * phases; replays identical with one provider effect; business-rule refusals stored for the key
  * and replayed with the same code; a capture racing a cancel has exactly one winner.
  */
-const database = useTestDatabase('capture-cancel');
-let stack: TestStack;
-
-beforeAll(async () => {
-  stack = await startTestStack({ databaseUrl: database.url });
-});
-afterAll(async () => {
-  await stack?.stop();
-});
+const stack = useTestStack('capture-cancel');
 
 function capture(input: Record<string, unknown>, apiKey = TENANT_A.apiKey): Promise<GraphQLAnswer> {
   return capturePayment({ url: stack.app.url, apiKey }, input);

@@ -1,23 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { useTestDatabase } from '../support/test-database.ts';
+import { describe, expect, it } from 'vitest';
 import { errorCodeOf, graphql, paymentOf } from '../support/graphql-client.ts';
 import { CREATE_PAYMENT } from '../support/operations.ts';
-import { countRows, startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
+import {
+  countRows,
+  createPaymentOn,
+  paymentInput,
+  TENANT_A,
+  useTestStack,
+} from '../support/test-stack.ts';
 
-const database = useTestDatabase('concurrency');
-let stack: TestStack;
+const stack = useTestStack('concurrency', { app: { poolMax: 20 } });
 
 /** Enough identical requests to overrun the connection pool (20) several times over. */
 const DUPLICATES = 100;
 /** How long the phase body lingers, so that many duplicates arrive while it runs. */
 const BODY_DWELL_MS = 200;
-
-beforeAll(async () => {
-  stack = await startTestStack({ databaseUrl: database.url, app: { poolMax: 20 } });
-});
-afterAll(async () => {
-  await stack?.stop();
-});
 
 describe('100 concurrent identical createPayment requests', () => {
   it('make one provider charge and one payment; every answer is that payment or IDEMPOTENCY_KEY_IN_USE; the phase body never runs twice at once', async () => {
@@ -38,21 +35,9 @@ describe('100 concurrent identical createPayment requests', () => {
       run: () => void (inBody -= 1),
     });
 
-    const input = {
-      idempotencyKey: 'storm-1',
-      amount: '42.00',
-      currency: 'EUR',
-      paymentMethod: 'pm_card_visa',
-      reference: 'storm-ref-1',
-    };
+    const input = paymentInput('storm-1', { amount: '42.00', reference: 'storm-ref-1' });
     const answers = await Promise.all(
-      Array.from({ length: DUPLICATES }, () =>
-        graphql(stack.app.url, {
-          apiKey: TENANT_A.apiKey,
-          query: CREATE_PAYMENT,
-          variables: { input },
-        }),
-      ),
+      Array.from({ length: DUPLICATES }, () => createPaymentOn(stack, input)),
     );
 
     const succeeded = answers.filter((a) => a.status === 200);
@@ -74,11 +59,7 @@ describe('100 concurrent identical createPayment requests', () => {
     expect(maxInBody).toBe(1);
 
     // Once finished, every retry is the stored payment.
-    const late = await graphql(stack.app.url, {
-      apiKey: TENANT_A.apiKey,
-      query: CREATE_PAYMENT,
-      variables: { input },
-    });
+    const late = await createPaymentOn(stack, input);
     expect(paymentOf(late).id).toBe(paymentOf(succeeded[0]!).id);
     stack.app.faults.disarm('createPayment.provider_charge.before-call');
     stack.app.faults.disarm('createPayment.provider_charge.after-call');

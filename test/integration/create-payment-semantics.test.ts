@@ -1,25 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { useTestDatabase } from '../support/test-database.ts';
+import { describe, expect, it } from 'vitest';
 import { errorCodeOf, graphql, paymentOf, type GraphQLAnswer } from '../support/graphql-client.ts';
 import { CREATE_PAYMENT } from '../support/operations.ts';
-import {
-  countRows,
-  startTestStack,
-  TENANT_A,
-  TENANT_B,
-  type TestStack,
-} from '../support/test-stack.ts';
+import { countRows, TENANT_A, TENANT_B, useTestStack } from '../support/test-stack.ts';
 import { waitUntil } from '../support/wait-until.ts';
 
-const database = useTestDatabase('semantics');
-let stack: TestStack;
-
-beforeAll(async () => {
-  stack = await startTestStack({ databaseUrl: database.url });
-});
-afterAll(async () => {
-  await stack?.stop();
-});
+const stack = useTestStack('semantics');
 
 let counter = 0;
 function unique(prefix: string): string {
@@ -222,84 +207,48 @@ describe('bad input is refused with its code, calls no provider and stores nothi
     code: string,
     status: number,
   ];
+  /** Tenant A's requests refused as a 400 with `code`: a builder of their cases. */
+  const refusedWith =
+    (code: string) =>
+    (name: string, overrides: Record<string, unknown>): Case => [
+      name,
+      overrides,
+      TENANT_A.apiKey,
+      code,
+      400,
+    ];
+  const invalidKey = refusedWith('IDEMPOTENCY_KEY_INVALID');
+  const badUserInput = refusedWith('BAD_USER_INPUT');
+  /** A request with `apiKey` (null: none), refused as a 401 before anything else is looked at. */
+  const unauthenticated = (
+    name: string,
+    overrides: Record<string, unknown>,
+    apiKey: string | null,
+  ): Case => [name, overrides, apiKey, 'UNAUTHENTICATED', 401];
   const cases: Case[] = [
-    ['an empty key', { idempotencyKey: '' }, TENANT_A.apiKey, 'IDEMPOTENCY_KEY_INVALID', 400],
-    [
-      'a 256-character key',
-      { idempotencyKey: 'k'.repeat(256) },
-      TENANT_A.apiKey,
-      'IDEMPOTENCY_KEY_INVALID',
-      400,
-    ],
-    [
-      'a key with a space',
-      { idempotencyKey: 'order 1' },
-      TENANT_A.apiKey,
-      'IDEMPOTENCY_KEY_INVALID',
-      400,
-    ],
-    [
-      'a key with a slash',
-      { idempotencyKey: 'a/b' },
-      TENANT_A.apiKey,
-      'IDEMPOTENCY_KEY_INVALID',
-      400,
-    ],
+    invalidKey('an empty key', { idempotencyKey: '' }),
+    invalidKey('a 256-character key', { idempotencyKey: 'k'.repeat(256) }),
+    invalidKey('a key with a space', { idempotencyKey: 'order 1' }),
+    invalidKey('a key with a slash', { idempotencyKey: 'a/b' }),
     // Order of checks: authentication, then the key (nothing can be scoped without it), then the rest.
-    [
-      'a bad key and a zero amount',
-      { idempotencyKey: 'a b', amount: '0' },
-      TENANT_A.apiKey,
-      'IDEMPOTENCY_KEY_INVALID',
-      400,
-    ],
-    [
-      'an empty key and XXX',
-      { idempotencyKey: '', currency: 'XXX' },
-      TENANT_A.apiKey,
-      'IDEMPOTENCY_KEY_INVALID',
-      400,
-    ],
-    ['a bad key and no API key', { idempotencyKey: 'a b' }, null, 'UNAUTHENTICATED', 401],
-    ['no API key', {}, null, 'UNAUTHENTICATED', 401],
-    ['an unknown API key', {}, 'sk_test_nobody_00000000000000000', 'UNAUTHENTICATED', 401],
-    ['a zero amount', { amount: '0' }, TENANT_A.apiKey, 'BAD_USER_INPUT', 400],
-    ['a negative amount', { amount: '-1.00' }, TENANT_A.apiKey, 'BAD_USER_INPUT', 400],
-    ['an exponent', { amount: '1e3' }, TENANT_A.apiKey, 'BAD_USER_INPUT', 400],
-    ['too many decimals for EUR', { amount: '10.123' }, TENANT_A.apiKey, 'BAD_USER_INPUT', 400],
-    [
-      'decimals for JPY',
-      { amount: '1.5', currency: 'JPY' },
-      TENANT_A.apiKey,
-      'BAD_USER_INPUT',
-      400,
-    ],
-    ['XXX', { currency: 'XXX' }, TENANT_A.apiKey, 'BAD_USER_INPUT', 400],
-    ['XTS', { currency: 'XTS' }, TENANT_A.apiKey, 'BAD_USER_INPUT', 400],
-    ['an unknown currency', { currency: 'ABC' }, TENANT_A.apiKey, 'BAD_USER_INPUT', 400],
-    ['a malformed token', { paymentMethod: 'card_visa' }, TENANT_A.apiKey, 'BAD_USER_INPUT', 400],
-    [
-      'a long description',
-      { description: 'd'.repeat(1_001) },
-      TENANT_A.apiKey,
-      'BAD_USER_INPUT',
-      400,
-    ],
-    ['a long reference', { reference: 'r'.repeat(256) }, TENANT_A.apiKey, 'BAD_USER_INPUT', 400],
-    [
-      'large metadata',
-      { metadata: { blob: 'm'.repeat(8_200) } },
-      TENANT_A.apiKey,
-      'BAD_USER_INPUT',
-      400,
-    ],
-    [
-      'metadata that is not an object',
-      { metadata: [1, 2] },
-      TENANT_A.apiKey,
-      'BAD_USER_INPUT',
-      400,
-    ],
+    invalidKey('a bad key and a zero amount', { idempotencyKey: 'a b', amount: '0' }),
+    invalidKey('an empty key and XXX', { idempotencyKey: '', currency: 'XXX' }),
+    unauthenticated('a bad key and no API key', { idempotencyKey: 'a b' }, null),
+    unauthenticated('no API key', {}, null),
+    unauthenticated('an unknown API key', {}, 'sk_test_nobody_00000000000000000'),
+    badUserInput('a zero amount', { amount: '0' }),
+    badUserInput('a negative amount', { amount: '-1.00' }),
+    badUserInput('an exponent', { amount: '1e3' }),
+    badUserInput('too many decimals for EUR', { amount: '10.123' }),
+    badUserInput('decimals for JPY', { amount: '1.5', currency: 'JPY' }),
+    badUserInput('XXX', { currency: 'XXX' }),
+    badUserInput('XTS', { currency: 'XTS' }),
+    badUserInput('an unknown currency', { currency: 'ABC' }),
+    badUserInput('a malformed token', { paymentMethod: 'card_visa' }),
+    badUserInput('a long description', { description: 'd'.repeat(1_001) }),
+    badUserInput('a long reference', { reference: 'r'.repeat(256) }),
+    badUserInput('large metadata', { metadata: { blob: 'm'.repeat(8_200) } }),
+    badUserInput('metadata that is not an object', { metadata: [1, 2] }),
   ];
 
   it.each(

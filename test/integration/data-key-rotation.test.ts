@@ -1,5 +1,3 @@
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { JsonValue } from '../../services/kernel/canonical-json.ts';
 import { envelopeKeyId } from '../../services/kernel/crypto/envelope.ts';
@@ -10,10 +8,10 @@ import {
 } from '../../services/kernel/idempotency/stored-response.ts';
 import { openWebhookSecret } from '../../services/notifications/webhook-secret.ts';
 import { CREATE_PAYMENT, REGISTER_WEBHOOK_ENDPOINT } from '../support/operations.ts';
+import { runOpsCli } from '../support/ops-cli.ts';
 import { findCause, rawGraphql, sealedValues } from '../support/sealed-storage.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import {
-  INTERNAL_TOKEN,
   paymentInput,
   startTestStack,
   TENANT_A,
@@ -27,12 +25,9 @@ import {
  * same bytes throughout; afterwards B alone opens everything that is stored.
  */
 const database = useTestDatabase('data-key-rotation');
-const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** Synthetic keys: fixed bytes, obviously not real. */
 const KEY_A = `ka:${Buffer.alloc(32, 0xa1).toString('base64')}`;
 const KEY_B = `kb:${Buffer.alloc(32, 0xb2).toString('base64')}`;
-/** A CLI run compiles the script with tsx first: seconds, not milliseconds, on a busy machine. */
-const CLI_TIMEOUT_MS = 30_000;
 const HOOK_URL = 'http://127.0.0.1:9/hooks';
 
 let stack: TestStack | undefined;
@@ -70,26 +65,6 @@ async function replays(on: TestStack): Promise<string[]> {
   const texts: string[] = [];
   for (const request of REQUESTS) texts.push((await send(on, request)).text);
   return texts;
-}
-
-function ops(
-  on: TestStack,
-  args: string[],
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'ops/main.ts', ...args], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, GATEWAY_URL: on.app.url, INTERNAL_TOKEN, USER: 'ci-operator' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      timeout: CLI_TIMEOUT_MS,
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
 }
 
 /** The key each stored answer and secret is sealed under ('clear' when it is not sealed). */
@@ -148,7 +123,7 @@ describe('a rotation from key A to key B', () => {
 
   it('ops reencrypt moves every stored value to B, replays unchanged; a re-run has nothing to do', async () => {
     const ba = stack!;
-    const run = await ops(ba, ['reencrypt', '--batch', '1']);
+    const run = await runOpsCli(ba.app.url, ['reencrypt', '--batch', '1']);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^4 stored value\(s\) to re-seal under data key "kb"/);
@@ -162,7 +137,7 @@ describe('a rotation from key A to key B', () => {
     expect(await sealingKeys(ba)).toEqual(['kb', 'kb', 'kb', 'kb', 'kb']);
     expect(await replays(ba)).toEqual(underA);
 
-    const again = await ops(ba, ['reencrypt']);
+    const again = await runOpsCli(ba.app.url, ['reencrypt']);
     expect(again.code).toBe(0);
     expect(again.stdout).toMatch(/^0 stored value\(s\) to re-seal/);
     expect(again.stdout).toMatch(/│ re-sealed +│ 0 +│/);
@@ -213,7 +188,7 @@ describe('a rotation from key A to key B', () => {
       [underGhost],
     );
 
-    const run = await ops(b, ['reencrypt']);
+    const run = await runOpsCli(b.app.url, ['reencrypt']);
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(/│ could not be opened +│ 1 +│/);
     expect(run.stdout).toMatch(

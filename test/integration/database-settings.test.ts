@@ -1,23 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SELECT_AUTOVACUUM } from '../../services/kernel/db/autovacuum-check.ts';
-import { useTestDatabase } from '../support/test-database.ts';
-import { startTestStack, type TestStack } from '../support/test-stack.ts';
+import { useTestStack } from '../support/test-stack.ts';
 
-const database = useTestDatabase('database-settings');
-let stack: TestStack;
 const lines: Array<Record<string, unknown>> = [];
-
-beforeAll(async () => {
-  stack = await startTestStack({
-    databaseUrl: database.url,
-    app: {
-      logLevel: 'warn',
-      logDestination: { write: (line: string) => void lines.push(JSON.parse(line) as never) },
-    },
-  });
-});
-afterAll(async () => {
-  await stack?.stop();
+const stack = useTestStack('database-settings', {
+  app: {
+    logLevel: 'warn',
+    logDestination: { write: (line: string) => void lines.push(JSON.parse(line) as never) },
+  },
 });
 
 describe('a gateway starting on a server', () => {

@@ -1,20 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { buildSchema } from 'graphql';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MAX_DOCUMENT_TOKENS } from '../../gateway/graphql/limits.ts';
-import { useTestDatabase } from '../support/test-database.ts';
 import { errorCodeOf, graphql } from '../support/graphql-client.ts';
-import { startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
+import { TENANT_A, useTestStack } from '../support/test-stack.ts';
 
-const database = useTestDatabase('edge_documents');
-let stack: TestStack;
-
-beforeAll(async () => {
-  stack = await startTestStack({ databaseUrl: database.url });
-});
-afterAll(async () => {
-  await stack?.stop();
-});
+const stack = useTestStack('edge_documents');
 
 const send = (query: string, variables?: Record<string, unknown>) =>
   graphql(stack.app.url, { apiKey: TENANT_A.apiKey, query, variables });

@@ -7,12 +7,11 @@ import {
   type GraphQLField,
   type GraphQLObjectType,
 } from 'graphql';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ERROR_CATALOG } from '../../app/error-catalog.ts';
-import { useTestDatabase } from '../support/test-database.ts';
 import { graphql, type GraphQLAnswer } from '../support/graphql-client.ts';
 import { CREATE_PAYMENT } from '../support/operations.ts';
-import { startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
+import { TENANT_A, useTestStack } from '../support/test-stack.ts';
 
 /**
  * Seeded fuzzing of the public edge: generated inputs and documents, each sent to a real gateway.
@@ -26,15 +25,7 @@ const schema = buildSchema(
   readFileSync(new URL('../../schema/payments.graphql', import.meta.url), 'utf8'),
 );
 
-const database = useTestDatabase('edge_fuzz');
-let stack: TestStack;
-
-beforeAll(async () => {
-  stack = await startTestStack({ databaseUrl: database.url });
-});
-afterAll(async () => {
-  await stack?.stop();
-});
+const stack = useTestStack('edge_fuzz');
 
 /** Codes a client may see: the catalog's, and the ones Apollo gives a refused document. */
 const KNOWN_CODES = new Set<string>([

@@ -3,15 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAULT_POINT_CATALOG } from '../../services/fault-point-catalog.ts';
 import { FaultPoints } from '../../services/kernel/faults.ts';
-import { useTestDatabase } from '../support/test-database.ts';
 import { graphql, paymentOf } from '../support/graphql-client.ts';
-import {
-  createPaymentOn,
-  paymentInput,
-  startTestStack,
-  TENANT_A,
-  type TestStack,
-} from '../support/test-stack.ts';
+import { createPaymentOn, paymentInput, TENANT_A, useTestStack } from '../support/test-stack.ts';
 
 /** Fault points that remember every point the process passes, armed or not. */
 class PassedPoints extends FaultPoints {
@@ -22,22 +15,19 @@ class PassedPoints extends FaultPoints {
   }
 }
 
-const database = useTestDatabase('fault_point_catalog');
 const points = new PassedPoints();
-let stack: TestStack;
 let sink: Server;
 
 beforeAll(async () => {
   sink = createServer((_req, res) => res.end('ok'));
   await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
-  stack = await startTestStack({
-    databaseUrl: database.url,
-    app: { faults: points, startRecoveryWorker: true, outboxIntervalMs: 20 },
-  });
 });
 afterAll(async () => {
-  await stack?.stop();
   await new Promise((resolve) => sink?.close(resolve));
+});
+// After the sink: stopped before it is closed.
+const stack = useTestStack('fault_point_catalog', {
+  app: { faults: points, startRecoveryWorker: true, outboxIntervalMs: 20 },
 });
 
 const mutate = (name: string, type: string, input: Record<string, unknown>) =>

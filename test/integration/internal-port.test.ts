@@ -1,5 +1,5 @@
 import { createTRPCClient, httpLink } from '@trpc/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AppRouter } from '../../services/router.ts';
 import { startApp } from '../../app/app.ts';
 import { graphql } from '../support/graphql-client.ts';
@@ -10,6 +10,7 @@ import {
   TENANT_A,
   testKeyring,
   type TestStack,
+  useTestStackOn,
 } from '../support/test-stack.ts';
 import { waitUntil } from '../support/wait-until.ts';
 
@@ -18,17 +19,8 @@ import { waitUntil } from '../support/wait-until.ts';
  * one; health on both. Unset, everything stays on the one port.
  */
 const database = useTestDatabase('internal_port');
-let separate: TestStack;
-let single: TestStack;
-
-beforeAll(async () => {
-  separate = await startTestStack({ databaseUrl: database.url, app: { internalPort: 0 } });
-  single = await startTestStack({ databaseUrl: database.url });
-});
-afterAll(async () => {
-  await separate?.stop();
-  await single?.stop();
-});
+const separate = useTestStackOn(database, { app: { internalPort: 0 } });
+const single = useTestStackOn(database);
 
 const withToken = { authorization: `Bearer ${INTERNAL_TOKEN}`, 'content-type': 'application/json' };
 

@@ -1,18 +1,9 @@
 import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AppRouter } from '../../services/router.ts';
-import { useTestDatabase } from '../support/test-database.ts';
-import { INTERNAL_TOKEN, startTestStack, type TestStack } from '../support/test-stack.ts';
+import { INTERNAL_TOKEN, useTestStack } from '../support/test-stack.ts';
 
-const database = useTestDatabase('trpc');
-let stack: TestStack;
-
-beforeAll(async () => {
-  stack = await startTestStack({ databaseUrl: database.url });
-});
-afterAll(async () => {
-  await stack?.stop();
-});
+const stack = useTestStack('trpc');
 
 function clientWith(token: string) {
   return createTRPCClient<AppRouter>({

@@ -1,19 +1,9 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { OutboxDispatcher } from '../../services/kernel/outbox/dispatcher.ts';
 import { ledgerHandler } from '../../services/ledger/ledger-consumer.ts';
 import { notificationHandlers } from '../../services/notifications/delivery-handlers.ts';
-import { useTestDatabase } from '../support/test-database.ts';
 import { errorCodeOf, graphql, paymentOf } from '../support/graphql-client.ts';
-import {
-  createPaymentOn,
-  paymentInput,
-  startTestStack,
-  TENANT_A,
-  type TestStack,
-} from '../support/test-stack.ts';
+import { createPaymentOn, paymentInput, TENANT_A, useTestStack } from '../support/test-stack.ts';
 import {
   BALANCES,
   CANCEL_PAYMENT as CANCEL,
@@ -21,6 +11,7 @@ import {
   REFUND_PAYMENT as REFUND,
   REGISTER_WEBHOOK_ENDPOINT as REGISTER,
 } from '../support/operations.ts';
+import { useWebhookReceiver } from '../support/webhook-receiver.ts';
 
 /**
  * The ledger, the transactional outbox and webhooks, after a mixed workload: every money
@@ -28,46 +19,8 @@ import {
  * every event delivered at least once to a merchant's receiver that verifies Standard Webhooks
  * signatures, and redeliveries carrying the same webhook-id.
  */
-const database = useTestDatabase('ledger-outbox');
-let stack: TestStack;
-let receiver: Server;
-let receiverUrl: string;
-const received: Array<{ id: string; type: string; verified: boolean }> = [];
-let answerStatus = 200;
-let secret = '';
-
-beforeAll(async () => {
-  stack = await startTestStack({ databaseUrl: database.url });
-  receiver = createServer((req, res) => {
-    let body = '';
-    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
-    req.on('end', () => {
-      let verified = false;
-      try {
-        new Webhook(secret).verify(body, {
-          'webhook-id': String(req.headers['webhook-id']),
-          'webhook-timestamp': String(req.headers['webhook-timestamp']),
-          'webhook-signature': String(req.headers['webhook-signature']),
-        });
-        verified = true;
-      } catch {
-        verified = false;
-      }
-      received.push({
-        id: String(req.headers['webhook-id']),
-        type: (JSON.parse(body) as { type: string }).type,
-        verified,
-      });
-      res.writeHead(answerStatus).end();
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
-});
-afterAll(async () => {
-  await stack?.stop();
-  await new Promise<void>((resolve) => (receiver ? receiver.close(() => resolve()) : resolve()));
-});
+const receiver = useWebhookReceiver();
+const stack = useTestStack('ledger-outbox');
 
 const gql = (query: string, variables: Record<string, unknown> = {}) =>
   graphql(stack.app.url, { apiKey: TENANT_A.apiKey, query, variables });
@@ -81,15 +34,15 @@ async function drainOutbox(): Promise<void> {
 
 describe('webhook endpoints', () => {
   it('are registered once per key; the replay returns the same endpoint and secret', async () => {
-    const first = await gql(REGISTER, { input: { idempotencyKey: 'hook-1', url: receiverUrl } });
+    const first = await gql(REGISTER, { input: { idempotencyKey: 'hook-1', url: receiver.url } });
     const endpoint = (
       first.body.data?.['registerWebhookEndpoint'] as {
         endpoint: { id: string; secret: string; status: string };
       }
     ).endpoint;
     expect(endpoint.secret).toMatch(/^whsec_/);
-    secret = endpoint.secret;
-    const again = await gql(REGISTER, { input: { idempotencyKey: 'hook-1', url: receiverUrl } });
+    receiver.secret = endpoint.secret;
+    const again = await gql(REGISTER, { input: { idempotencyKey: 'hook-1', url: receiver.url } });
     expect(again.body.data?.['registerWebhookEndpoint']).toMatchObject({
       endpoint,
       idempotency: { replayed: true },
@@ -198,10 +151,10 @@ describe('after a mixed workload', () => {
       `SELECT id FROM outbox_events WHERE tenant_id = $1`,
       [stack.tenantIds.a],
     );
-    const seen = new Set(received.map((r) => r.id));
+    const seen = new Set(receiver.received.map((r) => r.id));
     for (const event of events) expect(seen.has(event.id), event.id).toBe(true);
-    expect(received.every((r) => r.verified)).toBe(true);
-    expect(new Set(received.map((r) => r.type))).toEqual(
+    expect(receiver.received.every((r) => r.verified)).toBe(true);
+    expect(new Set(receiver.received.map((r) => r.type))).toEqual(
       new Set([
         'payment.succeeded',
         'payment.failed',
@@ -224,20 +177,20 @@ describe('webhook redelivery', () => {
     } finally {
       stack.app.faults.disarm('outbox.webhook.after-handle');
     }
-    expect(received.filter((r) => r.id === eventId)).toHaveLength(1);
+    expect(receiver.received.filter((r) => r.id === eventId)).toHaveLength(1);
     // The dispatcher that sent it "died": its claim lease runs out, and the delivery is due again.
     await stack.db.query(
       `UPDATE outbox_deliveries SET next_attempt_at = now() WHERE event_id = $1`,
       [eventId],
     );
     await drainOutbox();
-    const deliveries = received.filter((r) => r.id === eventId);
+    const deliveries = receiver.received.filter((r) => r.id === eventId);
     expect(deliveries).toHaveLength(2);
     expect(deliveries.every((d) => d.verified)).toBe(true);
   });
 
   it('backs off after a failure, and an endpoint answering 410 is disabled', async () => {
-    answerStatus = 500;
+    receiver.answerStatus = 500;
     const payment = paymentOf(await createPaymentOn(stack, paymentInput('backoff-1')));
     await drainOutbox();
     const { rows: retried } = await stack.db.query<{
@@ -253,7 +206,7 @@ describe('webhook redelivery', () => {
     expect(retried).toEqual([
       { status: 'pending', attempts: 1, due_later: true, last_error: 'HTTP 500' },
     ]);
-    answerStatus = 410;
+    receiver.answerStatus = 410;
     await stack.db.query(
       `UPDATE outbox_deliveries SET next_attempt_at = now() WHERE status = 'pending'`,
     );
@@ -265,7 +218,7 @@ describe('webhook redelivery', () => {
       [`evt_payment_${payment.id}_succeeded`],
     );
     expect(abandoned).toEqual([{ status: 'abandoned' }]);
-    answerStatus = 200;
+    receiver.answerStatus = 200;
   });
 });
 

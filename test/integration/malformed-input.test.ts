@@ -1,26 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { useTestDatabase } from '../support/test-database.ts';
+import { describe, expect, it } from 'vitest';
 import { errorCodeOf, graphql, paymentOf } from '../support/graphql-client.ts';
 import { CREATE_PAYMENT } from '../support/operations.ts';
 import {
   createPaymentOn,
   keyRowOf,
   paymentInput,
-  startTestStack,
   TENANT_A,
   TENANT_B,
-  type TestStack,
+  useTestStack,
 } from '../support/test-stack.ts';
 
-const database = useTestDatabase('malformed_input');
-let stack: TestStack;
-
-beforeAll(async () => {
-  stack = await startTestStack({ databaseUrl: database.url });
-});
-afterAll(async () => {
-  await stack?.stop();
-});
+const stack = useTestStack('malformed_input');
 
 async function withAuthorization(value: string): Promise<Response> {
   return fetch(`${stack.app.url}/graphql`, {

@@ -1,24 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { useTestDatabase } from '../support/test-database.ts';
+import { describe, expect, it } from 'vitest';
 import { errorCodeOf, paymentOf } from '../support/graphql-client.ts';
-import {
-  createPaymentOn,
-  keyRowOf,
-  paymentInput,
-  startTestStack,
-  type TestStack,
-} from '../support/test-stack.ts';
+import { createPaymentOn, keyRowOf, paymentInput, useTestStack } from '../support/test-stack.ts';
 import { waitUntil } from '../support/wait-until.ts';
 
-const database = useTestDatabase('metrics');
-let stack: TestStack;
-
-beforeAll(async () => {
-  stack = await startTestStack({ databaseUrl: database.url });
-});
-afterAll(async () => {
-  await stack?.stop();
-});
+const stack = useTestStack('metrics');
 
 /** Every sample of the scrape, by its exact series text (`name{labels}`). */
 async function scrape(): Promise<Map<string, number>> {

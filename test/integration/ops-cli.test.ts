@@ -1,15 +1,12 @@
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { errorCodeOf, paymentOf, type GraphQLAnswer } from '../support/graphql-client.ts';
-import { useTestDatabase } from '../support/test-database.ts';
+import { runOpsCli, type CliRun } from '../support/ops-cli.ts';
 import {
   createPaymentOn,
   INTERNAL_TOKEN,
   paymentInput,
-  startTestStack,
   TENANT_A,
-  type TestStack,
+  useTestStack,
 } from '../support/test-stack.ts';
 
 /**
@@ -17,83 +14,43 @@ import {
  * HTTP. Two requests end UNKNOWN (no answer from the provider); one is resolved by hand, the
  * other settled by a reconciliation run; a sweep re-drives stuck ones past a conflict.
  */
-const database = useTestDatabase('ops');
-const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const OPERATION = 'payments.create.v1';
 /** Short provider timeout and apply window so unknown outcomes and final books come in test time. */
 const PROVIDER_TIMEOUT_MS = 200;
 const APPLY_WINDOW_MS = 300;
 /** Until the books are final: past the apply window and the statement lag, so time must pass. */
 const BOOKS_FINAL_WAIT_MS = 500;
-/** A CLI run compiles the script with tsx first: seconds, not milliseconds, on a busy machine. */
-const CLI_TIMEOUT_MS = 30_000;
 const CHARGED_KEY = 'ops-charged-1';
 const ABSENT_KEY = 'ops-absent-1';
-let stack: TestStack;
+const stack = useTestStack('ops', {
+  sandbox: { blackholeMs: 60_000, statementLagMs: 50 },
+  app: {
+    providerTimeoutMs: PROVIDER_TIMEOUT_MS,
+    unknownAfterAttempts: 1,
+    // One provider call per request, so each 503 of pm_card_unavailable is left for a re-drive.
+    providerMaxAttempts: 1,
+    providerApplyWindowMs: APPLY_WINDOW_MS,
+  },
+});
 
 beforeAll(async () => {
-  stack = await startTestStack({
-    databaseUrl: database.url,
-    sandbox: { blackholeMs: 60_000, statementLagMs: 50 },
-    app: {
-      providerTimeoutMs: PROVIDER_TIMEOUT_MS,
-      unknownAfterAttempts: 1,
-      // One provider call per request, so each 503 of pm_card_unavailable is left for a re-drive.
-      providerMaxAttempts: 1,
-      providerApplyWindowMs: APPLY_WINDOW_MS,
-    },
-  });
   for (const [key, paymentMethod] of [
     [CHARGED_KEY, 'pm_card_unknown'],
     [ABSENT_KEY, 'pm_card_unreachable'],
   ] as const) {
-    const answer = await send(inputFor(key, paymentMethod));
+    const answer = await payWith(key, paymentMethod);
     if (errorCodeOf(answer) !== 'OUTCOME_PENDING')
       throw new Error(`${key}: expected OUTCOME_PENDING, got ${JSON.stringify(answer.body)}`);
   }
 });
-afterAll(async () => {
-  await stack?.stop();
-});
 
-const send = (input: Record<string, unknown>): Promise<GraphQLAnswer> =>
-  createPaymentOn(stack, input);
-const inputFor = (key: string, paymentMethod: string) =>
-  paymentInput(key, { amount: '21.00', paymentMethod });
+/** createPayment of 21.00 by `paymentMethod`, keyed and referenced by `key`. */
+const payWith = (key: string, paymentMethod: string): Promise<GraphQLAnswer> =>
+  createPaymentOn(stack, paymentInput(key, { amount: '21.00', paymentMethod }));
 
-interface CliRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** The CLI as a child process; `env` entries set to undefined are removed from its environment. */
-function ops(args: string[], env: Record<string, string | undefined> = {}): Promise<CliRun> {
-  const childEnv: NodeJS.ProcessEnv = {
-    ...process.env,
-    GATEWAY_URL: stack.app.url,
-    INTERNAL_TOKEN,
-    USER: 'ci-operator',
-  };
-  for (const [name, value] of Object.entries(env)) {
-    if (value === undefined) delete childEnv[name];
-    else childEnv[name] = value;
-  }
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'ops/main.ts', ...args], {
-      cwd: REPO_ROOT,
-      env: childEnv,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      timeout: CLI_TIMEOUT_MS,
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+/** The CLI against this file's gateway. */
+const ops = (args: string[], env: Record<string, string | undefined> = {}): Promise<CliRun> =>
+  runOpsCli(stack.app.url, args, env);
 
 /** The listing's detail block for one request: from its "#n" line to the next one. */
 function detailOf(stdout: string, key: string): string {
@@ -177,7 +134,7 @@ describe('ops CLI', () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toContain(`as charged (charge ${chargeId}): now finished`);
 
-    const retry = await send(inputFor(CHARGED_KEY, 'pm_card_unknown'));
+    const retry = await payWith(CHARGED_KEY, 'pm_card_unknown');
     expect(paymentOf(retry)).toMatchObject({ status: 'SUCCEEDED', providerReference: chargeId });
     expect(await interventionsOf(CHARGED_KEY)).toEqual([
       {
@@ -205,7 +162,7 @@ describe('ops CLI', () => {
     expect(run.stdout).toMatch(/│ charge absent \(failed\) +│ 1 │/);
     expect(run.stdout).toMatch(/│ undecided \(still unknown\) +│ 0 │/);
 
-    const retry = await send(inputFor(ABSENT_KEY, 'pm_card_unreachable'));
+    const retry = await payWith(ABSENT_KEY, 'pm_card_unreachable');
     expect(paymentOf(retry)).toMatchObject({
       status: 'FAILED',
       failureCode: 'PROVIDER_CHARGE_ABSENT',
@@ -232,9 +189,7 @@ describe('ops CLI', () => {
     // Refused (503) by the provider: left started, lease released, for the next attempt.
     const refusedOnce = ['ops-sweep-stays', 'ops-sweep-leased'];
     for (const key of [...refusedOnce, 'ops-sweep-finishes', 'ops-sweep-finishes']) {
-      expect(errorCodeOf(await send(inputFor(key, 'pm_card_unavailable')))).toBe(
-        'PROVIDER_UNAVAILABLE',
-      );
+      expect(errorCodeOf(await payWith(key, 'pm_card_unavailable'))).toBe('PROVIDER_UNAVAILABLE');
     }
     // As if its owner were still working on it.
     await stack.db.query(

@@ -1,37 +1,24 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { useTestDatabase } from '../support/test-database.ts';
+import { describe, expect, it } from 'vitest';
 import { graphql, paymentOf } from '../support/graphql-client.ts';
 import { CAPTURE_PAYMENT, CREATE_PAYMENT } from '../support/operations.ts';
-import { startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
+import {
+  createPaymentOn,
+  paymentInput,
+  resolveByHandAsNotCharged,
+  TENANT_A,
+  useTestStack,
+} from '../support/test-stack.ts';
 
-const database = useTestDatabase('ops-procedures');
 const LEASE_MS = 400;
 /** Past the lease: redrive takes over only an expired lease, so time must pass. */
 const LEASE_EXPIRED_WAIT_MS = LEASE_MS + 100;
-let stack: TestStack;
-
-beforeAll(async () => {
-  stack = await startTestStack({ databaseUrl: database.url, app: { leaseMs: LEASE_MS } });
-});
-afterAll(async () => {
-  await stack?.stop();
-});
+const stack = useTestStack('ops-procedures', { app: { leaseMs: LEASE_MS } });
 
 describe('ops procedures', () => {
   it('list a stuck request with its phases; a re-drive is refused while its owner holds the lease, then resumes it once', async () => {
     stack.app.faults.arm('createPayment.provider_charge.before-call', { kind: 'throw' });
-    const input = {
-      idempotencyKey: 'ops-stuck',
-      amount: '8.00',
-      currency: 'EUR',
-      paymentMethod: 'pm_card_visa',
-      reference: 'ops-stuck',
-    };
-    await graphql(stack.app.url, {
-      apiKey: TENANT_A.apiKey,
-      query: CREATE_PAYMENT,
-      variables: { input },
-    });
+    const input = paymentInput('ops-stuck', { amount: '8.00' });
+    await createPaymentOn(stack, input);
     stack.app.faults.disarm('createPayment.provider_charge.before-call');
     const ops = stack.app.services.client.ops;
 
@@ -72,11 +59,7 @@ describe('ops procedures', () => {
     expect(rows).toEqual([
       { action: 'redriven', decided_by: 'operator:alice', reason: 'owner crashed' },
     ]);
-    const replay = await graphql(stack.app.url, {
-      apiKey: TENANT_A.apiKey,
-      query: CREATE_PAYMENT,
-      variables: { input },
-    });
+    const replay = await createPaymentOn(stack, input);
     expect(paymentOf(replay).status).toBe('SUCCEEDED');
     expect(await ops.listUnfinished.query({ states: ['started', 'unknown'], limit: 10 })).toEqual(
       [],
@@ -119,26 +102,10 @@ describe('ops procedures', () => {
   });
 
   it('refuses to resolve by hand anything but an unknown outcome', async () => {
-    const input = {
-      idempotencyKey: 'ops-done',
-      amount: '8.00',
-      currency: 'EUR',
-      paymentMethod: 'pm_card_visa',
-    };
-    await graphql(stack.app.url, {
-      apiKey: TENANT_A.apiKey,
-      query: CREATE_PAYMENT,
-      variables: { input },
+    const input = paymentInput('ops-done', { amount: '8.00' });
+    await createPaymentOn(stack, input);
+    await expect(resolveByHandAsNotCharged(stack, 'ops-done')).rejects.toMatchObject({
+      data: { code: 'CONFLICT' },
     });
-    await expect(
-      stack.app.services.client.ops.resolve.mutate({
-        tenantId: stack.tenantIds.a,
-        operation: 'payments.create.v1',
-        key: 'ops-done',
-        actor: 'alice',
-        reason: 'mistake',
-        outcome: 'not_charged',
-      }),
-    ).rejects.toMatchObject({ data: { code: 'CONFLICT' } });
   });
 });

@@ -1,16 +1,15 @@
 import { createServer, type Server } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startApp } from '../../app/app.ts';
-import { useTestDatabase } from '../support/test-database.ts';
 import { errorCodeOf, graphql, paymentOf, type GraphQLAnswer } from '../support/graphql-client.ts';
+import { useTestDatabase } from '../support/test-database.ts';
 import {
   createPaymentOn,
   INTERNAL_TOKEN,
   paymentInput,
-  startTestStack,
   TENANT_A,
   testKeyring,
-  type TestStack,
+  useTestStackOn,
 } from '../support/test-stack.ts';
 import { CAPTURE_PAYMENT } from '../support/operations.ts';
 
@@ -20,14 +19,7 @@ import { CAPTURE_PAYMENT } from '../support/operations.ts';
  * unique index is a real backstop; a capture's timeout never makes it 'unknown'.
  */
 const database = useTestDatabase('operation-edges');
-let stack: TestStack;
-
-beforeAll(async () => {
-  stack = await startTestStack({ databaseUrl: database.url });
-});
-afterAll(async () => {
-  await stack?.stop();
-});
+const stack = useTestStackOn(database);
 
 // Its own selection: the replay test compares the whole refundPayment answer with toEqual.
 const REFUND = `mutation($input: RefundPaymentInput!) { refundPayment(input: $input) {

@@ -1,18 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { useTestDatabase } from '../support/test-database.ts';
+import { describe, expect, it } from 'vitest';
 import { errorCodeOf, graphql, paymentOf } from '../support/graphql-client.ts';
 import { CREATE_PAYMENT, PAYMENTS_PAGE } from '../support/operations.ts';
-import { startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
+import { TENANT_A, useTestStack } from '../support/test-stack.ts';
 
-const database = useTestDatabase('payments-query');
-let stack: TestStack;
-
-beforeAll(async () => {
-  stack = await startTestStack({ databaseUrl: database.url });
-});
-afterAll(async () => {
-  await stack?.stop();
-});
+const stack = useTestStack('payments-query');
 
 interface Page {
   edges: Array<{ cursor: string; node: { id: string; reference: string | null } }>;

@@ -12,14 +12,12 @@ import {
   type Prometheus,
   type QueryAnswer,
 } from '../support/prometheus-server.ts';
-import { useTestDatabase } from '../support/test-database.ts';
 import {
   createPaymentOn,
   keyRowOf,
   paymentInput,
-  startTestStack,
   TENANT_A,
-  type TestStack,
+  useTestStack,
 } from '../support/test-stack.ts';
 import {
   CAPTURE_PAYMENT as CAPTURE,
@@ -37,8 +35,6 @@ import { waitUntil } from '../support/wait-until.ts';
  * panels and alerts watch: replays, conflicts of both kinds, a slow provider, declines, a
  * provider timeout that ends as an unknown outcome, captures, refunds and a failing webhook.
  */
-const database = useTestDatabase('prometheus');
-
 const RULES_FILE = fileURLToPath(
   new URL('../../grafana/alerts/payments.rules.yml', import.meta.url),
 );
@@ -152,26 +148,24 @@ const TRAFFIC_SEEN = [
   'max(idempotency_unknown_outcomes{operation="createPayment"}) > 0',
 ];
 
-let stack: TestStack;
+const stack = useTestStack('prometheus', {
+  sandbox: { slowMs: SLOW_MS, blackholeMs: BLACKHOLE_MS },
+  app: {
+    startRecoveryWorker: true, // and the outbox dispatcher, reconciliation and retention
+    recoveryIntervalMs: 200,
+    outboxIntervalMs: 100,
+    leaseMs: LEASE_MS,
+    providerTimeoutMs: PROVIDER_TIMEOUT_MS,
+    unknownAfterAttempts: UNKNOWN_AFTER_ATTEMPTS,
+    backoffBaseMs: 100,
+    // Reconciliation would settle the unknown payment (its job) and take the gauge back to
+    // zero; its first run must come after the test, not during Prometheus' scrapes.
+    reconciliationIntervalMs: 10 * 60_000,
+  },
+});
 let prometheus: Prometheus | undefined;
 
 beforeAll(async () => {
-  stack = await startTestStack({
-    databaseUrl: database.url,
-    sandbox: { slowMs: SLOW_MS, blackholeMs: BLACKHOLE_MS },
-    app: {
-      startRecoveryWorker: true, // and the outbox dispatcher, reconciliation and retention
-      recoveryIntervalMs: 200,
-      outboxIntervalMs: 100,
-      leaseMs: LEASE_MS,
-      providerTimeoutMs: PROVIDER_TIMEOUT_MS,
-      unknownAfterAttempts: UNKNOWN_AFTER_ATTEMPTS,
-      backoffBaseMs: 100,
-      // Reconciliation would settle the unknown payment (its job) and take the gauge back to
-      // zero; its first run must come after the test, not during Prometheus' scrapes.
-      reconciliationIntervalMs: 10 * 60_000,
-    },
-  });
   prometheus = await startPrometheus({
     target: new URL(stack.app.url).host,
     ruleFiles: [RULES_FILE],
@@ -187,7 +181,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await prometheus?.stop();
-  await stack?.stop();
 });
 
 const gql = (query: string, input: Record<string, unknown>) =>

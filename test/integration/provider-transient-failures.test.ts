@@ -1,32 +1,23 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { useTestDatabase } from '../support/test-database.ts';
-import { errorCodeOf, graphql, paymentOf } from '../support/graphql-client.ts';
-import { CREATE_PAYMENT } from '../support/operations.ts';
-import { startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
+import { errorCodeOf, paymentOf } from '../support/graphql-client.ts';
+import {
+  createPaymentOn,
+  paymentInput,
+  type TestStack,
+  useTestStackOn,
+} from '../support/test-stack.ts';
 
 /**
  * Transient provider failures (503s) are never stored as a result: the key stays retryable and
  * the next attempt uses the same derived provider key. Timeouts: unknown-outcomes.test.ts.
  */
 const database = useTestDatabase('transient');
-let oneAttempt: TestStack;
-let threeAttempts: TestStack;
-
-beforeAll(async () => {
-  // One provider attempt per request, so each 503 reaches the client.
-  oneAttempt = await startTestStack({
-    databaseUrl: database.url,
-    app: { providerMaxAttempts: 1, providerTimeoutMs: 300 },
-  });
-  threeAttempts = await startTestStack({
-    databaseUrl: database.url,
-    app: { providerMaxAttempts: 3 },
-  });
+// One provider attempt per request, so each 503 reaches the client.
+const oneAttempt = useTestStackOn(database, {
+  app: { providerMaxAttempts: 1, providerTimeoutMs: 300 },
 });
-afterAll(async () => {
-  await oneAttempt?.stop();
-  await threeAttempts?.stop();
-});
+const threeAttempts = useTestStackOn(database, { app: { providerMaxAttempts: 3 } });
 
 async function keyRow(stack: TestStack, key: string) {
   const { rows } = await stack.db.query<{
@@ -45,19 +36,11 @@ async function keyRow(stack: TestStack, key: string) {
 
 describe('pm_card_unavailable (503 twice, then approved)', () => {
   it('is never stored as a failure: each 503 answers PROVIDER_UNAVAILABLE and leaves the key retryable', async () => {
-    const input = {
-      idempotencyKey: 'unavail-1',
+    const input = paymentInput('unavail-1', {
       amount: '9.99',
-      currency: 'EUR',
       paymentMethod: 'pm_card_unavailable',
-      reference: 'unavail-1',
-    };
-    const send = () =>
-      graphql(oneAttempt.app.url, {
-        apiKey: TENANT_A.apiKey,
-        query: CREATE_PAYMENT,
-        variables: { input },
-      });
+    });
+    const send = () => createPaymentOn(oneAttempt, input);
 
     for (let attempt = 1; attempt <= 2; attempt++) {
       const refused = await send();
@@ -88,18 +71,11 @@ describe('pm_card_unavailable (503 twice, then approved)', () => {
   });
 
   it('with in-request retries, one request ends SUCCEEDED with one charge', async () => {
-    const input = {
-      idempotencyKey: 'unavail-2',
+    const input = paymentInput('unavail-2', {
       amount: '9.99',
-      currency: 'EUR',
       paymentMethod: 'pm_card_unavailable',
-      reference: 'unavail-2',
-    };
-    const answer = await graphql(threeAttempts.app.url, {
-      apiKey: TENANT_A.apiKey,
-      query: CREATE_PAYMENT,
-      variables: { input },
     });
+    const answer = await createPaymentOn(threeAttempts, input);
     expect(paymentOf(answer).status).toBe('SUCCEEDED');
     expect(threeAttempts.sandbox.charges({ reference: 'unavail-2' })).toHaveLength(1);
     const metrics = await (await fetch(`${threeAttempts.app.url}/metrics`)).text();

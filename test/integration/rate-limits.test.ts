@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { errorCodeOf, graphql, paymentOf, type GraphQLAnswer } from '../support/graphql-client.ts';
 import { BALANCES, CREATE_PAYMENT } from '../support/operations.ts';
 import { useTestDatabase } from '../support/test-database.ts';
@@ -8,10 +8,10 @@ import {
   createPaymentOn,
   keyRowOf,
   paymentInput,
-  startTestStack,
   TENANT_A,
   TENANT_B,
   type TestStack,
+  useTestStackOn,
 } from '../support/test-stack.ts';
 
 /**
@@ -24,22 +24,9 @@ const TENANT_LIMIT = { tenantPerSecond: 0.5, tenantBurst: 2 };
 const UNAUTHENTICATED_PER_SECOND = 2;
 /** Bounds every wait for an answer: a request stuck on a lock fails the test instead. */
 const ANSWER_DEADLINE_MS = 5_000;
-let tenantLimited: TestStack;
-let addressLimited: TestStack;
-
-beforeAll(async () => {
-  tenantLimited = await startTestStack({
-    databaseUrl: database.url,
-    app: { rateLimits: TENANT_LIMIT },
-  });
-  addressLimited = await startTestStack({
-    databaseUrl: database.url,
-    app: { rateLimits: { unauthenticatedPerSecond: UNAUTHENTICATED_PER_SECOND } },
-  });
-});
-afterAll(async () => {
-  await tenantLimited?.stop();
-  await addressLimited?.stop();
+const tenantLimited = useTestStackOn(database, { app: { rateLimits: TENANT_LIMIT } });
+const addressLimited = useTestStackOn(database, {
+  app: { rateLimits: { unauthenticatedPerSecond: UNAUTHENTICATED_PER_SECOND } },
 });
 
 function balancesOn(stack: TestStack, apiKey: string | null): Promise<GraphQLAnswer> {

@@ -1,13 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { useTestDatabase } from '../support/test-database.ts';
+import { describe, expect, it } from 'vitest';
 import { errorCodeOf, graphql, paymentOf, type GraphQLAnswer } from '../support/graphql-client.ts';
-import {
-  createPaymentOn,
-  paymentInput,
-  startTestStack,
-  TENANT_A,
-  type TestStack,
-} from '../support/test-stack.ts';
+import { createPaymentOn, paymentInput, TENANT_A, useTestStack } from '../support/test-stack.ts';
 import { refundPayment } from '../support/operations.ts';
 
 /**
@@ -15,15 +8,7 @@ import { refundPayment } from '../support/operations.ts';
  * refusals stored and replayed, and — whatever the interleaving of concurrent refunds under
  * different keys — never more refunded than captured, at home or at the provider.
  */
-const database = useTestDatabase('refunds');
-let stack: TestStack;
-
-beforeAll(async () => {
-  stack = await startTestStack({ databaseUrl: database.url, app: { poolMax: 20 } });
-});
-afterAll(async () => {
-  await stack?.stop();
-});
+const stack = useTestStack('refunds', { app: { poolMax: 20 } });
 
 function refund(input: Record<string, unknown>): Promise<GraphQLAnswer> {
   return refundPayment({ url: stack.app.url, apiKey: TENANT_A.apiKey }, input);

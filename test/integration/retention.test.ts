@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { defineOperation } from '../../services/kernel/idempotency/operation.ts';
 import {
   addPartition,
@@ -13,12 +13,7 @@ import {
 } from '../../services/kernel/idempotency/retention.sql.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import { errorCodeOf, paymentOf } from '../support/graphql-client.ts';
-import {
-  createPaymentOn,
-  paymentInput,
-  startTestStack,
-  type TestStack,
-} from '../support/test-stack.ts';
+import { createPaymentOn, paymentInput, useTestStackOn } from '../support/test-stack.ts';
 import { waitUntil } from '../support/wait-until.ts';
 
 const DAY_MS = 86_400_000;
@@ -33,18 +28,8 @@ const POLICY = {
 };
 
 const database = useTestDatabase('retention');
-let stack: TestStack;
-
-beforeAll(async () => {
-  // A lease longer than any wait below: the straddle test holds an admission open for seconds.
-  stack = await startTestStack({
-    databaseUrl: database.url,
-    app: { ttlSeconds: TTL_SECONDS, leaseMs: 30_000 },
-  });
-});
-afterAll(async () => {
-  await stack?.stop();
-});
+// A lease longer than any wait below: the straddle test holds an admission open for seconds.
+const stack = useTestStackOn(database, { app: { ttlSeconds: TTL_SECONDS, leaseMs: 30_000 } });
 
 async function dbNow(db: pg.Pool): Promise<number> {
   const { rows } = await db.query<{ now: Date }>('SELECT clock_timestamp() AS now');
@@ -215,6 +200,15 @@ describe('dedupe across a partition boundary', () => {
     const scope = { tenantId: stack.tenantIds.a, operation: STRADDLE, key: 'straddle-1' };
     const command = 'same-command';
     let executions = 0;
+    /** A first phase that only counts its executions: a second one would mean two owners. */
+    const countedFirstPhase = (resourceId: string) => ({
+      to: 'done_once' as const,
+      resourceId,
+      work: () => {
+        executions += 1;
+        return Promise.resolve();
+      },
+    });
     let releaseFirst!: () => void;
     const firstHeld = new Promise<void>((resolve) => (releaseFirst = resolve));
     let firstInside!: () => void;
@@ -242,14 +236,7 @@ describe('dedupe across a partition boundary', () => {
     const second = engine.admit({
       scope,
       command,
-      first: {
-        to: 'done_once',
-        resourceId: '00000000-0000-4000-8000-000000000002',
-        work: () => {
-          executions += 1;
-          return Promise.resolve();
-        },
-      },
+      first: countedFirstPhase('00000000-0000-4000-8000-000000000002'),
     });
     await waitUntil(
       async () =>
@@ -278,14 +265,7 @@ describe('dedupe across a partition boundary', () => {
     const retry = await engine.admit({
       scope,
       command,
-      first: {
-        to: 'done_once',
-        resourceId: '00000000-0000-4000-8000-000000000003',
-        work: () => {
-          executions += 1;
-          return Promise.resolve();
-        },
-      },
+      first: countedFirstPhase('00000000-0000-4000-8000-000000000003'),
     });
     expect(retry.kind).toBe('replay');
     expect(executions).toBe(1);

@@ -1,9 +1,8 @@
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { useTestDatabase } from '../support/test-database.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { graphql, paymentOf } from '../support/graphql-client.ts';
 import { CREATE_PAYMENT } from '../support/operations.ts';
-import { startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
+import { TENANT_A, useTestStack } from '../support/test-stack.ts';
 
 /**
  * What a createPayment costs in round trips to PostgreSQL, counted where PostgreSQL ends each
@@ -12,12 +11,10 @@ import { startTestStack, TENANT_A, type TestStack } from '../support/test-stack.
  * docs/decisions/0006-pipelined-statements-on-pg-internals.md); these pin the count, so a change
  * that adds one fails here rather than only in a benchmark.
  */
-const database = useTestDatabase('round-trips');
-let stack: TestStack;
+const stack = useTestStack('round-trips');
 let roundTrips = 0;
 
-beforeAll(async () => {
-  stack = await startTestStack({ databaseUrl: database.url });
+beforeAll(() => {
   const counted = new WeakSet<pg.PoolClient>();
   stack.app.services.deps.pool.on('acquire', (client) => {
     if (counted.has(client)) return;
@@ -25,9 +22,6 @@ beforeAll(async () => {
     const { connection } = client as unknown as { connection: pg.Connection };
     connection.on('readyForQuery', () => roundTrips++);
   });
-});
-afterAll(async () => {
-  await stack?.stop();
 });
 
 async function create(key: string) {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Keyring } from '../../services/kernel/crypto/keyring.ts';
 import { CiphertextRejectedError, DataKeyUnknownError } from '../../services/kernel/errors.ts';
 import { requestHash } from '../../services/kernel/idempotency/request-hash.ts';
@@ -20,23 +20,14 @@ import {
   rawGraphql,
   tablesHolding,
 } from '../support/sealed-storage.ts';
-import { useTestDatabase } from '../support/test-database.ts';
-import { paymentInput, startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
+import { paymentInput, TENANT_A, useTestStack } from '../support/test-stack.ts';
 
 /**
  * Stored answers and webhook signing secrets are sealed at rest (AES-256-GCM, bound to their
  * row), request hashes are keyed, and rows written before any of that still replay.
  */
-const database = useTestDatabase('sealed-storage');
 const HOOK_URL = 'http://127.0.0.1:9/hooks';
-let stack: TestStack;
-
-beforeAll(async () => {
-  stack = await startTestStack({ databaseUrl: database.url });
-});
-afterAll(async () => {
-  await stack?.stop();
-});
+const stack = useTestStack('sealed-storage');
 
 const send = (query: string, input: Record<string, unknown>) =>
   rawGraphql(stack.app.url, { apiKey: TENANT_A.apiKey, query, variables: { input } });

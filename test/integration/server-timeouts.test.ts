@@ -1,20 +1,12 @@
 import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { paymentOf } from '../support/graphql-client.ts';
-import { useTestDatabase } from '../support/test-database.ts';
-import {
-  createPaymentOn,
-  paymentInput,
-  startTestStack,
-  TENANT_A,
-  type TestStack,
-} from '../support/test-stack.ts';
+import { createPaymentOn, paymentInput, TENANT_A, useTestStack } from '../support/test-stack.ts';
 
 /**
  * The server's request timeout cuts a client that trickles its body, and only that: a request
  * received in time may take longer to answer (a slow provider) and is answered.
  */
-const database = useTestDatabase('server_timeouts');
 const REQUEST_TIMEOUT_MS = 1_500;
 /** The sandbox's slow card answers after this: longer than the request timeout. */
 const SLOW_PROVIDER_MS = 3_000;
@@ -22,17 +14,9 @@ const SLOW_PROVIDER_MS = 3_000;
 const TRICKLED_BODY_BYTES = 60;
 /** Bounds the wait for the server to close the trickling socket. */
 const CLOSE_DEADLINE_MS = 20_000;
-let stack: TestStack;
-
-beforeAll(async () => {
-  stack = await startTestStack({
-    databaseUrl: database.url,
-    sandbox: { slowMs: SLOW_PROVIDER_MS },
-    app: { requestTimeoutMs: REQUEST_TIMEOUT_MS, providerTimeoutMs: 10_000 },
-  });
-});
-afterAll(async () => {
-  await stack?.stop();
+const stack = useTestStack('server_timeouts', {
+  sandbox: { slowMs: SLOW_PROVIDER_MS },
+  app: { requestTimeoutMs: REQUEST_TIMEOUT_MS, providerTimeoutMs: 10_000 },
 });
 
 interface Trickled {

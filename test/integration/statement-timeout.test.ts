@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   SET_MAINTENANCE_STATEMENT_TIMEOUT,
   sqlState,
@@ -12,31 +12,22 @@ import {
   createPaymentOn,
   keyRowOf,
   paymentInput,
-  startTestStack,
   TENANT_A,
-  type TestStack,
+  useTestStackOn,
 } from '../support/test-stack.ts';
 
 /**
  * The services' pool runs every statement under a statement_timeout: a statement stuck on a
  * lock is cancelled (57014) and its request ends as a masked, retryable error, not a hang.
  */
-const database = useTestDatabase('statement_timeout');
 const STATEMENT_TIMEOUT_MS = 500;
 /** query_canceled: what PostgreSQL answers a statement cancelled by statement_timeout. */
 const SQLSTATE_QUERY_CANCELED = '57014';
 /** Bounds the wait for an answer: far above the timeout, far below a hang. */
 const ANSWER_DEADLINE_MS = 10_000;
-let stack: TestStack;
-
-beforeAll(async () => {
-  stack = await startTestStack({
-    databaseUrl: database.url,
-    app: { statementTimeoutMs: STATEMENT_TIMEOUT_MS },
-  });
-});
-afterAll(async () => {
-  await stack?.stop();
+const database = useTestDatabase('statement_timeout');
+const stack = useTestStackOn(database, {
+  app: { statementTimeoutMs: STATEMENT_TIMEOUT_MS },
 });
 
 /** An error and every `cause` under it. */

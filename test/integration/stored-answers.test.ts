@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { JsonValue } from '../../services/kernel/canonical-json.ts';
 import {
   answerAssociatedData,
@@ -6,21 +6,12 @@ import {
 } from '../../services/kernel/idempotency/stored-response.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import { errorCodeOf, graphql, type GraphQLAnswer } from '../support/graphql-client.ts';
-import { paymentInput, startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
+import { paymentInput, TENANT_A, type TestStack, useTestStackOn } from '../support/test-stack.ts';
 
 const database = useTestDatabase('stored-answers');
-let stack: TestStack;
+const stack = useTestStackOn(database);
 /** A second gateway on the same database whose size cap every payment answer exceeds. */
-let capped: TestStack;
-
-beforeAll(async () => {
-  stack = await startTestStack({ databaseUrl: database.url });
-  capped = await startTestStack({ databaseUrl: database.url, app: { responseMaxBytes: 256 } });
-});
-afterAll(async () => {
-  await capped?.stop();
-  await stack?.stop();
-});
+const capped = useTestStackOn(database, { app: { responseMaxBytes: 256 } });
 
 // Its own documents: the capped stack answers at most 256 bytes, so what these select is the
 // test's subject (an answer under and over the cap), not a detail a shared document may change.

@@ -1,38 +1,30 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createHttpProviderAdapter } from '../../services/provider/http-provider-adapter.ts';
-import { useTestDatabase } from '../support/test-database.ts';
 import { graphql, paymentOf } from '../support/graphql-client.ts';
 import { CREATE_PAYMENT } from '../support/operations.ts';
-import { paymentInput, startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
+import { useTestDatabase } from '../support/test-database.ts';
+import { paymentInput, startTestStack, TENANT_A, useTestStackOn } from '../support/test-stack.ts';
 import { waitUntil } from '../support/wait-until.ts';
 
-const database = useTestDatabase('structured-logs');
 /** pino's numeric levels. */
 const INFO = 30;
 const DEBUG = 20;
-let stack: TestStack;
 const lines: Array<Record<string, unknown>> = [];
 const raw: string[] = [];
-
-beforeAll(async () => {
-  stack = await startTestStack({
-    databaseUrl: database.url,
-    app: {
-      // Debug, so the steps' own lines are written too; info lines are told apart by level.
-      logLevel: 'debug',
-      logDestination: {
-        write(line: string) {
-          raw.push(line);
-          lines.push(JSON.parse(line) as Record<string, unknown>);
-        },
+const database = useTestDatabase('structured-logs');
+const stack = useTestStackOn(database, {
+  app: {
+    // Debug, so the steps' own lines are written too; info lines are told apart by level.
+    logLevel: 'debug',
+    logDestination: {
+      write(line: string) {
+        raw.push(line);
+        lines.push(JSON.parse(line) as Record<string, unknown>);
       },
     },
-  });
-});
-afterAll(async () => {
-  await stack?.stop();
+  },
 });
 
 function send(input: Record<string, unknown>, requestId?: string) {

@@ -7,23 +7,21 @@
  * settle once, a lost final phase hands the request on at once, and only unknown outcomes are
  * resolved by hand.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { reconcileUnknownPayments } from '../../services/payments/reconcile-payments.ts';
 import { CREATE_PAYMENT as CREATE_OP } from '../../services/payments/create-payment.flow.ts';
 import { claimForSettlement } from '../../services/kernel/idempotency/settlement.ts';
-import { useTestDatabase } from '../support/test-database.ts';
 import { errorCodeOf, paymentOf, type GraphQLAnswer } from '../support/graphql-client.ts';
 import { createUntilFinal } from '../support/operations.ts';
 import {
   createPaymentOn,
   keyRowOf,
   paymentInput,
-  startTestStack,
+  resolveByHandAsNotCharged,
   TENANT_A,
-  type TestStack,
+  useTestStack,
 } from '../support/test-stack.ts';
 
-const database = useTestDatabase('unknown-edges');
 const PROVIDER_TIMEOUT_MS = 200;
 const APPLY_WINDOW_MS = 300;
 /**
@@ -31,22 +29,14 @@ const APPLY_WINDOW_MS = 300;
  * so time must pass; past the sandbox's apply window, where any second processing would land.
  */
 const NO_SECOND_CHARGE_WAIT_MS = 600;
-let stack: TestStack;
-
-beforeAll(async () => {
-  stack = await startTestStack({
-    databaseUrl: database.url,
-    sandbox: { blackholeMs: 60_000, statementLagMs: 50, slowMs: 300 },
-    app: {
-      providerTimeoutMs: PROVIDER_TIMEOUT_MS,
-      unknownAfterAttempts: 1,
-      providerMaxAttempts: 1,
-      providerApplyWindowMs: APPLY_WINDOW_MS,
-    },
-  });
-});
-afterAll(async () => {
-  await stack?.stop();
+const stack = useTestStack('unknown-edges', {
+  sandbox: { blackholeMs: 60_000, statementLagMs: 50, slowMs: 300 },
+  app: {
+    providerTimeoutMs: PROVIDER_TIMEOUT_MS,
+    unknownAfterAttempts: 1,
+    providerMaxAttempts: 1,
+    providerApplyWindowMs: APPLY_WINDOW_MS,
+  },
 });
 
 const send = (input: Record<string, unknown>): Promise<GraphQLAnswer> =>
@@ -265,16 +255,9 @@ describe('unknown-outcome edges', () => {
     expect(errorCodeOf(await send(inputFor('p16', 'pm_card_unavailable')))).toBe(
       'PROVIDER_UNAVAILABLE',
     );
-    await expect(
-      stack.app.services.client.ops.resolve.mutate({
-        tenantId: stack.tenantIds.a,
-        operation: 'payments.create.v1',
-        key: 'p16',
-        actor: 'alice',
-        reason: 'mistake',
-        outcome: 'not_charged',
-      }),
-    ).rejects.toMatchObject({ data: { code: 'CONFLICT' } });
+    await expect(resolveByHandAsNotCharged(stack, 'p16')).rejects.toMatchObject({
+      data: { code: 'CONFLICT' },
+    });
     expect(await keyRow('p16')).toMatchObject({ state: 'started' });
   });
 });

@@ -1,14 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { reconcileUnknownPayments } from '../../services/payments/reconcile-payments.ts';
-import { useTestDatabase } from '../support/test-database.ts';
 import { errorCodeOf, paymentOf, type GraphQLAnswer } from '../support/graphql-client.ts';
-import {
-  createPaymentOn,
-  keyRowOf,
-  paymentInput,
-  startTestStack,
-  type TestStack,
-} from '../support/test-stack.ts';
+import { createPaymentOn, keyRowOf, paymentInput, useTestStack } from '../support/test-stack.ts';
 import { waitUntil } from '../support/wait-until.ts';
 
 /**
@@ -16,7 +9,6 @@ import { waitUntil } from '../support/wait-until.ts';
  * found, probe missing then re-call, no answer then recovery, and no answer past the attempt
  * limit then reconciliation (charge found, charge absent). Never FAILED for lack of an answer.
  */
-const database = useTestDatabase('unknown');
 /** Short provider timeout so the no-answer paths run in test time; the sandbox is local. */
 const PROVIDER_TIMEOUT_MS = 200;
 const BLACKHOLE_MS = 2_500;
@@ -24,28 +16,19 @@ const BLACKHOLE_MS = 2_500;
 const APPLY_WINDOW_MS = 300;
 /** Until the books are final: the provider's apply window has passed, with slack for timers. */
 const BOOKS_FINAL_WAIT_MS = APPLY_WINDOW_MS + 200;
-let stack: TestStack;
-
-beforeAll(async () => {
-  stack = await startTestStack({
-    databaseUrl: database.url,
-    sandbox: { blackholeMs: BLACKHOLE_MS, statementLagMs: 50 },
-    app: {
-      providerTimeoutMs: PROVIDER_TIMEOUT_MS,
-      unknownAfterAttempts: 2,
-      backoffBaseMs: 50,
-      providerApplyWindowMs: APPLY_WINDOW_MS,
-    },
-  });
-});
-afterAll(async () => {
-  await stack?.stop();
+const stack = useTestStack('unknown', {
+  sandbox: { blackholeMs: BLACKHOLE_MS, statementLagMs: 50 },
+  app: {
+    providerTimeoutMs: PROVIDER_TIMEOUT_MS,
+    unknownAfterAttempts: 2,
+    backoffBaseMs: 50,
+    providerApplyWindowMs: APPLY_WINDOW_MS,
+  },
 });
 
-const send = (input: Record<string, unknown>): Promise<GraphQLAnswer> =>
-  createPaymentOn(stack, input);
-const inputFor = (key: string, paymentMethod: string) =>
-  paymentInput(key, { amount: '15.00', paymentMethod });
+/** createPayment of 15.00 by `paymentMethod`, keyed and referenced by `key`. */
+const payWith = (key: string, paymentMethod: string): Promise<GraphQLAnswer> =>
+  createPaymentOn(stack, paymentInput(key, { amount: '15.00', paymentMethod }));
 
 async function metric(pattern: RegExp): Promise<number> {
   const text = await (await fetch(`${stack.app.url}/metrics`)).text();
@@ -63,7 +46,7 @@ const keyRow = (key: string) => keyRowOf(stack.db, key);
 describe('probe found: pm_card_lost_response', () => {
   it('the charge was applied but its answer lost: the probe finds it and the request completes', async () => {
     const before = await providerCalls('probe_found');
-    const answer = await send(inputFor('lost-1', 'pm_card_lost_response'));
+    const answer = await payWith('lost-1', 'pm_card_lost_response');
     expect(paymentOf(answer).status).toBe('SUCCEEDED');
     expect(stack.sandbox.charges({ reference: 'lost-1' })).toHaveLength(1);
     expect(paymentOf(answer).providerReference).toBe(
@@ -76,7 +59,7 @@ describe('probe found: pm_card_lost_response', () => {
 describe('probe missing, then re-call: pm_card_timeout', () => {
   it('the first attempt never took effect: the probe finds nothing and a re-call with the same key succeeds', async () => {
     const before = await providerCalls('probe_missing');
-    const answer = await send(inputFor('timeout-1', 'pm_card_timeout'));
+    const answer = await payWith('timeout-1', 'pm_card_timeout');
     expect(paymentOf(answer).status).toBe('SUCCEEDED');
     const charges = stack.sandbox.charges({ reference: 'timeout-1' });
     expect(charges).toHaveLength(1);
@@ -89,7 +72,7 @@ describe('no answer: pm_card_unknown', () => {
   it('answers OUTCOME_PENDING (202, Retry-After, paymentId), never FAILED, and a retry after the outage completes once', async () => {
     const timeoutsBefore = await providerCalls('timeout');
     const started = Date.now();
-    const first = await send(inputFor('unknown-1', 'pm_card_unknown'));
+    const first = await payWith('unknown-1', 'pm_card_unknown');
     // Bounded: one provider timeout plus one probe, not the length of the outage.
     expect(Date.now() - started).toBeLessThan(BLACKHOLE_MS);
     expect(first.status).toBe(202);
@@ -108,13 +91,13 @@ describe('no answer: pm_card_unknown', () => {
 
     // The outage itself must pass: the sandbox's blackhole lasts BLACKHOLE_MS from the call.
     await new Promise((resolve) => setTimeout(resolve, BLACKHOLE_MS));
-    const after = await send(inputFor('unknown-1', 'pm_card_unknown'));
+    const after = await payWith('unknown-1', 'pm_card_unknown');
     expect(paymentOf(after)).toMatchObject({ id: paymentId, status: 'SUCCEEDED' });
     expect(stack.sandbox.charges({ reference: 'unknown-1' })).toHaveLength(1);
   });
 
   it('the recovery worker alone completes it after the outage, with backoff between attempts', async () => {
-    const first = await send(inputFor('unknown-worker', 'pm_card_unknown'));
+    const first = await payWith('unknown-worker', 'pm_card_unknown');
     expect(errorCodeOf(first)).toBe('OUTCOME_PENDING');
     const { rows: parked } = await stack.db.query<{ next_attempt_at: Date; last_attempt_at: Date }>(
       `SELECT next_attempt_at, last_attempt_at FROM idempotency_keys WHERE key = 'unknown-worker'`,
@@ -134,16 +117,16 @@ describe('no answer: pm_card_unknown', () => {
       { timeoutMs: 10_000, intervalMs: 100, what: 'the worker to finish unknown-worker' },
     );
     expect(stack.sandbox.charges({ reference: 'unknown-worker' })).toHaveLength(1);
-    const replay = await send(inputFor('unknown-worker', 'pm_card_unknown'));
+    const replay = await payWith('unknown-worker', 'pm_card_unknown');
     expect(paymentOf(replay).status).toBe('SUCCEEDED');
   });
 });
 
 describe('no answer past the attempt limit: UNKNOWN, then reconciliation', () => {
   async function driveToUnknown(key: string, paymentMethod: string): Promise<string> {
-    const first = await send(inputFor(key, paymentMethod));
+    const first = await payWith(key, paymentMethod);
     expect(errorCodeOf(first)).toBe('OUTCOME_PENDING');
-    const second = await send(inputFor(key, paymentMethod)); // the 2nd timed-out attempt: the limit
+    const second = await payWith(key, paymentMethod); // the 2nd timed-out attempt: the limit
     expect(errorCodeOf(second)).toBe('OUTCOME_PENDING');
     expect(await keyRow(key)).toMatchObject({ state: 'unknown', attempts: 2 });
     return first.body.errors?.[0]?.extensions?.['paymentId'] as string;
@@ -164,7 +147,7 @@ describe('no answer past the attempt limit: UNKNOWN, then reconciliation', () =>
       ),
     ).toBe(0);
     const attempts = stack.sandbox.attempts({ reference: 'recon-found' });
-    const retry = await send(inputFor('recon-found', 'pm_card_unknown'));
+    const retry = await payWith('recon-found', 'pm_card_unknown');
     expect(retry.status).toBe(202);
     expect(errorCodeOf(retry)).toBe('OUTCOME_PENDING');
     expect(stack.sandbox.attempts({ reference: 'recon-found' })).toBe(attempts); // no new call
@@ -172,7 +155,7 @@ describe('no answer past the attempt limit: UNKNOWN, then reconciliation', () =>
     // Still inside the outage: calls and probes hang, but the provider's books have the charge.
     const report = await reconcileUnknownPayments(stack.app.services.deps, 'reconciliation');
     expect(report.chargeFound).toBeGreaterThanOrEqual(1);
-    const settled = await send(inputFor('recon-found', 'pm_card_unknown'));
+    const settled = await payWith('recon-found', 'pm_card_unknown');
     expect(paymentOf(settled)).toMatchObject({ id: paymentId, status: 'SUCCEEDED' });
     expect(settled.body.extensions).toEqual({ idempotency: { replayed: true } });
     expect(stack.sandbox.charges({ reference: 'recon-found' })).toHaveLength(1);
@@ -193,7 +176,7 @@ describe('no answer past the attempt limit: UNKNOWN, then reconciliation', () =>
     await new Promise((resolve) => setTimeout(resolve, BOOKS_FINAL_WAIT_MS));
     const report = await reconcileUnknownPayments(stack.app.services.deps, 'reconciliation');
     expect(report.chargeAbsent).toBe(1);
-    const settled = await send(inputFor('recon-absent', 'pm_card_unreachable'));
+    const settled = await payWith('recon-absent', 'pm_card_unreachable');
     expect(paymentOf(settled)).toMatchObject({
       id: paymentId,
       status: 'FAILED',

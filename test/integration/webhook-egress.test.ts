@@ -20,13 +20,7 @@ import {
 import { startGatewayProcess } from '../support/gateway-process.ts';
 import { errorCodeOf, graphql, paymentOf } from '../support/graphql-client.ts';
 import { useTestDatabase } from '../support/test-database.ts';
-import {
-  createPaymentOn,
-  paymentInput,
-  startTestStack,
-  TENANT_A,
-  type TestStack,
-} from '../support/test-stack.ts';
+import { createPaymentOn, paymentInput, TENANT_A, useTestStackOn } from '../support/test-stack.ts';
 import { REGISTER_WEBHOOK_ENDPOINT } from '../support/operations.ts';
 
 /**
@@ -34,10 +28,8 @@ import { REGISTER_WEBHOOK_ENDPOINT } from '../support/operations.ts';
  * key; delivery never follows a redirect, and refuses a name that resolves inside unless the
  * allow-list says otherwise. Every sink here counts what it truly received.
  */
-const database = useTestDatabase('webhook-egress');
 /** A name only this test's resolver knows: it answers 127.0.0.1, the sink's address. */
 const SINK_NAME = 'hooks.merchant.test';
-let stack: TestStack;
 /** Receives every request it is sent and counts it, by path. */
 let sink: Server;
 let sinkPort = 0;
@@ -53,11 +45,6 @@ function listen(server: Server): Promise<number> {
 }
 
 beforeAll(async () => {
-  // Registration must accept the loopback sink and SINK_NAME over plain http: both are listed.
-  stack = await startTestStack({
-    databaseUrl: database.url,
-    app: { webhookAllowList: parseWebhookAllowList(`127.0.0.1/32,${SINK_NAME}`) },
-  });
   sink = createServer((req, res) => {
     sinkHits.push(req.url ?? '');
     req.resume();
@@ -73,10 +60,15 @@ beforeAll(async () => {
   redirectorPort = await listen(redirector);
 });
 afterAll(async () => {
-  await stack?.stop();
   for (const server of [sink, redirector]) {
     await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
   }
+});
+// After the sinks: stopped before they are closed. Registration must accept the loopback sink
+// and SINK_NAME over plain http: both are listed.
+const database = useTestDatabase('webhook-egress');
+const stack = useTestStackOn(database, {
+  app: { webhookAllowList: parseWebhookAllowList(`127.0.0.1/32,${SINK_NAME}`) },
 });
 beforeEach(async () => {
   // One endpoint per scenario: earlier ones must not receive (or fail) this one's events.
@@ -146,6 +138,14 @@ async function webhookAttempt(
   if (rows[0] === undefined) throw new Error(`no delivery of ${eventId} to ${endpointId}`);
   return rows[0];
 }
+
+/** What one failed attempt leaves of a delivery: still pending, tried once, due again later. */
+const failedOnce = (lastError: string) => ({
+  status: 'pending',
+  attempts: 1,
+  due_later: true,
+  last_error: lastError,
+});
 
 /** An egress for one scenario; the test owns it and closes it. */
 async function withEgress<T>(
@@ -221,12 +221,9 @@ describe('delivery', () => {
     );
     const hitsBefore = sinkHits.length;
     const eventId = await deliverOnePayment('redirect-1');
-    expect(await webhookAttempt(eventId, endpointId)).toEqual({
-      status: 'pending',
-      attempts: 1,
-      due_later: true,
-      last_error: 'HTTP 302: a redirect, not followed',
-    });
+    expect(await webhookAttempt(eventId, endpointId)).toEqual(
+      failedOnce('HTTP 302: a redirect, not followed'),
+    );
     expect(sinkHits.slice(hitsBefore)).toEqual([]);
   });
 
@@ -240,12 +237,9 @@ describe('delivery', () => {
       { allowList: EMPTY_WEBHOOK_ALLOW_LIST, resolveAll: resolvesTo('127.0.0.1') },
       (egress) => deliverOnePayment('name-refused-1', egress),
     );
-    expect(await webhookAttempt(eventId, endpointId)).toEqual({
-      status: 'pending',
-      attempts: 1,
-      due_later: true,
-      last_error: 'address not allowed: 127.0.0.1 (loopback)',
-    });
+    expect(await webhookAttempt(eventId, endpointId)).toEqual(
+      failedOnce('address not allowed: 127.0.0.1 (loopback)'),
+    );
     expect(sinkHits.slice(hitsBefore)).toEqual([]);
   });
 

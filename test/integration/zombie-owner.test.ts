@@ -1,58 +1,61 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LeaseLostError } from '../../services/kernel/errors.ts';
 import { OwnedRequest } from '../../services/kernel/idempotency/owned-request.ts';
 import { CREATE_PAYMENT as CREATE_PAYMENT_OP } from '../../services/payments/create-payment.flow.ts';
-import { useTestDatabase } from '../support/test-database.ts';
-import { errorCodeOf, graphql, paymentOf } from '../support/graphql-client.ts';
-import { CREATE_PAYMENT } from '../support/operations.ts';
-import { startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
+import { errorCodeOf, paymentOf } from '../support/graphql-client.ts';
+import { createPaymentOn, paymentInput, useTestStack } from '../support/test-stack.ts';
 import { waitUntil } from '../support/wait-until.ts';
 
-const database = useTestDatabase('zombie');
-let stack: TestStack;
 const LEASE_MS = 300;
 /** Past the lease: the test's point is that the zombie's lease has expired, so time must pass. */
 const LEASE_EXPIRED_WAIT_MS = LEASE_MS + 100;
+const stack = useTestStack('zombie', { app: { leaseMs: LEASE_MS } });
 
-beforeAll(async () => {
-  stack = await startTestStack({ databaseUrl: database.url, app: { leaseMs: LEASE_MS } });
-});
-afterAll(async () => {
-  await stack?.stop();
-});
+/** What a takeover leaves: the zombie's phase under token 1, the taker-over's finish under 2. */
+const TAKEN_OVER_PHASES = [
+  { recovery_point: 'provider_charge_sent', fencing_token: '1' },
+  { recovery_point: 'finished', fencing_token: '2' },
+];
+
+/** The key's committed phases, oldest first, each with the fencing token it committed under. */
+async function phasesWithTokens(key: string) {
+  const { rows } = await stack.db.query<{ recovery_point: string; fencing_token: string }>(
+    `SELECT recovery_point, fencing_token FROM idempotency_phase_log WHERE key = $1 ORDER BY committed_at`,
+    [key],
+  );
+  return rows;
+}
+
+/** Waits for an owner to reach a fault point's hook: milliseconds, so polled closely. */
+const untilHookRan = (ran: () => boolean, what: string) =>
+  waitUntil(ran, { timeoutMs: 10_000, intervalMs: 10, what });
+
+/**
+ * Arms `point` so that the first owner to reach it stalls there until released (a GC pause, a
+ * SIGSTOP) while later ones pass; counts every owner that reaches it.
+ */
+function stallFirstOwnerAt(point: string): { reached: () => number; release: () => void } {
+  let release!: () => void;
+  const stalled = new Promise<void>((resolve) => (release = resolve));
+  let reached = 0;
+  stack.app.faults.arm(point, {
+    kind: 'call',
+    run: async () => {
+      reached += 1;
+      if (reached === 1) await stalled;
+    },
+  });
+  return { reached: () => reached, release: () => release() };
+}
 
 describe('a zombie owner that wakes after its lease was taken over', () => {
   it('cannot write: its final phase is refused, the taker-over’s result stands, one charge', async () => {
-    let wakeZombie!: () => void;
-    const zombieAsleep = new Promise<void>((resolve) => (wakeZombie = resolve));
-    let hits = 0;
-    stack.app.faults.arm('createPayment.provider_charge.before-call', {
-      kind: 'call',
-      run: async () => {
-        hits += 1;
-        if (hits === 1) await zombieAsleep; // only the first owner stalls (a GC pause, a SIGSTOP)
-      },
-    });
-    const input = {
-      idempotencyKey: 'zombie-1',
-      amount: '5.00',
-      currency: 'EUR',
-      paymentMethod: 'pm_card_visa',
-      reference: 'zombie-ref',
-    };
-    const send = () =>
-      graphql(stack.app.url, {
-        apiKey: TENANT_A.apiKey,
-        query: CREATE_PAYMENT,
-        variables: { input },
-      });
+    const zombie = stallFirstOwnerAt('createPayment.provider_charge.before-call');
+    const input = paymentInput('zombie-1', { amount: '5.00', reference: 'zombie-ref' });
+    const send = () => createPaymentOn(stack, input);
 
-    const zombie = send();
-    await waitUntil(() => hits > 0, {
-      timeoutMs: 10_000,
-      intervalMs: 10,
-      what: 'the zombie to reach the provider call',
-    });
+    const zombieSent = send();
+    await untilHookRan(() => zombie.reached() > 0, 'the zombie to reach the provider call');
     const early = await send();
     expect(errorCodeOf(early)).toBe('IDEMPOTENCY_KEY_IN_USE'); // lease still live: no takeover
 
@@ -60,21 +63,15 @@ describe('a zombie owner that wakes after its lease was taken over', () => {
     const takeover = await send();
     expect(paymentOf(takeover).status).toBe('SUCCEEDED');
 
-    wakeZombie();
-    const zombieAnswer = await zombie;
+    zombie.release();
+    const zombieAnswer = await zombieSent;
     expect(errorCodeOf(zombieAnswer)).toBe('IDEMPOTENCY_KEY_IN_USE');
 
     const { rows: keys } = await stack.db.query<{ state: string; fencing_token: string }>(
       `SELECT state, fencing_token FROM idempotency_keys WHERE key = 'zombie-1'`,
     );
     expect(keys).toEqual([{ state: 'finished', fencing_token: '2' }]);
-    const { rows: log } = await stack.db.query<{ recovery_point: string; fencing_token: string }>(
-      `SELECT recovery_point, fencing_token FROM idempotency_phase_log WHERE key = 'zombie-1' ORDER BY committed_at`,
-    );
-    expect(log).toEqual([
-      { recovery_point: 'provider_charge_sent', fencing_token: '1' },
-      { recovery_point: 'finished', fencing_token: '2' },
-    ]);
+    expect(await phasesWithTokens('zombie-1')).toEqual(TAKEN_OVER_PHASES);
     expect(stack.sandbox.charges({ reference: 'zombie-ref' })).toHaveLength(1);
     const replay = await send();
     expect(paymentOf(replay)).toEqual(paymentOf(takeover));
@@ -84,71 +81,29 @@ describe('a zombie owner that wakes after its lease was taken over', () => {
   it('is refused by the fencing token alone when it wakes while the taker-over is mid-call', async () => {
     // Both owners stand at provider_charge_sent with the request started: only the token
     // differs, so this is the fence and nothing else keeping the zombie out.
-    let wakeZombie!: () => void;
-    const zombieAsleep = new Promise<void>((resolve) => (wakeZombie = resolve));
-    let resumeTaker!: () => void;
-    const takerPaused = new Promise<void>((resolve) => (resumeTaker = resolve));
-    let beforeCalls = 0;
-    let afterCalls = 0;
-    stack.app.faults.arm('createPayment.provider_charge.before-call', {
-      kind: 'call',
-      run: async () => {
-        beforeCalls += 1;
-        if (beforeCalls === 1) await zombieAsleep;
-      },
-    });
-    stack.app.faults.arm('createPayment.provider_charge.after-call', {
-      kind: 'call',
-      run: async () => {
-        afterCalls += 1;
-        if (afterCalls === 1) await takerPaused; // the taker-over, after its provider call
-      },
-    });
-    const input = {
-      idempotencyKey: 'zombie-3',
-      amount: '7.00',
-      currency: 'EUR',
-      paymentMethod: 'pm_card_visa',
-      reference: 'zombie-3',
-    };
-    const send = () =>
-      graphql(stack.app.url, {
-        apiKey: TENANT_A.apiKey,
-        query: CREATE_PAYMENT,
-        variables: { input },
-      });
+    const zombie = stallFirstOwnerAt('createPayment.provider_charge.before-call');
+    // The first to get past the provider call is the taker-over.
+    const taker = stallFirstOwnerAt('createPayment.provider_charge.after-call');
+    const input = paymentInput('zombie-3', { amount: '7.00' });
+    const send = () => createPaymentOn(stack, input);
 
-    const zombie = send();
-    await waitUntil(() => beforeCalls > 0, {
-      timeoutMs: 10_000,
-      intervalMs: 10,
-      what: 'the zombie to reach the provider call',
-    });
+    const zombieSent = send();
+    await untilHookRan(() => zombie.reached() > 0, 'the zombie to reach the provider call');
     await new Promise((resolve) => setTimeout(resolve, LEASE_EXPIRED_WAIT_MS));
-    const taker = send();
-    await waitUntil(() => afterCalls > 0, {
-      timeoutMs: 10_000,
-      intervalMs: 10,
-      what: 'the taker to get past the provider call',
-    });
+    const takerSent = send();
+    await untilHookRan(() => taker.reached() > 0, 'the taker to get past the provider call');
 
-    wakeZombie();
-    const zombieAnswer = await zombie;
+    zombie.release();
+    const zombieAnswer = await zombieSent;
     expect(errorCodeOf(zombieAnswer)).toBe('IDEMPOTENCY_KEY_IN_USE');
     const { rows: midway } = await stack.db.query<{ state: string }>(
       `SELECT state FROM idempotency_keys WHERE key = 'zombie-3'`,
     );
     expect(midway).toEqual([{ state: 'started' }]);
 
-    resumeTaker();
-    expect(paymentOf(await taker).status).toBe('SUCCEEDED');
-    const { rows: log } = await stack.db.query<{ recovery_point: string; fencing_token: string }>(
-      `SELECT recovery_point, fencing_token FROM idempotency_phase_log WHERE key = 'zombie-3' ORDER BY committed_at`,
-    );
-    expect(log).toEqual([
-      { recovery_point: 'provider_charge_sent', fencing_token: '1' },
-      { recovery_point: 'finished', fencing_token: '2' },
-    ]);
+    taker.release();
+    expect(paymentOf(await takerSent).status).toBe('SUCCEEDED');
+    expect(await phasesWithTokens('zombie-3')).toEqual(TAKEN_OVER_PHASES);
     expect(stack.sandbox.charges({ reference: 'zombie-3' })).toHaveLength(1);
     stack.app.faults.disarm('createPayment.provider_charge.before-call');
     stack.app.faults.disarm('createPayment.provider_charge.after-call');
@@ -157,17 +112,8 @@ describe('a zombie owner that wakes after its lease was taken over', () => {
   it('a phase under a stale fencing token rolls back its business writes; the current token commits', async () => {
     // Leave a request started at provider_charge_sent, then bump its token as a takeover would.
     stack.app.faults.arm('createPayment.provider_charge.before-call', { kind: 'throw' });
-    const input = {
-      idempotencyKey: 'zombie-2',
-      amount: '6.00',
-      currency: 'EUR',
-      paymentMethod: 'pm_card_visa',
-    };
-    await graphql(stack.app.url, {
-      apiKey: TENANT_A.apiKey,
-      query: CREATE_PAYMENT,
-      variables: { input },
-    });
+    const input = paymentInput('zombie-2', { amount: '6.00' });
+    await createPaymentOn(stack, input);
     stack.app.faults.disarm('createPayment.provider_charge.before-call');
     const { rows: started } = await stack.db.query<{
       resource_id: string;

@@ -14,21 +14,18 @@ mutation Create($input: CreatePaymentInput!) {
   }
 }`;
 
-export const CAPTURE_PAYMENT = `
-mutation Capture($input: CapturePaymentInput!) {
-  capturePayment(input: $input) {
+/** capturePayment and cancelPayment select alike: the payment as it now stands, and the key. */
+const paymentOperation = (name: string, field: string, inputType: string): string => `
+mutation ${name}($input: ${inputType}!) {
+  ${field}(input: $input) {
     payment { id status amount amountCaptured providerReference }
     idempotency { key replayed }
   }
 }`;
 
-export const CANCEL_PAYMENT = `
-mutation Cancel($input: CancelPaymentInput!) {
-  cancelPayment(input: $input) {
-    payment { id status amount amountCaptured providerReference }
-    idempotency { key replayed }
-  }
-}`;
+export const CAPTURE_PAYMENT = paymentOperation('Capture', 'capturePayment', 'CapturePaymentInput');
+
+export const CANCEL_PAYMENT = paymentOperation('Cancel', 'cancelPayment', 'CancelPaymentInput');
 
 export const REFUND_PAYMENT = `
 mutation Refund($input: RefundPaymentInput!) {

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { afterAll, beforeAll } from 'vitest';
 import { startApp, type App, type AppOptions } from '../../app/app.ts';
 import {
   startSandboxPsp,
@@ -10,6 +11,7 @@ import { upsertTenant } from '../../services/tenants/api-keys.ts';
 import { parseWebhookAllowList } from '../../services/notifications/webhook-url.policy.ts';
 import { graphql, type GraphQLAnswer } from './graphql-client.ts';
 import { CREATE_PAYMENT } from './operations.ts';
+import { useTestDatabase } from './test-database.ts';
 
 /** Synthetic test keys: long enough for BOOTSTRAP_TENANTS, obviously not real. */
 export const TENANT_A = { name: 'tenant-a', apiKey: 'sk_test_tenant_a_0000000000000000' };
@@ -43,12 +45,16 @@ export interface TestStack {
   stop(): Promise<void>;
 }
 
-/** The whole stack in this process against a test database: sandbox PSP, services, gateway. */
-export async function startTestStack(opts: {
-  databaseUrl: string;
+/** What a test changes of the stack's defaults: the sandbox's timings, the app's options. */
+export interface TestStackOptions {
   sandbox?: SandboxPspOptions;
   app?: Partial<AppOptions>;
-}): Promise<TestStack> {
+}
+
+/** The whole stack in this process against a test database: sandbox PSP, services, gateway. */
+export async function startTestStack(
+  opts: TestStackOptions & { databaseUrl: string },
+): Promise<TestStack> {
   const sandbox = await startSandboxPsp({ slowMs: 500, blackholeMs: 1_000, ...opts.sandbox });
   const db = new pg.Pool({ connectionString: opts.databaseUrl, max: 4 });
   const tenantIds = { a: await upsertTenant(db, TENANT_A), b: await upsertTenant(db, TENANT_B) };
@@ -80,6 +86,59 @@ export async function startTestStack(opts: {
       await db.end();
     },
   };
+}
+
+/**
+ * A stack for the enclosing file (or describe block) on `database`: started before its tests,
+ * stopped after them. Two stacks may share one database, to compare two configurations over the
+ * same rows. The handle reads through to the running stack, so read it inside hooks and tests,
+ * not at module level (the stack does not exist yet there).
+ */
+export function useTestStackOn(
+  database: { readonly url: string },
+  options: TestStackOptions = {},
+): TestStack {
+  let running: TestStack | undefined;
+  beforeAll(async () => {
+    running = await startTestStack({ ...options, databaseUrl: database.url });
+  });
+  afterAll(async () => {
+    await running?.stop();
+  });
+  const current = (): TestStack => {
+    if (running === undefined) {
+      throw new Error('useTestStackOn: no stack running (read before its beforeAll, or stopped)');
+    }
+    return running;
+  };
+  return {
+    get app() {
+      return current().app;
+    },
+    get sandbox() {
+      return current().sandbox;
+    },
+    get db() {
+      return current().db;
+    },
+    get tenantIds() {
+      return current().tenantIds;
+    },
+    get errors() {
+      return current().errors;
+    },
+    /** Stops it early; the file's afterAll then has nothing left to stop. */
+    async stop() {
+      const stack = current();
+      running = undefined;
+      await stack.stop();
+    },
+  };
+}
+
+/** useTestStackOn a test database of the file's own (useTestDatabase(label)). */
+export function useTestStack(label: string, options: TestStackOptions = {}): TestStack {
+  return useTestStackOn(useTestDatabase(label), options);
 }
 
 /** Rows the database holds, for "nothing stored" and "exactly one" assertions. */
@@ -126,4 +185,19 @@ export async function keyRowOf(
     [key],
   );
   return rows[0];
+}
+
+/**
+ * An operator (alice) resolving tenant A's createPayment `key` by hand as not charged, by
+ * mistake: for tests that it is refused unless the request's outcome is unknown.
+ */
+export function resolveByHandAsNotCharged(stack: TestStack, key: string) {
+  return stack.app.services.client.ops.resolve.mutate({
+    tenantId: stack.tenantIds.a,
+    operation: 'payments.create.v1',
+    key,
+    actor: 'alice',
+    reason: 'mistake',
+    outcome: 'not_charged',
+  });
 }

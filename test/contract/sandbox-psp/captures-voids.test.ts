@@ -9,6 +9,8 @@ import {
   current,
   declinedCharge,
   expectError,
+  expectRefusedLeavingCharge,
+  expectOperationReplayed,
   isReplay,
   newKey,
   postOperation,
@@ -31,13 +33,7 @@ describe('capture', () => {
     });
     const replay = await capture({ chargeId: charge.id, amount: '10.50', key });
     expect(replay.status).toBe(200);
-    expect(isReplay(replay)).toBe(true);
-    expect(replay.json).toEqual(captured.json);
-    expect(current(charge)).toEqual(chargeOf(captured));
-    expect(psp.operations({ chargeId: charge.id })).toEqual([
-      { kind: 'capture', idempotencyKey: key, applied: true },
-      { kind: 'capture', idempotencyKey: key, applied: false },
-    ]);
+    expectOperationReplayed({ applied: captured, replay, charge, kind: 'capture', key });
   });
 
   it('captures part of the authorization at the charge scale and releases the rest', async () => {
@@ -81,8 +77,7 @@ describe('capture', () => {
     const charge = await authorizedCharge('10.50');
     const key = newKey();
     const over = await capture({ chargeId: charge.id, amount: '10.51', key });
-    expectError(over, { status: 422, code: 'AMOUNT_EXCEEDS_AUTHORIZED' });
-    expect(current(charge)).toEqual(charge);
+    expectRefusedLeavingCharge(over, charge, { status: 422, code: 'AMOUNT_EXCEEDS_AUTHORIZED' });
     // Another key can still capture; the refused key stays bound to its refusal.
     expect((await capture({ chargeId: charge.id, amount: '10.50' })).status).toBe(200);
     const replay = await capture({ chargeId: charge.id, amount: '10.51', key });
@@ -93,8 +88,7 @@ describe('capture', () => {
   it('refuses to capture a declined charge with 409', async () => {
     const charge = await declinedCharge();
     const answer = await capture({ chargeId: charge.id, amount: '1.00' });
-    expectError(answer, { status: 409, code: 'INVALID_CHARGE_STATE' });
-    expect(current(charge)).toEqual(charge);
+    expectRefusedLeavingCharge(answer, charge, { status: 409, code: 'INVALID_CHARGE_STATE' });
   });
 
   it('answers 404 CHARGE_NOT_FOUND for an unknown charge, stored and replayed', async () => {
@@ -123,8 +117,7 @@ describe('capture', () => {
     const charge = await authorizedCharge('10.50');
     const key = newKey();
     const answer = await postOperation({ chargeId: charge.id, path: 'capture', key, body });
-    expectError(answer, { status: 400, code: 'INVALID_REQUEST' });
-    expect(current(charge)).toEqual(charge);
+    expectRefusedLeavingCharge(answer, charge, { status: 400, code: 'INVALID_REQUEST' });
     expect(psp.operations({ chargeId: charge.id })).toEqual([]);
     const valid = await capture({ chargeId: charge.id, amount: '1.00', key });
     expect(valid.status).toBe(200);
@@ -135,8 +128,7 @@ describe('capture', () => {
     const charge = await authorizedCharge('10.50');
     const key = newKey();
     const answer = await capture({ chargeId: charge.id, amount: '1.001', key });
-    expectError(answer, { status: 400, code: 'INVALID_REQUEST' });
-    expect(current(charge)).toEqual(charge);
+    expectRefusedLeavingCharge(answer, charge, { status: 400, code: 'INVALID_REQUEST' });
     const valid = await capture({ chargeId: charge.id, amount: '1.00', key });
     expect(valid.status).toBe(200);
     expect(isReplay(valid)).toBe(false);
@@ -174,13 +166,7 @@ describe('void', () => {
     expect(voided.status).toBe(200);
     expect(voided.json).toEqual({ charge: { ...charge, status: 'voided' } });
     const replay = await voidCharge({ chargeId: charge.id, key });
-    expect(isReplay(replay)).toBe(true);
-    expect(replay.json).toEqual(voided.json);
-    expect(current(charge)).toEqual(chargeOf(voided));
-    expect(psp.operations({ chargeId: charge.id })).toEqual([
-      { kind: 'void', idempotencyKey: key, applied: true },
-      { kind: 'void', idempotencyKey: key, applied: false },
-    ]);
+    expectOperationReplayed({ applied: voided, replay, charge, kind: 'void', key });
   });
 
   it('accepts an empty JSON object as the body', async () => {
@@ -237,8 +223,7 @@ describe('void', () => {
     const charge = await authorizedCharge('10.50');
     const key = newKey();
     const answer = await postOperation({ chargeId: charge.id, path: 'void', key, body });
-    expectError(answer, { status: 400, code: 'INVALID_REQUEST' });
-    expect(current(charge)).toEqual(charge);
+    expectRefusedLeavingCharge(answer, charge, { status: 400, code: 'INVALID_REQUEST' });
     const valid = await voidCharge({ chargeId: charge.id, key });
     expect(valid.status).toBe(200);
     expect(isReplay(valid)).toBe(false);

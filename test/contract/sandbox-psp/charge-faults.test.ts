@@ -1,6 +1,7 @@
 // The sandbox payment provider's contract, over real HTTP. Charges under the fault tokens:
 // pm_card_unavailable, _slow, _lost_response, _timeout, _unknown and _unreachable.
 import { describe, expect, it } from 'vitest';
+import type { ChargeBody } from '../support/sandbox-psp-contract.ts';
 import {
   BLACKHOLE_MS,
   SLOW_MS,
@@ -20,6 +21,24 @@ import {
 } from '../support/sandbox-psp-contract.ts';
 
 useSandboxPsp();
+
+/** One charge with `paymentMethod` under a fresh key, and how long its answer took. */
+async function timedCharge(paymentMethod: string) {
+  const body = chargeBody({ paymentMethod });
+  const startedAt = Date.now();
+  const answer = await postCharge({ key: newKey(), body });
+  return { body, answer, elapsedMs: Date.now() - startedAt };
+}
+
+/** A first charge with `paymentMethod` that the client gives up on, as a call that timed out. */
+async function firstAttemptGivenUp(
+  paymentMethod: string,
+): Promise<{ body: ChargeBody; key: string }> {
+  const body = chargeBody({ paymentMethod });
+  const key = newKey();
+  await expect(postCharge({ key, body, signal: giveUp() })).rejects.toThrow();
+  return { body, key };
+}
 
 describe('pm_card_unavailable', () => {
   it('answers 503 with Retry-After twice, then approves exactly one charge', async () => {
@@ -43,10 +62,8 @@ describe('pm_card_unavailable', () => {
 
 describe('pm_card_slow', () => {
   it('approves only after slowMs', async () => {
-    const body = chargeBody({ paymentMethod: 'pm_card_slow' });
-    const startedAt = Date.now();
-    const answer = await postCharge({ key: newKey(), body });
-    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(SLOW_MS - TIMER_SLACK_MS);
+    const { answer, elapsedMs } = await timedCharge('pm_card_slow');
+    expect(elapsedMs).toBeGreaterThanOrEqual(SLOW_MS - TIMER_SLACK_MS);
     expect(answer.status).toBe(200);
     expect(chargeOf(answer).status).toBe('captured');
   });
@@ -71,9 +88,7 @@ describe('pm_card_slow', () => {
 
 describe('pm_card_lost_response', () => {
   it('applies the charge but never answers the first attempt; later calls see it', async () => {
-    const body = chargeBody({ paymentMethod: 'pm_card_lost_response' });
-    const key = newKey();
-    await expect(postCharge({ key, body, signal: giveUp() })).rejects.toThrow();
+    const { body, key } = await firstAttemptGivenUp('pm_card_lost_response');
     const probe = await probeByKey(key);
     expect(probe.status).toBe(200);
     expect(chargeOf(probe)).toMatchObject({ idempotencyKey: key, status: 'captured' });
@@ -88,9 +103,7 @@ describe('pm_card_lost_response', () => {
 
 describe('pm_card_timeout', () => {
   it('hangs the first attempt without charging, then approves exactly once', async () => {
-    const body = chargeBody({ paymentMethod: 'pm_card_timeout' });
-    const key = newKey();
-    await expect(postCharge({ key, body, signal: giveUp() })).rejects.toThrow();
+    const { body, key } = await firstAttemptGivenUp('pm_card_timeout');
     expect(psp.charges({ reference: body.reference })).toEqual([]);
     expect((await probeByKey(key)).status).toBe(404);
     const second = await postCharge({ key, body });
@@ -130,10 +143,8 @@ describe('pm_card_unknown', () => {
   });
 
   it('answers a call that arrived during the blackhole once it ends', async () => {
-    const body = chargeBody({ paymentMethod: 'pm_card_unknown' });
-    const startedAt = Date.now();
-    const answer = await postCharge({ key: newKey(), body });
-    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(BLACKHOLE_MS - TIMER_SLACK_MS);
+    const { body, answer, elapsedMs } = await timedCharge('pm_card_unknown');
+    expect(elapsedMs).toBeGreaterThanOrEqual(BLACKHOLE_MS - TIMER_SLACK_MS);
     expect(answer.status).toBe(200);
     expect(psp.charges({ reference: body.reference })).toEqual([chargeOf(answer)]);
   });

@@ -61,16 +61,19 @@ describe('approved cards', () => {
 });
 
 describe('declines', () => {
-  it('declines pm_card_declined with 402 and records a declined charge', async () => {
-    const body = chargeBody({ paymentMethod: 'pm_card_declined' });
+  /** Charges `paymentMethod` once: a 402 with `code`, and a charge recorded as declined for it. */
+  async function declinedChargeOf(paymentMethod: string, code: string) {
+    const body = chargeBody({ paymentMethod });
     const answer = await postCharge({ key: newKey(), body });
     expect(answer.status).toBe(402);
-    expect(errorCodeOf(answer)).toBe('CARD_DECLINED');
-    expect(chargeOf(answer)).toMatchObject({
-      status: 'declined',
-      failureCode: 'CARD_DECLINED',
-      amountCaptured: '0.00',
-    });
+    expect(errorCodeOf(answer)).toBe(code);
+    expect(chargeOf(answer)).toMatchObject({ status: 'declined', failureCode: code });
+    return { body, answer };
+  }
+
+  it('declines pm_card_declined with 402 and records a declined charge', async () => {
+    const { body, answer } = await declinedChargeOf('pm_card_declined', 'CARD_DECLINED');
+    expect(chargeOf(answer)).toMatchObject({ amountCaptured: '0.00' });
     expect(psp.charges({ reference: body.reference })).toEqual([chargeOf(answer)]);
   });
 
@@ -87,14 +90,7 @@ describe('declines', () => {
   });
 
   it('declines an unknown but well-formed token as INVALID_PAYMENT_METHOD', async () => {
-    const body = chargeBody({ paymentMethod: 'pm_card_no_such_card' });
-    const answer = await postCharge({ key: newKey(), body });
-    expect(answer.status).toBe(402);
-    expect(errorCodeOf(answer)).toBe('INVALID_PAYMENT_METHOD');
-    expect(chargeOf(answer)).toMatchObject({
-      status: 'declined',
-      failureCode: 'INVALID_PAYMENT_METHOD',
-    });
+    const { body } = await declinedChargeOf('pm_card_no_such_card', 'INVALID_PAYMENT_METHOD');
     expect(psp.charges({ reference: body.reference })).toHaveLength(1);
   });
 

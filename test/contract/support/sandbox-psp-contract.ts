@@ -146,20 +146,22 @@ export async function postOperation(request: {
   return toAnswer(response);
 }
 
+/** An operation on a charge under `request.key`, or under a fresh key when the test names none. */
+const operateOnCharge = (
+  path: OperationPath,
+  request: { chargeId: string; key?: string },
+  body?: Record<string, unknown>,
+): Promise<Answer> =>
+  postOperation({ chargeId: request.chargeId, path, key: request.key ?? newKey(), body });
+
 export const capture = (request: {
   chargeId: string;
   amount: string;
   key?: string;
-}): Promise<Answer> =>
-  postOperation({
-    chargeId: request.chargeId,
-    path: 'capture',
-    key: request.key ?? newKey(),
-    body: { amount: request.amount },
-  });
+}): Promise<Answer> => operateOnCharge('capture', request, { amount: request.amount });
 
 export const voidCharge = (request: { chargeId: string; key?: string }): Promise<Answer> =>
-  postOperation({ chargeId: request.chargeId, path: 'void', key: request.key ?? newKey() });
+  operateOnCharge('void', request);
 
 export const refund = (request: {
   chargeId: string;
@@ -167,12 +169,7 @@ export const refund = (request: {
   key?: string;
   reason?: string;
 }): Promise<Answer> =>
-  postOperation({
-    chargeId: request.chargeId,
-    path: 'refunds',
-    key: request.key ?? newKey(),
-    body: { amount: request.amount, reason: request.reason },
-  });
+  operateOnCharge('refunds', request, { amount: request.amount, reason: request.reason });
 
 export const refundOf = (answer: Answer): Refund => answer.json['refund'] as Refund;
 export const probeRefundByKey = (key: string): Promise<Answer> =>
@@ -213,7 +210,39 @@ export function expectError(answer: Answer, expected: { status: number; code: st
   expect({ status: answer.status, code: errorCodeOf(answer) }).toEqual(expected);
 }
 
+/** `answer` is the refusal `expected`, and the provider's view of `charge` is as it was before. */
+export function expectRefusedLeavingCharge(
+  answer: Answer,
+  charge: Charge,
+  expected: { status: number; code: string },
+): void {
+  expectError(answer, expected);
+  expect(current(charge)).toEqual(charge);
+}
+
 export const isReplay = (answer: Answer): boolean =>
   answer.headers.get('idempotent-replayed') === 'true';
 export const completeUntilMs = (answer: Answer): number =>
   Date.parse(answer.json['completeUntil'] as string);
+
+/**
+ * `replay`, sent under the key that applied `applied`, answered it again and changed nothing:
+ * marked as a replay, the same body, the charge as `applied` left it, and on the charge the one
+ * applied operation followed by the replay, not applied.
+ */
+export function expectOperationReplayed(run: {
+  applied: Answer;
+  replay: Answer;
+  charge: Charge;
+  kind: 'capture' | 'void';
+  key: string;
+}): void {
+  const { applied, replay, charge, kind, key } = run;
+  expect(isReplay(replay)).toBe(true);
+  expect(replay.json).toEqual(applied.json);
+  expect(current(charge)).toEqual(chargeOf(applied));
+  expect(psp.operations({ chargeId: charge.id })).toEqual([
+    { kind, idempotencyKey: key, applied: true },
+    { kind, idempotencyKey: key, applied: false },
+  ]);
+}
