@@ -32,7 +32,7 @@ const managed = (id: string, publicName: string): OperationDef =>
 
 export const UPDATE_WEBHOOK_ENDPOINT = managed('webhooks.update.v1', 'updateWebhookEndpoint');
 export const DELETE_WEBHOOK_ENDPOINT = managed('webhooks.delete.v1', 'deleteWebhookEndpoint');
-export const ROTATE_WEBHOOK_SECRET = managed('webhooks.rotate_secret.v1', 'rotateWebhookSecret');
+export const ROTATE_WEBHOOK_SECRET = managed('webhooks.rotate-secret.v1', 'rotateWebhookSecret');
 export const REDELIVER_WEBHOOK_EVENT = managed('webhooks.redeliver.v1', 'redeliverWebhookEvent');
 export const MANAGE_WEBHOOK_OPERATIONS = [
   UPDATE_WEBHOOK_ENDPOINT,
