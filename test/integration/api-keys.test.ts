@@ -5,6 +5,7 @@ import { graphql } from '../support/graphql-client.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import { startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
 import { waitUntil } from '../support/wait-until.ts';
+import { runOpsCli } from '../support/ops-cli.ts';
 
 /**
  * A tenant's API keys (docs/api.md §1.3): several at once, issued, listed and revoked through
@@ -114,5 +115,42 @@ describe('API keys', () => {
     await expect(upsertTenant(stack.db, { name: 'other', apiKey: newKey })).rejects.toThrow(
       'its API key belongs to another tenant',
     );
+  });
+});
+
+describe('npm run ops -- api-keys', () => {
+  it('issues a key (printed once), lists it by prefix, and revokes it', async () => {
+    const created = await runOpsCli(stack.app.url, [
+      'api-keys',
+      'create',
+      '--tenant',
+      TENANT_A.name,
+    ]);
+    expect(created.code).toBe(0);
+    const apiKey = created.stdout.match(/^(sk_test_[A-Za-z0-9_-]{43})$/m)?.[1];
+    expect(apiKey).toBeDefined();
+    expect(await statusWith(apiKey!)).toBe(200);
+
+    const listed = await runOpsCli(stack.app.url, ['api-keys', 'list', '--tenant', TENANT_A.name]);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain(apiKey!.slice(0, 12));
+    expect(listed.stdout).not.toContain(apiKey!);
+
+    const id = (await tenants().listApiKeys.query({ tenant: TENANT_A.name })).find(
+      (k) => k.prefix === apiKey!.slice(0, 12),
+    )?.id;
+    const revoked = await runOpsCli(stack.app.url, [
+      'api-keys',
+      'revoke',
+      '--tenant',
+      TENANT_A.name,
+      '--id',
+      id!,
+    ]);
+    expect(revoked.code).toBe(0);
+    expect(revoked.stdout).toContain(`revoked ${id}`);
+    const unknown = await runOpsCli(stack.app.url, ['api-keys', 'rotate', '--tenant', 'x']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('the action must be create, list or revoke');
   });
 });
