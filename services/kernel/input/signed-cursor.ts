@@ -37,7 +37,12 @@ export function decodeSignedCursor(keyring: Keyring, scope: string, cursor: stri
     !timingSafeEqual(givenBytes, expected)
   )
     throw refuse();
-  const fields: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+  let fields: unknown;
+  try {
+    fields = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+  } catch {
+    throw refuse(); // authentic, so ours: only a data key used for something else gets here
+  }
   if (!Array.isArray(fields) || !fields.every((f) => typeof f === 'string')) throw refuse();
   return fields;
 }
