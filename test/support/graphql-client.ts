@@ -17,9 +17,14 @@ export async function graphql(
     variables?: Record<string, unknown>;
     timeoutMs?: number;
     requestId?: string;
+    /** Further request headers (Idempotency-Attempt, Prefer, ...). */
+    headers?: Record<string, string>;
   },
 ): Promise<GraphQLAnswer> {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    ...request.headers,
+  };
   if (request.requestId !== undefined) headers['x-request-id'] = request.requestId;
   if (request.apiKey !== null) headers['authorization'] = `Bearer ${request.apiKey}`;
   const response = await fetch(`${url}/graphql`, {
