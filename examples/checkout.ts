@@ -4,10 +4,12 @@
  *   npm start                                                  # one terminal
  *   PAYMENTS_API_KEY=$(cat .data/demo-api-key) npx tsx examples/checkout.ts
  *
- * PAYMENTS_GATEWAY_URL defaults to the GraphQL URL `npm start` prints. The order's keys are kept
- * in .data/checkout-keys/ until each call has its final answer: stop this script mid-call and
- * run it again with the same ORDER_ID, and it resumes with the same keys — one charge, whatever
- * happened in between.
+ * PAYMENTS_GATEWAY_URL defaults to the GraphQL URL `npm start` prints (`PORT=0 npm start`
+ * prints another). Each call's key is kept in .data/checkout-keys/ under the order's operation
+ * id until the call's answer is final: stop this script mid-call (or lose the network) and run
+ * it again with the same ORDER_ID, and it resumes with the same keys — one charge, whatever
+ * happened in between. Once final, a key is forgotten: a later run with the same ORDER_ID is a
+ * new order. (To make any rerun replay instead, derive `idempotencyKey` from the order.)
  */
 import { createPaymentsClient, PaymentsApiError } from '@payments-gateway/client';
 import { createFileKeyStore } from '@payments-gateway/client/file-key-store';
