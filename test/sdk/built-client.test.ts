@@ -32,7 +32,7 @@ function exportedFiles(): string[] {
   for (const entry of Object.values(manifest.exports)) {
     if (typeof entry === 'string') continue; // ./package.json
     for (const [condition, target] of Object.entries(entry)) {
-      if (condition !== 'source') targets.push(target);
+      if (condition !== '@payments-gateway/source') targets.push(target);
     }
   }
   return targets.map((target) => join(outDir, target.replace(/^\.\/dist\//, '')));

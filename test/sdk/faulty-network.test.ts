@@ -29,6 +29,14 @@ const MIN_FAULTS = 150;
  * timeout, 2 s, then a retry), so some attempts time out while the gateway still works on them.
  */
 const ATTEMPT_TIMEOUT_MS = 1_500;
+/**
+ * Each call may take this many attempts and this long: far more than a fault rate of one in two
+ * needs, so a call that still ends without its answer is a finding, not bad luck.
+ */
+const MAX_ATTEMPTS = 40;
+const CALL_TIMEOUT_MS = 60_000;
+/** Short backoffs keep the run quick; IDEMPOTENCY_KEY_IN_USE's Retry-After still applies. */
+const BACKOFF = { baseMs: 20, capMs: 400 };
 /** Some holds outlast the attempt: their requests arrive after the client has moved on. */
 const DELAY_MS = { min: 50, max: 2_000 };
 const TOKENS = {
@@ -93,11 +101,12 @@ describe('the SDK through a network that loses requests and answers', () => {
     const client = createPaymentsClient({
       url: `${proxy.url}/graphql`,
       apiKey: TENANT_A.apiKey,
-      maxAttempts: 40,
-      timeoutMs: 60_000,
+      maxAttempts: MAX_ATTEMPTS,
+      timeoutMs: CALL_TIMEOUT_MS,
       attemptTimeoutMs: ATTEMPT_TIMEOUT_MS,
+      // Attempts here are shorter than any wait worth asking for.
       preferWaitSeconds: 0,
-      backoff: { baseMs: 20, capMs: 400 },
+      backoff: BACKOFF,
       random: () => jitter.next(),
       onAttempt: (report) => reports.push(report),
     });
