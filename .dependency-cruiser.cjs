@@ -1,7 +1,8 @@
 /**
  * The house's boundaries, checked by `npm run lint`: dependencies point one way (app → gateway →
  * services → kernel), a service is entered through its index.ts, the kernel knows no service,
- * the gateway holds no SQL, and nothing imports in a circle.
+ * the gateway holds no SQL, the client SDK (packages/client) and the server never import each
+ * other, and nothing imports in a circle.
  */
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -66,10 +67,25 @@ module.exports = {
       from: { path: '^gateway/' },
       to: { path: '^(app|dev)/' },
     },
+    {
+      name: 'client-stands-alone',
+      severity: 'error',
+      comment:
+        'The SDK is published on its own: it may import graphql and the platform, nothing of the gateway.',
+      from: { path: '^packages/client/' },
+      to: { path: '^(app|gateway|services|dev|ops|sandbox-psp|migrations|scripts|test|examples)/' },
+    },
+    {
+      name: 'server-knows-no-client',
+      severity: 'error',
+      comment: 'The gateway serves the contract; it never leans on the SDK that calls it.',
+      from: { path: '^(app|gateway|services|dev|ops|sandbox-psp|migrations)/' },
+      to: { path: '^packages/' },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '^(node_modules|dist|\\.build-|test/|scripts/|grafana/)' },
+    exclude: { path: '^(node_modules|dist|\\.build-|test/|scripts/|grafana/|packages/[^/]+/dist)' },
     tsPreCompilationDeps: 'specify',
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: { extensions: ['.ts', '.js'] },

@@ -15,6 +15,8 @@ export default tseslint.config(
       'node_modules/',
       '.data/',
       'dist/',
+      'packages/*/dist/',
+      'packages/*/dist.*/',
       '.build-*/',
       'dist.*/',
       'coverage/',

@@ -18,12 +18,17 @@
  * into place, so a process starting from it meanwhile (a second `npm start`, the bench) finds
  * the old build or the new one, never half of either (or, for the instant between the two
  * renames, none: it fails to start, and is started again).
+ *
+ * Without a directory argument it also builds the SDK (scripts/build-client.ts) into
+ * packages/client/dist/, where the package's exports point.
  */
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { BuildFailedError } from './build-failed-error.ts';
+import { buildClientPackage } from './build-client.ts';
 
 const PROJECT = resolve(import.meta.dirname, '..');
 export const DEFAULT_OUT_DIR = join(PROJECT, 'dist');
@@ -34,9 +39,7 @@ const RUNTIME_FILES = [
   { from: 'migrations', keep: (file: string) => file.endsWith('.sql') },
 ];
 
-export class BuildFailedError extends Error {
-  override readonly name = 'BuildFailedError';
-}
+export { BuildFailedError };
 
 /** Emits the project's JavaScript into `outDir` (replacing it) and copies its runtime files. */
 export function buildJavaScript(outDir: string = DEFAULT_OUT_DIR): void {
@@ -73,7 +76,14 @@ export function buildJavaScript(outDir: string = DEFAULT_OUT_DIR): void {
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   try {
-    buildJavaScript(process.argv[2] === undefined ? undefined : resolve(process.argv[2]));
+    // `npm run build` (no directory): the gateway's dist/ and the SDK's packages/client/dist/.
+    // With a directory (the bench's builds): the gateway's processes only.
+    if (process.argv[2] === undefined) {
+      buildJavaScript();
+      buildClientPackage();
+    } else {
+      buildJavaScript(resolve(process.argv[2]));
+    }
   } catch (error) {
     console.error(error instanceof BuildFailedError ? error.message : error);
     process.exitCode = 1;

@@ -15,6 +15,7 @@ import { GATEWAY_ERRORS } from '../gateway.errors.ts';
 import { KERNEL_ERRORS } from '../../services/kernel/errors.ts';
 import { createTimedServer, type ServerTimeouts } from './server-timeouts.ts';
 import { preferredWaitSeconds } from './prefer-wait.ts';
+import { idempotencyAttemptOf } from './idempotency-attempt.ts';
 import { createTenantAuthenticator, type AuthenticatedTenant } from './tenant-authenticator.ts';
 
 /** docs/api.md §1.4: a request body over 100 KB is refused with 413 before it is parsed. */
@@ -86,6 +87,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
     // Everything this request causes — resolvers, tRPC calls, provider calls — logs under its id.
     const trace = RequestTrace.start(opts.log, typeof header === 'string' ? header : undefined);
     res.setHeader('x-request-id', trace.requestId);
+    const attempt = idempotencyAttemptOf(req.headers['idempotency-attempt']);
     // A request ends when its answer is gone (or its client is) and its work has settled, in
     // either order: a client that disconnects mid-payment does not stop the payment, so neither
     // the request's line nor the drain may take the disconnect for the end.
@@ -104,6 +106,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
           method: req.method,
           path: (req.url ?? '/').split('?')[0],
           status: res.statusCode,
+          ...(attempt === undefined ? {} : { idempotencyAttempt: attempt }),
           ...(aborted ? { aborted: true } : {}),
           durationMs: Math.round(answeredMs),
           ...trace.summary(),

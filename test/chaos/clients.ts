@@ -1,54 +1,54 @@
 /**
- * The merchant side: a population of retrying clients. Each logical operation has one key for
- * its whole life; its client sends it until a final answer arrives, backing off with jitter,
- * honouring Retry-After (IDEMPOTENCY_KEY_IN_USE, OUTCOME_PENDING, PROVIDER_UNAVAILABLE), and
- * moving to the other gateway when one does not answer. Some operations are double-submitted
- * at once, some are sent again after their final answer: every answer is journaled.
+ * The merchant side: a population of clients on the SDK (@payments-gateway/client), as a
+ * merchant's backend would run it. Each logical operation has one key for its whole life
+ * (journaled in the plan); the SDK sends it until a final answer arrives, backing off with
+ * jitter from the operation's own seeded stream, honouring Retry-After (IDEMPOTENCY_KEY_IN_USE,
+ * OUTCOME_PENDING, PROVIDER_UNAVAILABLE), and its fetch moves to the other gateway when one is
+ * down. Some operations are double-submitted at once, some are sent again after their final
+ * answer: every final answer, and every answer the contract does not allow, is journaled.
  */
-import { classify, DOCUMENT, FIELD, PAYMENT_QUERY, send } from './graphql.ts';
+import {
+  createPaymentsClient,
+  PaymentsApiError,
+  type AttemptReport,
+  type CancelPaymentInput,
+  type CapturePaymentInput,
+  type CreatePaymentInput,
+  type PaymentsClient,
+  type RefundPaymentInput,
+} from '../../packages/client/src/index.ts';
+import { finalOfResult, readRefusal } from './answers.ts';
+import { createGatewayFetch } from './gateway-fetch.ts';
 import type { Journal, OperationRecord } from './journal.ts';
 import { formatMinor, type CreateOp, type PlannedOp } from './plan.ts';
 import { Prng } from './prng.ts';
+import { Semaphore } from './semaphore.ts';
 import { TENANTS, type GatewaySlot } from './stack.ts';
 import type { Tier } from './tiers.ts';
 
 /**
- * A request gets this long before the client gives up on it and retries. Longer than the
+ * An attempt gets this long before the client gives up on it and retries. Longer than the
  * gateway's own bound (a provider timeout plus a probe, 1.4 s) plus a busy machine's queueing,
  * shorter than the longest SIGSTOP (6 s), so some requests are abandoned on a paused gateway
  * and their retries meet the paused owner's lease on the other one.
  */
 const REQUEST_TIMEOUT_MS = 5_000;
-/** Backoff between sends: 100 ms doubling to 2 s, with full jitter in its upper half. */
-const BACKOFF_BASE_MS = 100;
-const BACKOFF_CAP_MS = 2_000;
-/** No gateway is up (both restarting, or one paused and one restarting): look again soon. */
-const NO_GATEWAY_WAIT_MS = 200;
-const NO_GATEWAY = 'NO_GATEWAY';
+/** Backoff between sends: full jitter under a ceiling of 100 ms doubling to 2 s. */
+const BACKOFF = { baseMs: 100, capMs: 2_000 };
+/**
+ * Prefer: wait on mutations: well inside an attempt, so the answer after the wait still arrives
+ * within it. (A gateway that does not implement it ignores it.)
+ */
+const PREFER_WAIT_SECONDS = 2;
 /**
  * An operation must be final within this. The slowest legitimate path: three unanswered
  * attempts, reconciliation past the apply window, then the client's 30 s Retry-After.
  */
 const OPERATION_DEADLINE_MS = 240_000;
-
-class Semaphore {
-  private free: number;
-  private readonly queue: Array<() => void> = [];
-
-  constructor(size: number) {
-    this.free = size;
-  }
-
-  async acquire(): Promise<() => void> {
-    if (this.free > 0) this.free -= 1;
-    else await new Promise<void>((resolve) => this.queue.push(resolve));
-    return () => {
-      const next = this.queue.shift();
-      if (next !== undefined) next();
-      else this.free += 1;
-    };
-  }
-}
+/** Attempts are bounded by the operation's deadline, not by a count. */
+const MAX_ATTEMPTS = 10_000;
+/** The url the SDK is given; the gateway fetch replaces its origin with a live gateway's. */
+const ANY_GATEWAY = 'http://gateway.chaos.invalid/graphql';
 
 /** Holds the launch of operation `index` while a fault due before it has not fired yet. */
 export interface LaunchGate {
@@ -59,6 +59,13 @@ export interface ClientPopulation {
   /** Launches every planned operation in order; resolves when all are done or the deadline passed. */
   run(): Promise<void>;
 }
+
+/** What one operation sends, by kind; its key is the SDK's to add (the operation's own). */
+type Call =
+  | { kind: 'create'; input: Omit<CreatePaymentInput, 'idempotencyKey'> }
+  | { kind: 'capture'; input: Omit<CapturePaymentInput, 'idempotencyKey'> }
+  | { kind: 'refund'; input: Omit<RefundPaymentInput, 'idempotencyKey'> }
+  | { kind: 'cancel'; input: Omit<CancelPaymentInput, 'idempotencyKey'> };
 
 export function createClients(input: {
   seed: number;
@@ -72,95 +79,98 @@ export function createClients(input: {
   const active = new Semaphore(tier.activeOperations);
   const { stats } = journal;
 
-  /** One send through the HTTP budget to a live gateway, chosen by the operation's stream. */
-  async function sendOnce(request: {
+  /** An SDK client of `op`'s tenant whose jitter and gateway choices come from `rng`. */
+  function clientFor(run: {
+    op: PlannedOp;
     rng: Prng;
-    apiKey: string;
-    query: string;
-    variables: Record<string, unknown>;
-  }): Promise<Awaited<ReturnType<typeof send>>> {
-    const preferred = request.rng.int(0, slots.length - 1);
-    const ordered = [...slots.slice(preferred), ...slots.slice(0, preferred)];
-    const url = ordered.map((slot) => slot.url).find((u) => u !== undefined);
-    if (url === undefined) {
-      await sleep(NO_GATEWAY_WAIT_MS);
-      return { failure: NO_GATEWAY };
-    }
-    const release = await http.acquire();
-    try {
-      stats.requests += 1;
-      return await send({ url, ...request, timeoutMs: REQUEST_TIMEOUT_MS });
-    } finally {
-      release();
+    onAttempt: (report: AttemptReport) => void;
+  }): PaymentsClient {
+    return createPaymentsClient({
+      url: ANY_GATEWAY,
+      apiKey: TENANTS[run.op.tenant].apiKey,
+      fetch: createGatewayFetch({ slots, rng: run.rng, budget: http, stats }),
+      random: () => run.rng.next(),
+      maxAttempts: MAX_ATTEMPTS,
+      attemptTimeoutMs: REQUEST_TIMEOUT_MS,
+      backoff: BACKOFF,
+      preferWaitSeconds: PREFER_WAIT_SECONDS,
+      onAttempt: run.onAttempt,
+    });
+  }
+
+  /** What every attempt tells the run's figures, and a pending create's payment to the journal. */
+  function observe(op: PlannedOp, report: AttemptReport): void {
+    if (report.attempt > 1) stats.retries += 1;
+    if (report.outcome === 'retrying') count(report.code);
+    if (op.kind === 'create' && report.paymentId !== undefined) {
+      journal.notePayment(op.index, report.paymentId);
     }
   }
 
+  function count(code: string | null): void {
+    if (code === 'OUTCOME_PENDING') stats.outcomePending += 1;
+    else if (code === 'IDEMPOTENCY_KEY_IN_USE') stats.inUse += 1;
+    else if (code === 'PROVIDER_UNAVAILABLE') stats.providerUnavailable += 1;
+    else if (code === 'INTERNAL_SERVER_ERROR') stats.internalErrors += 1;
+    else if (code === 'TIMEOUT') stats.timeouts += 1;
+    else stats.networkErrors += 1;
+  }
+
   /**
-   * Sends one request until it gets a final answer (journaled), an answer the contract does
-   * not allow, or the deadline. Returns true if it got a final answer.
+   * One logical send of the operation through the SDK, until a final answer (journaled), an
+   * answer the contract does not allow, or the deadline. Returns true if it got a final answer.
    */
   async function untilFinal(run: {
     record: OperationRecord;
     rng: Prng;
-    variables: Record<string, unknown>;
+    call: Call;
     phase: 'first' | 'replay';
     deadline: number;
   }): Promise<boolean> {
-    const { record, rng, phase } = run;
+    const { record, phase } = run;
     const { op } = record;
-    const apiKey = TENANTS[op.tenant].apiKey;
-    let sends = 0;
-    for (let attempt = 0; ; attempt++) {
-      const sent = await sendOnce({
-        rng,
-        apiKey,
-        query: DOCUMENT[op.kind],
-        variables: run.variables,
-      });
-      if (!('failure' in sent) || sent.failure !== NO_GATEWAY) {
-        if (sends > 0) stats.retries += 1;
-        sends += 1;
+    const timeoutMs = run.deadline - Date.now();
+    if (timeoutMs <= 0) return false;
+    let last: AttemptReport | undefined;
+    const client = clientFor({
+      op,
+      rng: run.rng,
+      onAttempt: (report) => {
+        last = report;
+        observe(op, report);
+      },
+    });
+    try {
+      const payload = await send({ client, key: op.key, call: run.call, timeoutMs });
+      const final = finalOfResult({ payload, last, phase });
+      if (final.replayed) stats.replays += 1;
+      record.finals.push(final);
+      const payment = payload['payment'] as { id?: unknown } | undefined;
+      if (op.kind === 'create' && typeof payment?.id === 'string') {
+        journal.notePayment(op.index, payment.id);
       }
-      const answer = classify({ field: FIELD[op.kind], sent });
-      switch (answer.kind) {
-        case 'final': {
-          if (answer.replayed) stats.replays += 1;
-          record.finals.push({ ...answer, phase });
-          const payment = answer.data?.['payment'] as { id?: unknown } | undefined;
-          if (op.kind === 'create' && typeof payment?.id === 'string') {
-            journal.notePayment(op.index, payment.id);
-          }
+      return true;
+    } catch (error) {
+      if (!(error instanceof PaymentsApiError)) throw error;
+      const refusal = readRefusal({ error, last, phase });
+      switch (refusal.kind) {
+        case 'final':
+          if (refusal.final.replayed) stats.replays += 1;
+          record.finals.push(refusal.final);
           return true;
-        }
         case 'unexpected':
-          record.unexpected.push(answer);
+          record.unexpected.push(refusal);
           return false;
-        case 'retry':
-          count(answer.reason);
-          if (op.kind === 'create' && answer.paymentId !== undefined) {
-            journal.notePayment(op.index, answer.paymentId);
-          }
-          break;
+        case 'open':
+          return false;
       }
-      if (Date.now() > run.deadline) return false;
-      await sleep(Math.max(backoffMs({ rng, attempt }), answer.retryAfterMs ?? 0));
     }
-  }
-
-  function count(reason: string): void {
-    if (reason === 'OUTCOME_PENDING') stats.outcomePending += 1;
-    else if (reason === 'IDEMPOTENCY_KEY_IN_USE') stats.inUse += 1;
-    else if (reason === 'PROVIDER_UNAVAILABLE') stats.providerUnavailable += 1;
-    else if (reason === 'INTERNAL_SERVER_ERROR') stats.internalErrors += 1;
-    else if (reason === 'TIMEOUT') stats.timeouts += 1;
-    else if (reason === NO_GATEWAY) stats.noGateway += 1;
-    else stats.networkErrors += 1;
   }
 
   async function runOperation(op: PlannedOp): Promise<void> {
     const record = journal.record(op.index);
-    const variables = await variablesOf(op);
-    if (variables === null) {
+    const call = await callOf(op);
+    if (call === null) {
       journal.giveUp(op.index, { skipped: true });
       return;
     }
@@ -172,7 +182,7 @@ export function createClients(input: {
       untilFinal({
         record,
         rng: Prng.derive(seed, `client/${op.index}/${copy}`),
-        variables,
+        call,
         phase: 'first',
         deadline,
       }).then((final) => {
@@ -190,39 +200,38 @@ export function createClients(input: {
     const rng = Prng.derive(seed, `replay/${op.index}`);
     for (let i = 0; i < op.replays; i++) {
       await sleep(rng.int(0, 500));
-      await untilFinal({ record, rng, variables, phase: 'replay', deadline });
+      await untilFinal({ record, rng, call, phase: 'replay', deadline });
     }
-    if (op.kind !== 'create' && op.foreign) await lookUpForeign({ record, rng, deadline });
+    if (op.kind !== 'create' && op.foreign && call.kind !== 'create') {
+      await lookUpForeign({ record, rng, paymentId: call.input.paymentId, deadline });
+    }
   }
 
   /** The other tenant asks for the payment by id: it must not exist for them. */
-  async function lookUpForeign(input: {
+  async function lookUpForeign(run: {
     record: OperationRecord;
     rng: Prng;
+    paymentId: string;
     deadline: number;
   }): Promise<void> {
-    const { record, rng } = input;
-    const variables = await variablesOf(record.op);
-    const paymentId = (variables?.['input'] as { paymentId?: string } | undefined)?.paymentId;
-    for (let attempt = 0; Date.now() < input.deadline; attempt++) {
-      const sent = await sendOnce({
-        rng,
-        apiKey: TENANTS[record.op.tenant].apiKey,
-        query: PAYMENT_QUERY,
-        variables: { id: paymentId },
-      });
-      if (!('failure' in sent) && sent.status === 200 && sent.body.errors === undefined) {
-        record.foreignLookup = sent.body.data?.['payment'];
-        return;
-      }
-      await sleep(backoffMs({ rng, attempt }));
+    const { record } = run;
+    const timeoutMs = run.deadline - Date.now();
+    if (timeoutMs <= 0) {
+      record.foreignLookup = 'no answer before the deadline';
+      return;
     }
-    record.foreignLookup = 'no answer before the deadline';
+    const client = clientFor({ op: record.op, rng: run.rng, onAttempt: () => undefined });
+    try {
+      record.foreignLookup = await client.payment(run.paymentId, { timeoutMs });
+    } catch (error) {
+      if (!(error instanceof PaymentsApiError)) throw error;
+      record.foreignLookup = `no answer: ${error.code}${error.retryable ? ' (deadline)' : ''}`;
+    }
   }
 
-  /** The request's variables; a follow-up first waits for its payment to exist. */
-  async function variablesOf(op: PlannedOp): Promise<Record<string, unknown> | null> {
-    if (op.kind === 'create') return { input: createInput(op) };
+  /** What the operation sends; a follow-up first waits for its payment to exist. */
+  async function callOf(op: PlannedOp): Promise<Call | null> {
+    if (op.kind === 'create') return { kind: 'create', input: createInput(op) };
     const paymentId = op.early
       ? await journal.whenPaymentKnown(op.target)
       : paymentIdOf(await journal.whenResolved(op.target));
@@ -232,11 +241,12 @@ export function createClients(input: {
       op.amountMinor === null ? undefined : formatMinor(op.amountMinor, targetOp.currency);
     switch (op.kind) {
       case 'capture':
-        return { input: { idempotencyKey: op.key, paymentId, ...(amount ? { amount } : {}) } };
+        return { kind: 'capture', input: { paymentId, ...(amount ? { amount } : {}) } };
       case 'refund':
-        return { input: { idempotencyKey: op.key, paymentId, amount, reason: 'chaos' } };
+        // Refunds always name an amount (followUpAmount).
+        return { kind: 'refund', input: { paymentId, amount: amount ?? '0', reason: 'chaos' } };
       case 'cancel':
-        return { input: { idempotencyKey: op.key, paymentId } };
+        return { kind: 'cancel', input: { paymentId } };
     }
   }
 
@@ -267,9 +277,29 @@ export function createClients(input: {
   };
 }
 
-function createInput(op: CreateOp): Record<string, unknown> {
+/** The operation through its SDK method, under its journaled key; the method's payload. */
+async function send(input: {
+  client: PaymentsClient;
+  key: string;
+  call: Call;
+  timeoutMs: number;
+}): Promise<Record<string, unknown>> {
+  const { client, call } = input;
+  const options = { idempotencyKey: input.key, timeoutMs: input.timeoutMs };
+  switch (call.kind) {
+    case 'create':
+      return await client.createPayment(call.input, options);
+    case 'capture':
+      return await client.capturePayment(call.input, options);
+    case 'refund':
+      return await client.refundPayment(call.input, options);
+    case 'cancel':
+      return await client.cancelPayment(call.input, options);
+  }
+}
+
+function createInput(op: CreateOp): Omit<CreatePaymentInput, 'idempotencyKey'> {
   return {
-    idempotencyKey: op.key,
     amount: formatMinor(op.amountMinor, op.currency),
     currency: op.currency,
     paymentMethod: op.token,
@@ -282,12 +312,6 @@ function createInput(op: CreateOp): Record<string, unknown> {
 export function paymentIdOf(record: OperationRecord): string | null {
   const payment = record.finals[0]?.data?.['payment'] as { id?: unknown } | undefined;
   return typeof payment?.id === 'string' ? payment.id : null;
-}
-
-/** Exponential backoff with jitter in its upper half, from the operation's own stream. */
-function backoffMs(input: { rng: Prng; attempt: number }): number {
-  const backoff = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** Math.min(input.attempt, 10));
-  return input.rng.int(Math.floor(backoff / 2), backoff);
 }
 
 function sleep(ms: number): Promise<void> {

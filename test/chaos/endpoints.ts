@@ -1,49 +1,41 @@
 /**
- * Registers each tenant's webhook endpoint (the harness's sink) through the public mutation,
- * before any fault, and hands the signing secret to the sink so it can verify deliveries.
+ * Registers each tenant's webhook endpoint (the harness's sink) through the SDK, before any
+ * fault, and hands the signing secret to the sink so it can verify deliveries.
  */
-import { classify, send } from './graphql.ts';
+import { createPaymentsClient } from '../../packages/client/src/index.ts';
+import { createGatewayFetch } from './gateway-fetch.ts';
 import type { TenantName } from './plan.ts';
+import { Prng } from './prng.ts';
 import { TENANTS, type GatewaySlot } from './stack.ts';
 import type { WebhookSink } from './webhook-sink.ts';
 
-const REGISTER = `mutation($input: RegisterWebhookEndpointInput!) {
-  registerWebhookEndpoint(input: $input) { endpoint { id secret status } } }`;
+/** Before any fault a registration answers at once; these only ride out a slow first start. */
 const ATTEMPTS = 20;
-const RETRY_MS = 250;
+const BACKOFF = { baseMs: 250, capMs: 250 };
 const REQUEST_TIMEOUT_MS = 5_000;
+const REGISTRATION_TIMEOUT_MS = 120_000;
 
 export async function registerEndpoints(input: {
   seed: number;
   slots: GatewaySlot[];
   sink: WebhookSink;
 }): Promise<void> {
+  const rng = Prng.derive(input.seed, 'endpoints');
   for (const tenant of ['a', 'b'] as TenantName[]) {
-    const variables = {
-      input: { idempotencyKey: `hook-${input.seed}-${tenant}`, url: input.sink.url(tenant) },
-    };
-    let secret: string | undefined;
-    for (let attempt = 0; attempt < ATTEMPTS && secret === undefined; attempt++) {
-      const url = input.slots.map((slot) => slot.url).find((u) => u !== undefined);
-      if (url !== undefined) {
-        const answer = classify({
-          field: 'registerWebhookEndpoint',
-          sent: await send({
-            url,
-            apiKey: TENANTS[tenant].apiKey,
-            query: REGISTER,
-            variables,
-            timeoutMs: REQUEST_TIMEOUT_MS,
-          }),
-        });
-        const endpoint =
-          answer.kind === 'final' ? (answer.data?.['endpoint'] as { secret?: string }) : undefined;
-        secret = endpoint?.secret;
-      }
-      if (secret === undefined) await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
-    }
-    if (secret === undefined)
-      throw new Error(`could not register tenant ${tenant}'s webhook endpoint`);
-    input.sink.setSecret(tenant, secret);
+    const client = createPaymentsClient({
+      url: 'http://gateway.chaos.invalid/graphql',
+      apiKey: TENANTS[tenant].apiKey,
+      fetch: createGatewayFetch({ slots: input.slots, rng }),
+      random: () => rng.next(),
+      maxAttempts: ATTEMPTS,
+      backoff: BACKOFF,
+      attemptTimeoutMs: REQUEST_TIMEOUT_MS,
+      timeoutMs: REGISTRATION_TIMEOUT_MS,
+    });
+    const { endpoint } = await client.registerWebhookEndpoint(
+      { url: input.sink.url(tenant) },
+      { idempotencyKey: `hook-${input.seed}-${tenant}` },
+    );
+    input.sink.setSecret(tenant, endpoint.secret);
   }
 }

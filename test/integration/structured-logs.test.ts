@@ -115,6 +115,33 @@ describe('structured logs', () => {
     expect(refs.size).toBe(1);
   });
 
+  it("carry the client's Idempotency-Attempt in the request line, when it is a small count", async () => {
+    const sendAttempt = (key: string, requestId: string, attempt: string) =>
+      graphql(stack.app.url, {
+        apiKey: TENANT_A.apiKey,
+        query: CREATE_PAYMENT,
+        variables: { input: paymentInput(key) },
+        requestId,
+        headers: { 'idempotency-attempt': attempt },
+      });
+    paymentOf(await sendAttempt('log-attempt', 'req-log-attempt-1', '1'));
+    paymentOf(await sendAttempt('log-attempt', 'req-log-attempt-3', '3'));
+    paymentOf(await sendAttempt('log-attempt', 'req-log-attempt-bad', '3; drop table'));
+    paymentOf(await sendAttempt('log-attempt', 'req-log-attempt-big', '123456'));
+    const requestLine = (requestId: string) =>
+      lines.find((line) => line['requestId'] === requestId && line['msg'] === 'request');
+    expect(requestLine('req-log-attempt-1')).toMatchObject({ idempotencyAttempt: 1 });
+    expect(requestLine('req-log-attempt-3')).toMatchObject({
+      idempotencyAttempt: 3,
+      admissions: [expect.objectContaining({ outcome: 'replayed' })],
+    });
+    for (const ignored of ['req-log-attempt-bad', 'req-log-attempt-big']) {
+      expect(requestLine(ignored)).toBeDefined();
+      expect(requestLine(ignored)).not.toHaveProperty('idempotencyAttempt');
+    }
+    expect(raw.join('')).not.toContain('drop table');
+  });
+
   it('replace a malformed request id with one of their own', async () => {
     const answer = await send(paymentInput('log-id-2'), 'not a valid id');
     const id = answer.headers.get('x-request-id');

@@ -1,0 +1,83 @@
+/**
+ * A merchant's checkout on the SDK, against a running gateway:
+ *
+ *   npm start                                                  # one terminal
+ *   PAYMENTS_API_KEY=$(cat .data/demo-api-key) npx tsx examples/checkout.ts
+ *
+ * PAYMENTS_GATEWAY_URL defaults to the GraphQL URL `npm start` prints (`PORT=0 npm start`
+ * prints another). Each call's key is kept in .data/checkout-keys/ under the order's operation
+ * id until the call's answer is final: stop this script mid-call (or lose the network) and run
+ * it again with the same ORDER_ID, and it resumes with the same keys — one charge, whatever
+ * happened in between. Once final, a key is forgotten: a later run with the same ORDER_ID is a
+ * new order. (To make any rerun replay instead, derive `idempotencyKey` from the order.)
+ */
+import { createPaymentsClient, PaymentsApiError } from '@payments-gateway/client';
+import { createFileKeyStore } from '@payments-gateway/client/file-key-store';
+
+const url = process.env['PAYMENTS_GATEWAY_URL'] ?? 'http://127.0.0.1:4000/graphql';
+const apiKey = process.env['PAYMENTS_API_KEY'];
+if (apiKey === undefined || apiKey === '') {
+  console.error('set PAYMENTS_API_KEY, e.g. PAYMENTS_API_KEY=$(cat .data/demo-api-key)');
+  process.exit(2);
+}
+const order = process.env['ORDER_ID'] ?? `order-${Date.now()}`;
+
+const client = createPaymentsClient({
+  url,
+  apiKey,
+  keyStore: createFileKeyStore({ directory: '.data/checkout-keys' }),
+  onAttempt: (attempt) => {
+    if (attempt.outcome !== 'succeeded') {
+      console.log(`  ${attempt.operationName} attempt ${attempt.attempt}: ${attempt.code}`);
+    }
+  },
+});
+
+try {
+  // Authorise now, capture when the goods ship: one key per step, each kept under its own
+  // operation id until the gateway's answer is final.
+  const created = await client.createPayment(
+    {
+      amount: '10.50',
+      currency: 'EUR',
+      paymentMethod: 'pm_card_visa',
+      captureMethod: 'MANUAL',
+      reference: order,
+    },
+    { operationId: `${order}/authorise` },
+  );
+  const paymentId = created.payment.id;
+  console.log(
+    `${order}: payment ${paymentId} ${created.payment.status}` +
+      (created.idempotency.replayed ? ' (the answer to an earlier run)' : ''),
+  );
+  const captured = await client.capturePayment(
+    { paymentId, amount: '10.50' },
+    { operationId: `${order}/capture` },
+  );
+  console.log(`captured ${captured.payment.amountCaptured} ${captured.payment.currency}`);
+  const refunded = await client.refundPayment(
+    { paymentId, amount: '2.50', reason: 'one item returned' },
+    { operationId: `${order}/refund` },
+  );
+  console.log(`refunded ${refunded.refund.amount}: ${refunded.refund.status}`);
+
+  const page = await client.payments({ reference: order, first: 5 });
+  console.log(`payments with reference ${order}: ${page.edges.length}`);
+  for (const balance of await client.balances()) {
+    console.log(`balance ${balance.currency}: ${balance.available}`);
+  }
+} catch (error) {
+  if (!(error instanceof PaymentsApiError)) throw error;
+  // Branch on the code and on retryable, never on the message.
+  if (error.retryable) {
+    console.error(
+      `${error.code}: not final yet (${error.attempts} attempts). Run again with ORDER_ID=${order} ` +
+        `to resume with the same keys${error.paymentId ? `; payment ${error.paymentId}` : ''}.`,
+    );
+  } else {
+    console.error(`${error.code} (HTTP ${error.httpStatus}): ${error.message}`);
+  }
+  console.error(`request ids, for the gateway's logs: ${error.requestIds.join(', ')}`);
+  process.exitCode = 1;
+}
