@@ -67,7 +67,14 @@ export function createResolvers(catalog: ErrorCatalog) {
         ),
       payments: (
         _: unknown,
-        args: { first: number; after?: string | null; reference?: string | null },
+        args: {
+          first: number;
+          after?: string | null;
+          reference?: string | null;
+          status?: 'PROCESSING' | 'REQUIRES_CAPTURE' | 'SUCCEEDED' | 'FAILED' | 'CANCELED' | null;
+          createdAfter?: string | null;
+          createdBefore?: string | null;
+        },
         ctx: GatewayContext,
         info: GraphQLResolveInfo,
       ) => call(ctx, info, () => ctx.services.payments.list({ tenantId: ctx.tenantId, ...args })),

@@ -29,7 +29,29 @@ export const listPaymentsInput = z.object({
   first: z.number().int(),
   after: z.string().nullish(),
   reference: z.string().nullish(),
+  status: z.enum(['PROCESSING', 'REQUIRES_CAPTURE', 'SUCCEEDED', 'FAILED', 'CANCELED']).nullish(),
+  createdAfter: z.string().nullish(),
+  createdBefore: z.string().nullish(),
 });
+
+/**
+ * A status filter reads at most this many payments, newest first, for each one a page asks
+ * for; a page that finds fewer matches ends where its reading stopped, with hasNextPage, and
+ * the next page goes on from there. An index on status would make each page read only matches,
+ * but the outcome UPDATE writes status, and indexing it ends that update's HOT path on every
+ * payment (ADR 0016, ADR 0023): a rare status costs its searcher more pages instead.
+ */
+export const STATUS_SCAN_FACTOR = 10;
+
+/** RFC 3339 with a zone, to the microsecond: what DateTime means in the schema. */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$/i;
+
+function instantOf(field: string, raw: string | null | undefined): string | null {
+  if (raw == null) return null;
+  if (!RFC3339.test(raw) || Number.isNaN(Date.parse(raw)))
+    throw new InputInvalidError(field, `${field} must be an RFC 3339 date and time with a zone`);
+  return raw;
+}
 
 type PaymentEntity = InferEntity<typeof Payment>;
 
@@ -85,40 +107,79 @@ export async function listPayments(
   input: z.infer<typeof listPaymentsInput>,
 ): Promise<PaymentPage> {
   const { em, keyring } = deps;
+  const read = paymentPageQuery(deps, input);
+  const rows = await read.query.getResultList();
+  const cursorOf = (payment: PaymentEntity) =>
+    encodeCursor(keyring, input.tenantId, { createdUs: payment.createdUs, id: payment.id });
+  let page: PaymentEntity[];
+  let hasNextPage: boolean;
+  let endCursor: string | null;
+  if (input.status == null) {
+    page = rows.slice(0, input.first);
+    hasNextPage = rows.length > input.first;
+    endCursor = page.length > 0 ? cursorOf(page.at(-1)!) : null;
+  } else {
+    const matches = rows.filter((payment) => payment.status === input.status);
+    page = matches.slice(0, input.first);
+    if (matches.length > input.first) {
+      hasNextPage = true;
+      endCursor = cursorOf(page.at(-1)!);
+    } else {
+      // Read all it may: the rest of the range is still unread, so the next page starts where
+      // this one stopped reading, even with no match on this one.
+      hasNextPage = rows.length === read.limit;
+      const last = hasNextPage ? rows.at(-1) : page.at(-1);
+      endCursor = last === undefined ? null : cursorOf(last);
+    }
+  }
+  const refunds = await refundsOf(em, {
+    tenantId: input.tenantId,
+    paymentIds: page.map((payment) => payment.id),
+  });
+  const edges = page.map((payment) => ({
+    cursor: cursorOf(payment),
+    node: toPaymentView(rowOf(payment), refunds.get(payment.id)),
+  }));
+  return { edges, pageInfo: { hasNextPage, endCursor } };
+}
+
+/**
+ * The query of one page: keyset on (created_at, id), newest first, on payments_tenant_created_ix
+ * or (with a reference) payments_tenant_reference_ix, the created range as index bounds, and a
+ * limit that keeps a page's reading in proportion to its size (STATUS_SCAN_FACTOR with a status).
+ * Throws InputInvalidError for a bad page size, cursor, reference or range.
+ */
+export function paymentPageQuery(
+  deps: { em: EntityManager; keyring: Keyring },
+  input: z.infer<typeof listPaymentsInput>,
+) {
   if (input.first < 1 || input.first > MAX_PAGE_SIZE) {
     throw new InputInvalidError('first', `first must be between 1 and ${MAX_PAGE_SIZE}`);
   }
   assertNoControlCharacters('reference', input.reference);
-  const cursor = input.after ? decodeCursor(keyring, input.tenantId, input.after) : null;
-  const query = em
+  const createdAfter = instantOf('createdAfter', input.createdAfter);
+  const createdBefore = instantOf('createdBefore', input.createdBefore);
+  if (createdAfter !== null && createdBefore !== null) {
+    if (Date.parse(createdAfter) >= Date.parse(createdBefore))
+      throw new InputInvalidError('createdBefore', 'createdBefore must be after createdAfter');
+  }
+  const cursor = input.after ? decodeCursor(deps.keyring, input.tenantId, input.after) : null;
+  const limit = input.status == null ? input.first + 1 : input.first * STATUS_SCAN_FACTOR + 1;
+  const query = deps.em
     .createQueryBuilder(Payment, 'p')
     .where({ tenantId: input.tenantId })
     .orderBy({ createdAt: 'desc', id: 'desc' })
-    .limit(input.first + 1);
+    .limit(limit);
   if (input.reference != null) query.andWhere({ reference: input.reference });
+  if (createdAfter !== null) query.andWhere('p.created_at >= ?::timestamptz', [createdAfter]);
+  if (createdBefore !== null) query.andWhere('p.created_at < ?::timestamptz', [createdBefore]);
   if (cursor !== null) {
     query.andWhere(
       `(p.created_at, p.id) < (timestamptz 'epoch' + ?::bigint * interval '1 microsecond', ?::uuid)`,
       [cursor.createdUs, cursor.id],
     );
   }
-  const rows = await query.getResultList();
-  const page = rows.slice(0, input.first);
-  const refunds = await refundsOf(em, {
-    tenantId: input.tenantId,
-    paymentIds: page.map((payment) => payment.id),
-  });
-  const edges = page.map((payment) => ({
-    cursor: encodeCursor(keyring, input.tenantId, {
-      createdUs: payment.createdUs,
-      id: payment.id,
-    }),
-    node: toPaymentView(rowOf(payment), refunds.get(payment.id)),
-  }));
-  return {
-    edges,
-    pageInfo: { hasNextPage: rows.length > input.first, endCursor: edges.at(-1)?.cursor ?? null },
-  };
+  return { query, limit };
 }
 
 /** The refunds of several payments in one query, by payment id, oldest first. */

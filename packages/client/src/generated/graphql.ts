@@ -195,6 +195,11 @@ export type Query = {
   balances: Array<Balance>;
   /** Null when absent or another tenant's. */
   payment: Maybe<Payment>;
+  /**
+   * Newest first. status reads at most ten payments per one asked for: a page may hold fewer
+   * matches than asked, with hasNextPage, and the next one goes on from its endCursor.
+   * createdAfter is inclusive, createdBefore exclusive.
+   */
   payments: PaymentConnection;
   /** An endpoint's deliveries in webhook-id order; empty for an unknown endpoint. */
   webhookDeliveries: WebhookDeliveryConnection;
@@ -210,8 +215,11 @@ export type QueryPaymentArgs = {
 
 export type QueryPaymentsArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
+  createdAfter?: InputMaybe<Scalars['DateTime']['input']>;
+  createdBefore?: InputMaybe<Scalars['DateTime']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
   reference?: InputMaybe<Scalars['String']['input']>;
+  status?: InputMaybe<PaymentStatus>;
 };
 
 
