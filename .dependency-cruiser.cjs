@@ -82,6 +82,31 @@ module.exports = {
       from: { path: '^(app|gateway|services|dev|ops|sandbox-psp|migrations)/' },
       to: { path: '^packages/' },
     },
+    {
+      name: 'explorer-browser-code-stays-in-the-browser',
+      severity: 'error',
+      comment:
+        'gateway/explorer/browser is bundled for the browser (scripts/explorer/): server modules or Node built-ins there would fail the bundle, or ship server code to every visitor.',
+      from: { path: '^gateway/explorer/browser/' },
+      to: {
+        path: '^(app|dev|services|migrations|sandbox-psp|ops|gateway/(?!explorer/browser/))',
+      },
+    },
+    {
+      name: 'explorer-browser-uses-no-node-built-ins',
+      severity: 'error',
+      comment: 'The browser has no node: modules; esbuild would fail or ship a shim.',
+      from: { path: '^gateway/explorer/browser/' },
+      to: { dependencyTypes: ['core'] },
+    },
+    {
+      name: 'server-never-imports-browser-code',
+      severity: 'error',
+      comment:
+        'The browser code needs the DOM and React, which the server neither has nor type-checks against (tsconfig.json excludes it).',
+      from: { pathNot: '^gateway/explorer/browser/' },
+      to: { path: '^gateway/explorer/browser/' },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

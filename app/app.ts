@@ -31,6 +31,7 @@ import {
 import type { RateLimitOptions } from '../gateway/http/rate-limits.ts';
 import { longestExchangeMs, socketIdleTimeoutMs } from '../gateway/http/server-timeouts.ts';
 import { keyWaitCapMs } from '../gateway/http/prefer-wait.ts';
+import { openExplorer, type ExplorerStatus } from '../gateway/explorer/open-explorer.ts';
 
 /** Attempts per provider call for refusals that prove nothing happened (503/429). */
 const DEFAULT_PROVIDER_MAX_ATTEMPTS = 3;
@@ -87,6 +88,13 @@ export interface AppOptions {
   requestTimeoutMs?: number;
   /** PostgreSQL statement_timeout of the services' pool (db/pool.ts has the default and why). */
   statementTimeoutMs?: number;
+  /** EXPLORER: GraphiQL for browsers at GET /graphql (on unless false). */
+  explorer?: boolean;
+  /**
+   * The explorer bundle `npm run build` wrote (dist/explorer); left out, browsers get a 503
+   * saying it is not built, as when the app is composed from source.
+   */
+  explorerBundleDir?: string;
 }
 
 export interface App {
@@ -96,6 +104,7 @@ export interface App {
   metrics: ServiceMetrics & GatewayMetrics;
   services: Services;
   faults: FaultPoints;
+  explorer: ExplorerStatus;
   stop(): Promise<void>;
 }
 
@@ -206,6 +215,13 @@ export async function startApp(options: AppOptions): Promise<App> {
   // A warning, never a refusal to start: a transient error here must not keep the gateway down.
   await services.checkDatabaseSettings().catch(reportError);
   const apollo = await createApollo(metrics, ERROR_CATALOG);
+  const explorer = await openExplorer({
+    enabled: options.explorer ?? defaults.explorer,
+    bundleDir: options.explorerBundleDir,
+  });
+  // A bundle that was given but fails its checks is a damaged build: say so once, at start.
+  if (options.explorerBundleDir !== undefined && explorer.status.state === 'unavailable')
+    log.warn({ reason: explorer.status.reason }, 'explorer not served');
   const gateway = createGatewayServer({
     apollo,
     services: services.caller,
@@ -222,6 +238,7 @@ export async function startApp(options: AppOptions): Promise<App> {
     },
     rateLimits: options.rateLimits ?? {},
     keyWaitCapMs: keyWaitCapMs(options.providerTimeoutMs),
+    explorer: explorer.explorer,
   });
   let url: string;
   let internalUrl: string;
@@ -257,6 +274,7 @@ export async function startApp(options: AppOptions): Promise<App> {
     metrics,
     services,
     faults,
+    explorer: explorer.status,
     async stop() {
       await gateway.drain(DRAIN_TIMEOUT_MS);
       await apollo.stop();

@@ -41,6 +41,9 @@ function withDefault(min: number, value: number) {
   return integer(min).default(value);
 }
 
+/** A switch: true/false (also 1/0, yes/no, on/off), so a typo stops the start instead of guessing. */
+const flag = (value: boolean) => z.stringbool({ error: 'must be true or false' }).default(value);
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /** A parser that throws one line (its own message) into a zod issue for its variable. */
@@ -250,6 +253,10 @@ export const configSchema = z.object({
       description: '`id:base64key,…` (32-byte keys): the first encrypts, all decrypt',
     },
   ),
+  explorer: variable(flag(true), {
+    env: 'EXPLORER',
+    description: 'GraphiQL at `GET /graphql` for browsers (`Accept: text/html`); `false`: off',
+  }),
   nodeEnv: variable(z.string().optional(), {
     env: 'NODE_ENV',
     shown: 'unset',

@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { migrateDatabase } from '../migrations/migrate.ts';
 import { startSandboxPsp } from '../sandbox-psp/sandbox-server.ts';
@@ -25,6 +26,11 @@ const DATA_DIR = resolve('.data');
  */
 const EMBEDDED_PG_PORT = 54329;
 const DATABASE_NAME = 'payments';
+/**
+ * The explorer bundle beside the built app: dist/explorer when `npm start` runs dist/app/main.js
+ * (scripts/build.ts writes both). Run from source there is none, and browsers get a 503.
+ */
+const EXPLORER_BUNDLE_DIR = fileURLToPath(new URL('../explorer/', import.meta.url));
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
@@ -68,6 +74,8 @@ async function main(): Promise<void> {
     },
     internalPort: config.internalPort,
     internalHost: config.internalHost,
+    explorer: config.explorer,
+    explorerBundleDir: EXPLORER_BUNDLE_DIR,
   });
   const base = `http://127.0.0.1:${new URL(app.url).port}`;
   // With INTERNAL_PORT, tRPC and metrics are only on the internal server, at its own address.
@@ -80,6 +88,7 @@ async function main(): Promise<void> {
       provider: config.pspUrl ?? `${sandbox!.url} (sandbox, in-process)`,
       internalToken: { value: internalToken, generatedNow: config.internalToken === undefined },
       dataKeys: `${dataKeys.source} (sealing with "${dataKeys.keyring.primaryId}")`,
+      explorer: app.explorer,
       tenants,
     }),
   );

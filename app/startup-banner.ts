@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { ExplorerStatus } from '../gateway/explorer/open-explorer.ts';
 
 /** A secret as the banner may show it: in full only when this start generated it. */
 export interface StartupSecret {
@@ -15,6 +16,7 @@ export interface StartupFacts {
   /** Where the data keys came from and which one seals: never the key itself. */
   dataKeys: string;
   internalToken: StartupSecret;
+  explorer: ExplorerStatus;
   tenants: Array<{ name: string; apiKey: StartupSecret }>;
 }
 
@@ -37,6 +39,7 @@ export function startupBanner(facts: StartupFacts): string {
   return [
     `payments gateway ready`,
     `  GraphQL:   ${facts.base}/graphql`,
+    `  explorer:  ${explorerLine(facts.base, facts.explorer)}`,
     `  metrics:   ${facts.internalBase}/metrics`,
     `  tRPC:      ${facts.internalBase}/trpc  (Authorization: Bearer ${shown(facts.internalToken)})`,
     `  database:  ${facts.database}`,
@@ -44,4 +47,15 @@ export function startupBanner(facts: StartupFacts): string {
     `  data keys: ${facts.dataKeys}`,
     ...facts.tenants.map((t) => `  tenant ${t.name}: API key ${shown(t.apiKey)}`),
   ].join('\n');
+}
+
+function explorerLine(base: string, explorer: ExplorerStatus): string {
+  switch (explorer.state) {
+    case 'ready':
+      return `${base}/graphql in a browser`;
+    case 'off':
+      return 'off (EXPLORER=false)';
+    case 'unavailable':
+      return `not served: ${explorer.reason}`;
+  }
 }

@@ -2,7 +2,8 @@
  * `npm run build`: the JavaScript that `npm start` runs (`node dist/app/main.js`), and the bench
  * with it. tsc emits every process this project starts (tsconfig.build.json) under the output
  * directory, and the files they read beside their modules at run time (the GraphQL schema, the
- * SQL migrations) are copied to the same relative paths.
+ * SQL migrations) are copied to the same relative paths. The explorer's browser bundle goes to
+ * `explorer/` in it (scripts/explorer/build-explorer-bundle.ts), where app/main.ts looks.
  *
  * Why not tsx at run time, as the tests do: tsx compiles with esbuild's `keepNames`, which wraps
  * each named closure (`const f = () => …`, `{ work: async () => … }`) in a `__name` call that
@@ -29,6 +30,7 @@ import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { BuildFailedError } from './build-failed-error.ts';
 import { buildClientPackage } from './build-client.ts';
+import { buildExplorerBundle } from './explorer/build-explorer-bundle.ts';
 
 const PROJECT = resolve(import.meta.dirname, '..');
 export const DEFAULT_OUT_DIR = join(PROJECT, 'dist');
@@ -68,10 +70,25 @@ export function buildJavaScript(outDir: string = DEFAULT_OUT_DIR): void {
       cpSync(join(PROJECT, from, file), join(staging, from, file));
     }
   }
+  // In the staging directory too: the explorer appears with the build that serves it, or the
+  // build fails and the previous one stays whole.
+  try {
+    buildExplorerBundle(join(staging, 'explorer'));
+  } catch (error) {
+    rmSync(staging, { recursive: true, force: true });
+    throw new BuildFailedError(`the explorer bundle failed: ${causes(error)}`, { cause: error });
+  }
   const previous = `${outDir}.old-${process.pid}`;
   if (existsSync(outDir)) renameSync(outDir, previous);
   renameSync(staging, outDir);
   rmSync(previous, { recursive: true, force: true });
+}
+
+/** An error's message and its causes', on one line: esbuild's reasons are in the cause. */
+function causes(error: unknown): string {
+  const reasons: string[] = [];
+  for (let e: unknown = error; e instanceof Error; e = e.cause) reasons.push(e.message);
+  return reasons.join(': ');
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -17,6 +17,8 @@ import { createTimedServer, type ServerTimeouts } from './server-timeouts.ts';
 import { preferredWaitSeconds } from './prefer-wait.ts';
 import { idempotencyAttemptOf } from './idempotency-attempt.ts';
 import { createTenantAuthenticator, type AuthenticatedTenant } from './tenant-authenticator.ts';
+import { asksForExplorerPage } from '../explorer/explorer-request.ts';
+import { EXPLORER_ASSET_PREFIX, type Explorer } from '../explorer/explorer-responses.ts';
 
 /** docs/api.md §1.4: a request body over 100 KB is refused with 413 before it is parsed. */
 export const MAX_BODY_BYTES = 100 * 1024;
@@ -41,6 +43,8 @@ export interface GatewayServerOptions {
   /** The longest `Prefer: wait` honoured for a key in flight (keyWaitCapMs). */
   keyWaitCapMs: number;
   rateLimits: RateLimitOptions;
+  /** EXPLORER: GraphiQL for browsers at GET /graphql, its files under /explorer/; null: off. */
+  explorer: Explorer | null;
 }
 
 export interface GatewayServer {
@@ -56,10 +60,11 @@ export interface GatewayServer {
 }
 
 /**
- * Which routes a server answers. `all`: GraphQL for merchants, /trpc for internal callers
- * (behind INTERNAL_TOKEN, checked before any routing), /metrics, /healthz and /readyz. With
- * INTERNAL_PORT, `public` keeps GraphQL and health, and `internal` has tRPC, metrics and health:
- * the internal procedures and the fleet's numbers never face the merchants' network.
+ * Which routes a server answers. `all`: GraphQL for merchants (and the explorer's files), /trpc
+ * for internal callers (behind INTERNAL_TOKEN, checked before any routing), /metrics, /healthz
+ * and /readyz. With INTERNAL_PORT, `public` keeps GraphQL and health, and `internal` has tRPC,
+ * metrics and health: the internal procedures and the fleet's numbers never face the merchants'
+ * network.
  */
 type Surface = 'all' | 'public' | 'internal';
 
@@ -173,17 +178,22 @@ interface Exchange {
   surface: Surface;
 }
 
-type Route = '/trpc' | '/graphql' | '/metrics' | '/healthz' | '/readyz';
+type Route = '/trpc' | '/graphql' | '/explorer' | '/metrics' | '/healthz' | '/readyz';
 
 /** The route of a path, or null when `surface` does not serve it (404, as for any unknown path). */
 function routeOf(pathname: string, surface: Surface): Route | null {
   const path =
-    pathname === '/trpc' || pathname.startsWith('/trpc/') ? ('/trpc' as const) : pathname;
+    pathname === '/trpc' || pathname.startsWith('/trpc/')
+      ? ('/trpc' as const)
+      : pathname.startsWith(EXPLORER_ASSET_PREFIX)
+        ? ('/explorer' as const)
+        : pathname;
   switch (path) {
     case '/trpc':
     case '/metrics':
       return surface === 'public' ? null : path;
     case '/graphql':
+    case '/explorer':
       return surface === 'internal' ? null : path;
     case '/healthz':
     case '/readyz':
@@ -201,7 +211,14 @@ async function route(opts: RouteOptions, incoming: Omit<Exchange, 'url'>): Promi
     case '/trpc':
       return serveTrpc(opts, exchange);
     case '/graphql':
+      // The page itself needs no key: it holds none, and asks for one (explorer-responses.ts).
+      if (opts.explorer !== null && asksForExplorerPage(req.method, req.headers.accept))
+        return opts.explorer.servePage(req, res);
       return serveGraphQL(opts, exchange);
+    case '/explorer':
+      if (opts.explorer === null)
+        return sendJson(res, { status: 404, body: { error: 'not found' } });
+      return opts.explorer.serveAsset(url.pathname.slice(EXPLORER_ASSET_PREFIX.length), req, res);
     case '/metrics': {
       const text = await opts.metrics.registry.metrics();
       res.writeHead(200, { 'content-type': opts.metrics.registry.contentType });

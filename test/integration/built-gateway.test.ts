@@ -27,7 +27,7 @@ afterAll(async () => {
 });
 
 describe('the built gateway (npm start)', () => {
-  it('starts with the provider in-process, takes a payment and replays it', async () => {
+  it('starts with the provider in-process, takes a payment, replays it and serves the explorer', async () => {
     gateway = await startGatewayProcess({
       databaseUrl: database.url,
       pspUrl: null,
@@ -51,6 +51,18 @@ describe('the built gateway (npm start)', () => {
     const replay = await graphql(gateway.url, request);
     expect(paymentOf(replay)).toEqual(paymentOf(first));
     expect(replay.body.extensions).toEqual({ idempotency: { replayed: true } });
+
+    // The explorer is on by default and found where the build put it, beside the app.
+    expect(gateway.output()).toContain(`explorer:  ${gateway.url}/graphql in a browser`);
+    const page = await fetch(`${gateway.url}/graphql`, {
+      headers: { accept: 'text/html' },
+      signal: AbortSignal.timeout(10_000),
+    });
+    expect(page.status).toBe(200);
+    const script = /src="(explorer\/explorer-[0-9a-f]+\.js)"/.exec(await page.text())?.[1];
+    const bundle = await fetch(`${gateway.url}/${script}`, { signal: AbortSignal.timeout(10_000) });
+    expect(bundle.status).toBe(200);
+    expect(bundle.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
 
     // SIGTERM drains and exits 0 under plain node, as under tsx (graceful-shutdown.test.ts).
     gateway.child.kill('SIGTERM');

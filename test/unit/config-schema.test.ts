@@ -42,6 +42,7 @@ describe('the configuration schema', () => {
     ['DATA_ENCRYPTION_KEYS', 'k1:short'],
     ['WEBHOOK_ALLOWED_HOSTS', '10.0.0.0/33'],
     ['INTERNAL_TOKEN', 'short'],
+    ['EXPLORER', 'maybe'],
   ])('refuses %s=%j in one line naming it', (name, raw) => {
     let message = '';
     try {
@@ -51,6 +52,12 @@ describe('the configuration schema', () => {
     }
     expect(message).toMatch(new RegExp(`^${name}\\b`));
     expect(message).not.toContain('\n');
+  });
+
+  it('serves the explorer unless EXPLORER turns it off', () => {
+    expect(defaultConfig().explorer).toBe(true);
+    expect(loadConfig({ EXPLORER: 'false' }).explorer).toBe(false);
+    expect(loadConfig({ EXPLORER: 'true' }).explorer).toBe(true);
   });
 
   it('treats an empty variable as unset', () => {

@@ -8,6 +8,7 @@ const facts = (generatedNow: boolean) => ({
   provider: 'https://psp.example',
   dataKeys: 'DATA_ENCRYPTION_KEYS (sealing with "k1")',
   internalToken: { value: 'itok_synthetic_00000000000000', generatedNow },
+  explorer: { state: 'ready' as const },
   tenants: [
     { name: 'acme', apiKey: { value: 'sk_test_synthetic_0000000000000000', generatedNow } },
   ],
@@ -27,6 +28,14 @@ describe('the startup banner', () => {
     const text = startupBanner(facts(true));
     expect(text).toContain('tenant acme: API key sk_test_synthetic_0000000000000000');
     expect(text).toContain('Bearer itok_synthetic_00000000000000');
+  });
+
+  it('says where the explorer is, or why it is not served', () => {
+    expect(startupBanner(facts(false))).toContain(
+      'explorer:  http://127.0.0.1:4000/graphql in a browser',
+    );
+    const off = startupBanner({ ...facts(false), explorer: { state: 'off' } });
+    expect(off).toContain('explorer:  off (EXPLORER=false)');
   });
 
   it('fingerprints reveal no part of the key', () => {
