@@ -5,7 +5,12 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     // Unit tests of one module with rules worth a table live beside it (services/**/*.test.ts).
-    include: ['test/**/*.test.ts', 'services/**/*.test.ts', 'app/**/*.test.ts', 'gateway/**/*.test.ts'],
+    include: [
+      'test/**/*.test.ts',
+      'services/**/*.test.ts',
+      'app/**/*.test.ts',
+      'gateway/**/*.test.ts',
+    ],
     exclude: ['test/chaos/**'],
     globalSetup: ['test/support/global-setup.ts'],
     pool: 'forks',

@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { NotificationsDeps } from '../context.ts';
 import type { JsonValue } from '../kernel/canonical-json.ts';
 import type { TxClient } from '../kernel/db/pool.ts';
-import { AppError, KERNEL_ERRORS, publicError, type PublicError } from '../kernel/errors.ts';
+import { AppError, type PublicError } from '../kernel/errors.ts';
 import { idempotencyInfo, type IdempotencyInfo } from '../kernel/idempotency/idempotency-key.ts';
+import { notAdmitted } from '../kernel/idempotency/not-admitted.ts';
 import type { OperationDef } from '../kernel/idempotency/operation.ts';
 import type { ErrorSpec } from '../kernel/errors.ts';
 
@@ -69,19 +70,10 @@ export async function endpointCommand(
       return { ok: true, ...body, idempotency: idempotencyInfo(admission.response, info) };
     }
     case 'reused':
-      return {
-        ok: false,
-        error: publicError(KERNEL_ERRORS.IDEMPOTENCY_KEY_REUSED),
-        replayed: false,
-      };
     case 'in_use':
     case 'unknown':
-    case 'owned':
-      // Decided in admission's own transaction: a concurrent duplicate waits for it.
-      return {
-        ok: false,
-        error: publicError(KERNEL_ERRORS.IDEMPOTENCY_KEY_IN_USE, { retryAfterSeconds: 1 }),
-        replayed: false,
-      };
+      return notAdmitted(admission);
+    case 'owned': // decided in admission's own transaction: never left to an owner
+      throw new Error(`${run.operation.publicName} was not decided at admission`);
   }
 }

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { idempotencyInfo, type IdempotencyInfo } from '../kernel/idempotency/idempotency-key.ts';
 import { z } from 'zod';
 import type { NotificationsDeps } from '../context.ts';
-import { AppError, KERNEL_ERRORS, publicError, type PublicError } from '../kernel/errors.ts';
+import { AppError, type PublicError } from '../kernel/errors.ts';
+import { notAdmitted } from '../kernel/idempotency/not-admitted.ts';
 import { defineOperation } from '../kernel/idempotency/operation.ts';
 import type { StoredResponse } from '../kernel/idempotency/types.ts';
 import { INSERT_ENDPOINT, SELECT_ENDPOINT } from './notifications.sql.ts';
@@ -105,20 +106,11 @@ export async function registerEndpoint(
     case 'decided':
       return answer(deps, admission.response, { tenantId: input.tenantId, key, replayed: false });
     case 'reused':
-      return {
-        ok: false,
-        error: publicError(KERNEL_ERRORS.IDEMPOTENCY_KEY_REUSED),
-        replayed: false,
-      };
     case 'in_use':
     case 'unknown':
-    case 'owned':
-      // Admission decides this request in its own transaction; a concurrent duplicate waits for it.
-      return {
-        ok: false,
-        error: publicError(KERNEL_ERRORS.IDEMPOTENCY_KEY_IN_USE, { retryAfterSeconds: 1 }),
-        replayed: false,
-      };
+      return notAdmitted(admission);
+    case 'owned': // admission decides it in its own transaction: never left to an owner
+      throw new Error('registerWebhookEndpoint was not decided at admission');
   }
 }
 

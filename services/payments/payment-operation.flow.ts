@@ -16,6 +16,7 @@ import {
   type PublicError,
 } from '../kernel/errors.ts';
 import { PAYMENT_ERRORS, type PaymentRefusal } from './payments.errors.ts';
+import { notAdmitted } from '../kernel/idempotency/not-admitted.ts';
 import { assertFreeText, assertNoControlCharacters } from '../kernel/input/free-text.ts';
 import type { OperationDef } from '../kernel/idempotency/operation.ts';
 import type { OwnedRequest } from '../kernel/idempotency/owned-request.ts';
@@ -171,20 +172,9 @@ export async function runPaymentOperation(
         replayed: false,
       });
     case 'reused':
-      return {
-        ok: false,
-        error: publicError(KERNEL_ERRORS.IDEMPOTENCY_KEY_REUSED),
-        replayed: false,
-      };
     case 'in_use':
     case 'unknown':
-      return {
-        ok: false,
-        error: publicError(KERNEL_ERRORS.IDEMPOTENCY_KEY_IN_USE, {
-          retryAfterSeconds: admission.retryAfterSeconds,
-        }),
-        replayed: false,
-      };
+      return notAdmitted(admission);
     case 'owned': {
       const driven = await driveOperation(deps, {
         spec,

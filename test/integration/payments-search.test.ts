@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { EntityManager } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOrm, type Orm } from '../../services/orm.ts';
 import { paymentPageQuery, STATUS_SCAN_FACTOR } from '../../services/payments/payment-queries.ts';
@@ -157,7 +156,7 @@ interface PlanNode {
 }
 
 async function planOf(input: Record<string, unknown>): Promise<PlanNode> {
-  const em = orm.em.fork() as EntityManager;
+  const em = orm.em.fork();
   const { query } = paymentPageQuery(
     { em, keyring: testKeyring() },
     { tenantId: stack.tenantIds.a, first: 5, ...input },
