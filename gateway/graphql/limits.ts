@@ -20,7 +20,9 @@ export const MAX_ROOT_MUTATION_FIELDS = 10;
  * which costs at least one token a level: graphql-js parses literals and selection sets by
  * recursion, and a document nested a few thousand levels deep overflows the stack inside the
  * parser, where the token count alone would be checked too late. Ten mutations with full
- * selections, or an introspection query, fit well within it (graphql-armor's default).
+ * selections fit well within it (graphql-armor's default). A tool's full introspection query
+ * fits the tokens but not the depth limit (its nested type references): tools read the schema
+ * from schema/payments.graphql, which the explorer compiles in.
  */
 export const MAX_DOCUMENT_TOKENS = 1_000;
 
