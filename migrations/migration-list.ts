@@ -22,6 +22,7 @@ const SQL_FILES = [
   '0011-key-waiters.sql',
   '0012-api-keys.sql',
   '0013-webhook-endpoint-management.sql',
+  '0014-outbox-subscriptions.sql',
 ] as const;
 
 function sqlMigration(file: string): MigrationObject {

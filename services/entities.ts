@@ -6,6 +6,7 @@ import { IdempotencyResponse } from './kernel/idempotency/idempotency-response.e
 import { InboxMessage } from './kernel/outbox/inbox-message.entity.ts';
 import { OutboxDelivery } from './kernel/outbox/outbox-delivery.entity.ts';
 import { OutboxEvent } from './kernel/outbox/outbox-event.entity.ts';
+import { OutboxSubscription } from './kernel/outbox/outbox-subscription.entity.ts';
 import { LedgerLine, LedgerPosting } from './ledger/index.ts';
 import { Receipt, WebhookEndpoint } from './notifications/index.ts';
 import { Payment, PaymentOperation } from './payments/index.ts';
@@ -28,6 +29,7 @@ export const ENTITIES = [
   PaymentOperation,
   OutboxEvent,
   OutboxDelivery,
+  OutboxSubscription,
   InboxMessage,
   LedgerPosting,
   LedgerLine,

@@ -3,6 +3,7 @@ import { idempotencyInfo, type IdempotencyInfo } from '../kernel/idempotency/ide
 import { z } from 'zod';
 import type { NotificationsDeps } from '../context.ts';
 import { AppError, type PublicError } from '../kernel/errors.ts';
+import { subscribeToOutbox } from '../kernel/outbox/outbox.ts';
 import { notAdmitted } from '../kernel/idempotency/not-admitted.ts';
 import { defineOperation } from '../kernel/idempotency/operation.ts';
 import type { StoredResponse } from '../kernel/idempotency/types.ts';
@@ -95,6 +96,8 @@ export async function registerEndpoint(
           url,
           secret,
         ]);
+        // Its tenant's events are fanned out to webhooks from now on (migrations/0014).
+        await subscribeToOutbox(tx, { tenantId: input.tenantId, consumer: 'webhooks' });
         return { decided: { endpoint: toStoredEndpoint(rows[0]!) } };
       },
     },

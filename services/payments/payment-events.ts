@@ -140,5 +140,7 @@ function outboxEvent(event: PaymentEvent): Statement {
     type: event.type,
     payload: { payment: toPaymentView(event.payment), movement: event.movement },
     consumers: CONSUMERS[event.type],
+    // The fan-out exists for tenants with a webhook endpoint; others get no delivery for it.
+    onSubscription: ['webhooks'],
   });
 }

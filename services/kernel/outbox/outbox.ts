@@ -1,7 +1,7 @@
 import type { JsonValue } from '../canonical-json.ts';
 import type { Statement } from '../db/pipelined-statements.ts';
 import type { Queryable, TxClient } from '../db/pool.ts';
-import { BACKLOG, INSERT_EVENT_WITH_DELIVERIES } from './outbox.sql.ts';
+import { BACKLOG, INSERT_EVENT_WITH_DELIVERIES, SUBSCRIBE } from './outbox.sql.ts';
 
 export interface OutboxEvent {
   tenantId: string;
@@ -10,6 +10,11 @@ export interface OutboxEvent {
   type: string;
   payload: JsonValue;
   consumers: string[];
+  /**
+   * Those of `consumers` that only some tenants have (the webhook fan-out): written only for a
+   * tenant subscribed to them (subscribeToOutbox), so no delivery is made to do nothing.
+   */
+  onSubscription?: string[];
 }
 
 /** Writes an event and its deliveries inside the caller's transaction — the phase that makes it true. */
@@ -22,8 +27,23 @@ export async function writeEvent(tx: TxClient, event: OutboxEvent): Promise<void
 export function eventStatement(event: OutboxEvent): Statement {
   return {
     text: INSERT_EVENT_WITH_DELIVERIES,
-    values: [event.tenantId, event.id, event.type, JSON.stringify(event.payload), event.consumers],
+    values: [
+      event.tenantId,
+      event.id,
+      event.type,
+      JSON.stringify(event.payload),
+      event.consumers,
+      event.onSubscription ?? [],
+    ],
   };
+}
+
+/** From now on, the tenant's events are delivered to `consumer` too (see onSubscription). */
+export async function subscribeToOutbox(
+  tx: TxClient,
+  subscription: { tenantId: string; consumer: string },
+): Promise<void> {
+  await tx.query(SUBSCRIBE, [subscription.tenantId, subscription.consumer]);
 }
 
 /** Pending deliveries per consumer kind, and the age of the oldest: the backlog gauges. */
