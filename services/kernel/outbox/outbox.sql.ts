@@ -2,8 +2,9 @@
  * An event and one delivery per consumer, in one statement (one round trip inside the phase
  * that makes the event true). Idempotent: an event is written once, and so is each delivery.
  * The deliveries' foreign key is checked at the end of the statement, when the event row the
- * CTE inserted is visible. $1 tenant, $2 event id, $3 type, $4 payload, $5 consumers (text[]),
- * $6 consumers written only for a tenant subscribed to them (text[]).
+ * CTE inserted is visible. $1 tenant, $2 event id, $3 type, $4 payload, $5 consumers every
+ * tenant has (text[]), $6 consumers written only for a tenant subscribed to them (text[]): one
+ * probe of outbox_subscriptions' primary key finds those.
  */
 export const INSERT_EVENT_WITH_DELIVERIES = `
 WITH event AS (
@@ -11,11 +12,10 @@ WITH event AS (
   ON CONFLICT ON CONSTRAINT outbox_events_pk DO NOTHING
 )
 INSERT INTO outbox_deliveries (tenant_id, event_id, consumer)
-SELECT $1, $2, c.consumer
-  FROM unnest($5::text[]) AS c(consumer)
- WHERE c.consumer <> ALL ($6::text[])
-    OR EXISTS (SELECT 1 FROM outbox_subscriptions s
-                WHERE s.tenant_id = $1 AND s.consumer = c.consumer)
+SELECT $1, $2, consumer FROM unnest($5::text[]) AS consumer
+UNION ALL
+SELECT $1, $2, s.consumer FROM outbox_subscriptions s
+ WHERE s.tenant_id = $1 AND s.consumer = ANY ($6::text[])
 ON CONFLICT ON CONSTRAINT outbox_deliveries_pk DO NOTHING`;
 
 /** $1 tenant, $2 consumer. Idempotent. */

@@ -32,7 +32,7 @@ export function eventStatement(event: OutboxEvent): Statement {
       event.id,
       event.type,
       JSON.stringify(event.payload),
-      event.consumers,
+      event.consumers.filter((consumer) => !event.onSubscription?.includes(consumer)),
       event.onSubscription ?? [],
     ],
   };
