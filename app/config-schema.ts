@@ -202,7 +202,8 @@ export const configSchema = z.object({
   outboxIntervalMs: variable(withDefault(10, 250), {
     env: 'OUTBOX_INTERVAL_MS',
     unit: 'ms',
-    description: 'how often each process’s dispatcher polls the outbox',
+    description:
+      'outbox poll interval after a partial batch (a full one polls again at once; idle, up to 2 s)',
   }),
   logLevel: variable(z.enum(LOG_LEVELS).default('info'), {
     env: 'LOG_LEVEL',

@@ -1,0 +1,107 @@
+/**
+ * `npm run bench:outbox`: whether the outbox keeps up. One gateway in this process (background
+ * work on, as `npm start` runs it) on a scratch database, a bounded burst of new payments at
+ * concurrency 16 through GraphQL, then: the outbox backlog the moment the burst ends, in
+ * deliveries and in seconds of the burst's own rate, and how long the dispatcher takes to
+ * drain it. Every process is stopped and the database dropped; traffic goes to 127.0.0.1 only.
+ *
+ *   npm run bench:outbox -- [--payments N] (default 3000)
+ */
+import { parseArgs } from 'node:util';
+import { Pool } from 'undici';
+import { startApp } from '../app/app.ts';
+import { Keyring } from '../services/kernel/crypto/keyring.ts';
+import { readBacklog } from '../services/kernel/outbox/outbox.ts';
+import { upsertTenant } from '../services/tenants/api-keys.ts';
+import { startSandboxPsp } from '../sandbox-psp/sandbox-server.ts';
+import { benchPool, createScratchDatabase } from './bench/scratch-database.ts';
+
+const CONCURRENCY = 16;
+/** The drain is given this long at most: a backlog that outlives it is reported as such. */
+const DRAIN_LIMIT_MS = 120_000;
+const API_KEY = 'sk_test_outbox_bench_000000000000';
+const CREATE = `mutation($i: CreatePaymentInput!) { createPayment(input: $i) { payment { id } } }`;
+
+const { values } = parseArgs({ options: { payments: { type: 'string', default: '3000' } } });
+const payments = Number(values.payments);
+if (!Number.isInteger(payments) || payments < 1 || payments > 100_000)
+  throw new Error('--payments must be a whole number from 1 to 100000');
+
+const database = await createScratchDatabase();
+const db = benchPool(database.url);
+const sandbox = await startSandboxPsp({});
+try {
+  await upsertTenant(db, { name: 'outbox-bench', apiKey: API_KEY });
+  const app = await startApp({
+    databaseUrl: database.url,
+    pspUrl: sandbox.url,
+    internalToken: 'itok_outbox_bench_0000000000',
+    keyring: Keyring.parse(`bench:${Buffer.alloc(32, 7).toString('base64')}`),
+    leaseMs: 30_000,
+    ttlSeconds: 86_400,
+    recoveryIntervalMs: 5_000,
+    providerTimeoutMs: 5_000,
+    logLevel: 'silent',
+  });
+  const http = new Pool(app.url, { connections: CONCURRENCY });
+  try {
+    let next = 0;
+    const started = performance.now();
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (next < payments) {
+          const n = next++;
+          const body = JSON.stringify({
+            query: CREATE,
+            variables: {
+              i: {
+                idempotencyKey: `outbox-${n}`,
+                amount: '10.00',
+                currency: 'EUR',
+                paymentMethod: 'pm_card_visa',
+              },
+            },
+          });
+          const answer = await http.request({
+            method: 'POST',
+            path: '/graphql',
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${API_KEY}` },
+            body,
+          });
+          await answer.body.dump();
+          if (answer.statusCode !== 200) throw new Error(`HTTP ${answer.statusCode}`);
+        }
+      }),
+    );
+    const burstSeconds = (performance.now() - started) / 1000;
+    const rate = payments / burstSeconds;
+    const pending = async () =>
+      (await readBacklog(db)).reduce((sum, consumer) => sum + consumer.pending, 0);
+    const atEnd = await pending();
+    const drainStarted = performance.now();
+    let left = atEnd;
+    while (left > 0 && performance.now() - drainStarted < DRAIN_LIMIT_MS) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      left = await pending();
+    }
+    const drainSeconds = (performance.now() - drainStarted) / 1000;
+    console.log(
+      `burst: ${payments} payments in ${burstSeconds.toFixed(1)} s (${rate.toFixed(0)}/s)`,
+    );
+    console.log(
+      `backlog when the burst ended: ${atEnd} deliveries = ${(atEnd / rate).toFixed(2)} s of the burst's payments`,
+    );
+    console.log(
+      left === 0
+        ? `drained in ${drainSeconds.toFixed(1)} s`
+        : `not drained after ${drainSeconds.toFixed(0)} s: ${left} deliveries left`,
+    );
+  } finally {
+    await http.close();
+    await app.stop();
+  }
+} finally {
+  await sandbox.close();
+  await db.end();
+  await database.drop();
+}
