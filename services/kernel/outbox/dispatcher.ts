@@ -3,7 +3,12 @@ import type { JsonValue } from '../canonical-json.ts';
 import type { FaultPoints } from '../faults.ts';
 import { PeriodicJob } from '../periodic-job.ts';
 import type { KernelMetrics, ServiceName } from '../metrics.ts';
-import { CLAIM_DUE_DELIVERIES, MARK_ABANDONED, MARK_DELIVERED, MARK_RETRY } from './outbox.sql.ts';
+import {
+  CLAIM_DUE_DELIVERIES,
+  MARK_ABANDONED,
+  MARK_ALL_DELIVERED,
+  MARK_RETRY,
+} from './outbox.sql.ts';
 
 /** How long a claimed delivery is left to its dispatcher before another may take it: longer
  * than any handler takes (a webhook's timeout is 5 s), short enough that a crash delays little. */
@@ -118,15 +123,29 @@ export class OutboxDispatcher {
       attempts: row.attempts,
       event: { type: row.event.type, payload: row.event.payload, createdAt: row.event.created_at },
     }));
+    const delivered: Delivery[] = [];
     let next = 0;
     const handler = async () => {
-      while (next < deliveries.length) await this.handle(deliveries[next++]!);
+      while (next < deliveries.length) {
+        const delivery = deliveries[next++]!;
+        if (await this.handle(delivery)) delivered.push(delivery);
+      }
     };
     await Promise.all(Array.from({ length: Math.min(HANDLERS_AT_ONCE, rows.length) }, handler));
+    // One statement for the batch's delivered ones. A crash before it leaves them pending, to be
+    // delivered again under the same identity once their claim lease runs out.
+    if (delivered.length > 0) {
+      await this.deps.pool.query(MARK_ALL_DELIVERED, [
+        delivered.map((d) => d.tenantId),
+        delivered.map((d) => d.eventId),
+        delivered.map((d) => d.consumer),
+      ]);
+    }
     return rows.length;
   }
 
-  private async handle(delivery: Delivery): Promise<void> {
+  /** Handles one delivery; true when it was delivered (marked with its batch), else marked here. */
+  private async handle(delivery: Delivery): Promise<boolean> {
     const kind = delivery.consumer.split(':')[0] ?? delivery.consumer;
     const handler = this.deps.handlers[kind];
     const ids = [delivery.tenantId, delivery.eventId, delivery.consumer];
@@ -148,18 +167,17 @@ export class OutboxDispatcher {
     });
     switch (result.kind) {
       case 'delivered':
-        await this.deps.pool.query(MARK_DELIVERED, ids);
-        return;
+        return true;
       case 'abandon':
         await this.deps.pool.query(MARK_ABANDONED, [...ids, result.why]);
-        return;
+        return false;
       case 'retry': {
         const backoffMs = Math.min(
           RETRY_BASE_MS * 2 ** Math.max(0, delivery.attempts - 1),
           RETRY_CAP_MS,
         );
         await this.deps.pool.query(MARK_RETRY, [...ids, result.error.slice(0, 500), backoffMs]);
-        return;
+        return false;
       }
     }
   }

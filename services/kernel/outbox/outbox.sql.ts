@@ -44,10 +44,15 @@ RETURNING d.tenant_id, d.event_id, d.consumer, d.attempts,
           (SELECT row_to_json(e) FROM (SELECT type, payload, created_at FROM outbox_events
                                         WHERE tenant_id = d.tenant_id AND id = d.event_id) e) AS event`;
 
-/** $1 tenant, $2 event id, $3 consumer. */
-export const MARK_DELIVERED = `
-UPDATE outbox_deliveries SET status = 'delivered', delivered_at = now(), last_error = NULL
- WHERE tenant_id = $1 AND event_id = $2 AND consumer = $3 AND status = 'pending'`;
+/**
+ * Marks a batch's delivered ones in one statement. $1 tenants, $2 event ids, $3 consumers
+ * (arrays, position by position).
+ */
+export const MARK_ALL_DELIVERED = `
+UPDATE outbox_deliveries d SET status = 'delivered', delivered_at = now(), last_error = NULL
+  FROM unnest($1::uuid[], $2::text[], $3::text[]) AS m(tenant_id, event_id, consumer)
+ WHERE d.tenant_id = m.tenant_id AND d.event_id = m.event_id AND d.consumer = m.consumer
+   AND d.status = 'pending'`;
 
 /** $1 tenant, $2 event id, $3 consumer, $4 error, $5 backoff ms. */
 export const MARK_RETRY = `
