@@ -30,7 +30,7 @@ import {
 } from './bench/scratch-database.ts';
 import { fixed, percentile } from './bench/stats.ts';
 import { startGateway, startPsp } from './bench/systems.ts';
-import { productTarget, type Target } from './bench/targets.ts';
+import { graphqlTarget, type Target } from './bench/targets.ts';
 import { git, REPO, withWorktree, workingTreeFingerprint } from './bench/worktree.ts';
 import { table } from '../ops/render.ts';
 
@@ -270,7 +270,7 @@ async function main(): Promise<void> {
               apiKey,
               env: name === 'after' ? options.envAfter : {},
             });
-            const target = productTarget({ url: gateway.url, apiKey });
+            const target = graphqlTarget({ name: 'product', url: gateway.url, apiKey });
             progress(`warming up ${name}`);
             const warm = await runLoad({
               target,

@@ -7,6 +7,9 @@
  *                (scripts/bench/bare-server.ts);
  *   - reference: the product's design, hand-written in plain node:http + pg
  *                (scripts/bench/reference-server.ts);
+ *   - apollo-reference: the same reference logic and SQL behind Apollo Server 5, with the
+ *                product's schema and wire format (scripts/bench/apollo-reference-server.ts):
+ *                product ÷ apollo-reference is the product's own machinery, GraphQL aside;
  *   - PostgreSQL's own single-row commit and indexed-read rates, from pgbench.
  *
  * For each concurrency: new keys, replays, and duplicate storms (keys sent many times at once,
@@ -34,7 +37,7 @@ import {
   createScratchDatabase,
   type ScratchDatabase,
 } from './bench/scratch-database.ts';
-import { baselineTarget, productTarget, type SystemName, type Target } from './bench/targets.ts';
+import { baselineTarget, graphqlTarget, type SystemName, type Target } from './bench/targets.ts';
 import { startProfiling, type Profiling } from './bench/profiling.ts';
 
 const API_KEY = `sk_test_bench_${randomBytes(12).toString('hex')}`;
@@ -54,18 +57,21 @@ async function startSystems(
   const common = (system: SystemName) => ({
     databaseUrl: run.db.url,
     pspUrl: psp.url,
+    tenantId: BASELINE_TENANT,
     nodeArgs: profiling?.nodeArgs(system),
   });
-  const [product, reference, bare] = await Promise.all([
+  const [product, apolloReference, reference, bare] = await Promise.all([
     startGateway(run.children, { ...common('product'), apiKey: API_KEY }),
+    startBaseline(run.children, { ...common('apollo-reference'), name: 'apollo-reference' }),
     startBaseline(run.children, { ...common('reference'), name: 'reference' }),
     startBaseline(run.children, { ...common('bare'), name: 'bare' }),
   ]);
   return {
     psp,
-    children: { product, reference, bare },
+    children: { product, 'apollo-reference': apolloReference, reference, bare },
     targets: [
-      productTarget({ url: product.url, apiKey: API_KEY }),
+      graphqlTarget({ name: 'product', url: product.url, apiKey: API_KEY }),
+      graphqlTarget({ name: 'apollo-reference', url: apolloReference.url }),
       baselineTarget({ name: 'reference', url: reference.url, tenantId: BASELINE_TENANT }),
       baselineTarget({ name: 'bare', url: bare.url, tenantId: BASELINE_TENANT }),
     ],
@@ -183,7 +189,7 @@ async function main(): Promise<void> {
       environment: [
         `createPayment benchmark, ${new Date().toISOString()}: concurrency ${options.concurrencies.join(', ')}; ${options.requests} requests per phase (at most ${options.phaseLimitMs / 1000} s); storms of ${options.stormKeys} keys × ${options.stormCopies} copies`,
         `machine: ${cpus().length} CPUs, load average ${loadBefore} before, ${loadAverage()} after; node ${process.version}; PostgreSQL ${await serverVersion(pool)} (autovacuum ${autovacuum}, so the bench ANALYZEs after the warm-up); gateway LOG_LEVEL=${process.env['LOG_LEVEL'] ?? 'info'}${options.profile ? '; PROFILING (figures include its overhead)' : ''}`,
-        `systems: product = gateway (GraphQL → tRPC → engine → PostgreSQL → PSP); reference = hand-written design (node:http + pg); bare = no idempotency`,
+        `systems: product = gateway (GraphQL → tRPC → engine → PostgreSQL → PSP); apollo-reference = the reference behind Apollo; reference = hand-written design (node:http + pg); bare = no idempotency`,
       ],
       ...measured,
       postgres,

@@ -19,7 +19,7 @@ import { table } from '../../ops/render.ts';
 
 /** Layers under this many µs per request in every system are left out of the table. */
 const MINOR_LAYER_US = 20;
-const SYSTEMS: SystemName[] = ['product', 'reference', 'bare'];
+const SYSTEMS: SystemName[] = ['product', 'apollo-reference', 'reference', 'bare'];
 
 export interface Profiling {
   /** Node flags for a system's process. */

@@ -16,6 +16,7 @@
  *   DATABASE_URL=… PSP_URL=… node --import tsx scripts/bench/reference-server.ts
  */
 import { createHash, randomUUID } from 'node:crypto';
+import { pathToFileURL } from 'node:url';
 import type pg from 'pg';
 import { json, runBaseline, type Answer, type PaymentRequest } from './baseline-http.ts';
 import { chargeAtPsp, insertPayment, recordOutcome } from './baseline-payment.ts';
@@ -79,7 +80,10 @@ async function transaction(pool: pg.Pool, work: (client: pg.PoolClient) => Promi
   }
 }
 
-async function createPayment(pool: pg.Pool, request: PaymentRequest): Promise<Answer> {
+export async function referenceCreatePayment(
+  pool: pg.Pool,
+  request: PaymentRequest,
+): Promise<Answer> {
   const { tenantId, idempotencyKey } = request;
   const hash = requestHash(request);
   const found = await readKey(pool, request);
@@ -110,4 +114,7 @@ async function createPayment(pool: pg.Pool, request: PaymentRequest): Promise<An
   return { status: 200, body: outcome.body };
 }
 
-await runBaseline('reference', createPayment);
+// Run as a process (the bench starts it); imported, it only lends its handler (apollo-reference).
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  await runBaseline('reference', referenceCreatePayment);
+}

@@ -9,6 +9,7 @@ import type { SystemName } from './targets.ts';
 const PAYMENTS_TABLE: Record<SystemName, string> = {
   product: 'payments',
   reference: 'bench_ref_payments',
+  'apollo-reference': 'bench_ref_payments',
   bare: 'bench_bare_payments',
 };
 

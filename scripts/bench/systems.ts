@@ -55,12 +55,23 @@ export function startGateway(
 
 export function startBaseline(
   children: Children,
-  spec: { name: 'reference' | 'bare'; databaseUrl: string; pspUrl: string; nodeArgs?: string[] },
+  spec: {
+    name: 'apollo-reference' | 'reference' | 'bare';
+    databaseUrl: string;
+    pspUrl: string;
+    /** The one tenant the reference behind Apollo pays for (it authenticates nobody). */
+    tenantId: string;
+    nodeArgs?: string[];
+  },
 ): Promise<Child> {
   return children.start({
     name: spec.name,
     entry: `scripts/bench/${spec.name}-server.ts`,
-    env: { DATABASE_URL: spec.databaseUrl, PSP_URL: spec.pspUrl },
+    env: {
+      DATABASE_URL: spec.databaseUrl,
+      PSP_URL: spec.pspUrl,
+      BASELINE_TENANT_ID: spec.tenantId,
+    },
     nodeArgs: spec.nodeArgs,
     ready: LISTENING,
   });

@@ -5,7 +5,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 
-export type SystemName = 'product' | 'reference' | 'bare';
+export type SystemName = 'product' | 'apollo-reference' | 'reference' | 'bare';
 
 /** What a request got: a payment (new or replayed), the key busy (a duplicate in flight), or not. */
 export type Reply =
@@ -32,11 +32,19 @@ const unexpected = (answer: Answer): Reply => ({
   detail: `HTTP ${answer.status} ${answer.text.slice(0, 300)}`,
 });
 
-/** The full product path: HTTP → Apollo → tRPC → the engine → PostgreSQL and the provider. */
-export function productTarget(opts: { url: string; apiKey: string }): Target {
-  const headers = { 'content-type': 'application/json', authorization: `Bearer ${opts.apiKey}` };
+/**
+ * A system that speaks the product's GraphQL: the product itself (HTTP → Apollo → tRPC → the
+ * engine → PostgreSQL and the provider), or the reference behind Apollo (no key: one tenant).
+ */
+export function graphqlTarget(opts: {
+  name: 'product' | 'apollo-reference';
+  url: string;
+  apiKey?: string;
+}): Target {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (opts.apiKey !== undefined) headers['authorization'] = `Bearer ${opts.apiKey}`;
   return {
-    name: 'product',
+    name: opts.name,
     url: opts.url,
     idempotent: true,
     request: (key) => ({
