@@ -9,7 +9,6 @@ import type { Keyring } from '../crypto/keyring.ts';
 import {
   FINISH_AT_ADMISSION,
   INSERT_KEY,
-  MARK_WAITING,
   lockingScope,
   SELECT_KEY,
   TAKE_OVER_KEY,
@@ -17,7 +16,7 @@ import {
 } from './idempotency.sql.ts';
 import { logStep, type RequestTrace } from '../logging/request-trace.ts';
 import type { KeyWaitOutcome, ServiceName } from '../metrics.ts';
-import type { WakeReason } from './key-watcher.ts';
+import { waitForKey, waitOutcome } from './key-wait.ts';
 import { assertIdempotencyKey } from './idempotency-key.ts';
 import type { OperationDef } from './operation.ts';
 import { OwnedRequest } from './owned-request.ts';
@@ -50,23 +49,6 @@ const WAIT_MAX_ROUNDS = 20;
 interface InFlight {
   kind: 'in_flight';
   row: KeyRow;
-}
-
-/** How a wait ended, by what admission decided once the key left its owner's hands. */
-function waitOutcome(admission: Admission): KeyWaitOutcome {
-  switch (admission.kind) {
-    case 'replay':
-    case 'decided':
-      return 'replayed';
-    case 'owned':
-      return 'took_over';
-    case 'unknown':
-      return 'unknown';
-    case 'in_use': // the row kept changing under admission
-      return 'timed_out';
-    case 'reused': // the key's window ended and another command took it meanwhile
-      return 'unknown';
-  }
 }
 
 export type Admission =
@@ -147,50 +129,12 @@ export class IdempotencyEngine {
       const remainingMs = deadline - Date.now();
       const woke =
         remainingMs > 0 && round < WAIT_MAX_ROUNDS
-          ? await this.waitFor(scope, admission.row, remainingMs)
+          ? await waitForKey(this.deps, { scope, row: admission.row, remainingMs })
           : 'timeout';
       if (woke === 'timeout' || woke === 'unavailable') {
         if (waitMs > 0) this.countWait(scope, woke === 'timeout' ? 'timed_out' : 'unavailable');
         return this.inUse(scope, admission.row.resource_id);
       }
-    }
-  }
-
-  /**
-   * Waits, up to `remainingMs`, for the key in flight to leave its owner's hands: subscribed
-   * and listening before the row is marked, so the owner's transition wakes us whenever it
-   * commits. `notified` and `recheck` mean read the row again; so does a lease that ran out
-   * (its owner died, and nobody's transition will wake us).
-   */
-  private async waitFor(
-    scope: Scope,
-    row: KeyRow,
-    remainingMs: number,
-  ): Promise<WakeReason | 'unavailable'> {
-    const watcher = this.deps.keyWatcher;
-    if (watcher === null) return 'unavailable';
-    const subscription = watcher.subscribe(row.id);
-    try {
-      await watcher.listening();
-      const marked = await this.deps.pool.query(MARK_WAITING, [
-        scope.tenantId,
-        scope.operation.id,
-        scope.key,
-        row.id,
-        row.fencing_token,
-      ]);
-      if (marked.rowCount === 0) return 'recheck'; // it moved on since we read it
-      const leaseMs = Math.max(0, (row.lease_remaining_seconds ?? 0) * 1_000);
-      const ms = Math.min(remainingMs, leaseMs);
-      const woke = await subscription.next(ms);
-      return woke === 'timeout' && ms < remainingMs ? 'recheck' : woke;
-    } catch (error) {
-      // No listening connection (the database is unreachable now): answer as if no wait had
-      // been asked for. A wait is a preference; it never turns a 409 into a 500.
-      this.deps.log.warn({ msg: 'cannot wait for a key in flight', err: error });
-      return 'unavailable';
-    } finally {
-      subscription.cancel();
     }
   }
 

@@ -1,0 +1,60 @@
+import { MARK_WAITING } from './idempotency.sql.ts';
+import type { WakeReason } from './key-watcher.ts';
+import type { KeyWaitOutcome } from '../metrics.ts';
+import type { Admission } from './engine.ts';
+import type { EngineDeps, KeyRow, Scope } from './types.ts';
+
+/**
+ * Waits, up to `remainingMs`, for the key in flight to leave its owner's hands: subscribed
+ * and listening before the row is marked, so the owner's transition wakes us whenever it
+ * commits. `notified` and `recheck` mean read the row again; so does a lease that ran out
+ * (its owner died, and nobody's transition will wake us).
+ */
+export async function waitForKey(
+  deps: Pick<EngineDeps, 'pool' | 'keyWatcher' | 'log'>,
+  wait: { scope: Scope; row: KeyRow; remainingMs: number },
+): Promise<WakeReason | 'unavailable'> {
+  const { scope, row, remainingMs } = wait;
+  const watcher = deps.keyWatcher;
+  if (watcher === null) return 'unavailable';
+  const subscription = watcher.subscribe(row.id);
+  try {
+    await watcher.listening();
+    const marked = await deps.pool.query(MARK_WAITING, [
+      scope.tenantId,
+      scope.operation.id,
+      scope.key,
+      row.id,
+      row.fencing_token,
+    ]);
+    if (marked.rowCount === 0) return 'recheck'; // it moved on since we read it
+    const leaseMs = Math.max(0, (row.lease_remaining_seconds ?? 0) * 1_000);
+    const ms = Math.min(remainingMs, leaseMs);
+    const woke = await subscription.next(ms);
+    return woke === 'timeout' && ms < remainingMs ? 'recheck' : woke;
+  } catch (error) {
+    // No listening connection (the database is unreachable now): answer as if no wait had
+    // been asked for. A wait is a preference; it never turns a 409 into a 500.
+    deps.log.warn({ msg: 'cannot wait for a key in flight', err: error });
+    return 'unavailable';
+  } finally {
+    subscription.cancel();
+  }
+}
+
+/** How a wait ended, by what admission decided once the key left its owner's hands. */
+export function waitOutcome(admission: Admission): KeyWaitOutcome {
+  switch (admission.kind) {
+    case 'replay':
+    case 'decided':
+      return 'replayed';
+    case 'owned':
+      return 'took_over';
+    case 'unknown':
+      return 'unknown';
+    case 'in_use': // the row kept changing under admission
+      return 'timed_out';
+    case 'reused': // the key's window ended and another command took it meanwhile
+      return 'unknown';
+  }
+}
