@@ -43,5 +43,10 @@ describe('the webhook fan-out', () => {
     expect(receiver.received).toEqual([
       expect.objectContaining({ type: 'payment.succeeded', verified: true }),
     ]);
+    // Marked with their batch: nothing delivered is left pending, to be delivered again.
+    const pending = await stack.db.query(
+      `SELECT 1 FROM outbox_deliveries WHERE status <> 'delivered'`,
+    );
+    expect(pending.rowCount).toBe(0);
   });
 });
