@@ -38,6 +38,7 @@ import {
   type ScratchDatabase,
 } from './bench/scratch-database.ts';
 import { baselineTarget, graphqlTarget, type SystemName, type Target } from './bench/targets.ts';
+import { waitForDrain } from './bench/outbox-backlog.ts';
 import { startProfiling, type Profiling } from './bench/profiling.ts';
 
 const API_KEY = `sk_test_bench_${randomBytes(12).toString('hex')}`;
@@ -61,7 +62,7 @@ async function startSystems(
     nodeArgs: profiling?.nodeArgs(system),
   });
   const [product, apolloReference, reference, bare] = await Promise.all([
-    startGateway(run.children, { ...common('product'), apiKey: API_KEY }),
+    startGateway(run.children, { ...common('product'), apiKey: API_KEY, outbox: 'running' }),
     startBaseline(run.children, { ...common('apollo-reference'), name: 'apollo-reference' }),
     startBaseline(run.children, { ...common('reference'), name: 'reference' }),
     startBaseline(run.children, { ...common('bare'), name: 'bare' }),
@@ -172,6 +173,8 @@ async function main(): Promise<void> {
   try {
     const systems = await startSystems({ children, db }, profiling);
     const replayKeys = await warmUp(systems.targets, options);
+    // The warm-up's deliveries are not any phase's work.
+    if ((await waitForDrain(pool)) === null) throw new Error("the warm-up's outbox did not drain");
     const autovacuum = await analyzeAfterWarmUp(pool);
     const measured = await runPhases({
       db: pool,

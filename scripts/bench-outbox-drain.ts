@@ -77,7 +77,14 @@ try {
     const rate = payments / burstSeconds;
     const pending = async () =>
       (await readBacklog(db)).reduce((sum, consumer) => sum + consumer.pending, 0);
+    const oldest = Math.max(0, ...(await readBacklog(db)).map((c) => c.oldestAgeSeconds));
     const atEnd = await pending();
+    // One second of traffic is the deliveries a second of the burst wrote (a payment writes
+    // one per consumer it has), not its payments.
+    const { rows } = await db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM outbox_deliveries',
+    );
+    const deliveryRate = (rows[0]?.n ?? 0) / burstSeconds;
     const drainStarted = performance.now();
     let left = atEnd;
     while (left > 0 && performance.now() - drainStarted < DRAIN_LIMIT_MS) {
@@ -89,7 +96,7 @@ try {
       `burst: ${payments} payments in ${burstSeconds.toFixed(1)} s (${rate.toFixed(0)}/s)`,
     );
     console.log(
-      `backlog when the burst ended: ${atEnd} deliveries = ${(atEnd / rate).toFixed(2)} s of the burst's payments`,
+      `backlog when the burst ended: ${atEnd} deliveries = ${(atEnd / deliveryRate).toFixed(2)} s of the burst's deliveries (${deliveryRate.toFixed(0)}/s); oldest pending ${oldest.toFixed(2)} s`,
     );
     console.log(
       left === 0

@@ -9,6 +9,7 @@ import type pg from 'pg';
 import type { BenchOptions } from './args.ts';
 import { LoadResult, runLoad } from './load.ts';
 import { addCosts, Costs, snapshotCosts } from './phase-costs.ts';
+import { outboxBacklog, waitForDrain } from './outbox-backlog.ts';
 import { checkStorm, type StormOutcome } from './storm-check.ts';
 import type { SystemName, Target } from './targets.ts';
 
@@ -17,7 +18,15 @@ export type PhaseKind = 'new' | 'replay' | 'storm';
 /** One phase of one system at one concurrency: its rounds add up here. */
 export class PhaseResult {
   readonly load = new LoadResult();
+  /** From the load's start to its end: the request path. */
   readonly costs = new Costs();
+  /**
+   * The product's outbox work the load left behind, from the load's end until the dispatcher
+   * had drained it (nothing for the baselines, which have no outbox).
+   */
+  readonly outbox = new Costs();
+  /** The largest backlog any round left when its load ended, and the longest drain. */
+  readonly backlog = { pending: 0, oldestAgeSeconds: 0, drainMs: 0, drained: true };
   /** The load's windows on the monotonic clock, in µs (what V8's CPU profiles use). */
   readonly windowsUs: Array<{ from: number; to: number }> = [];
 
@@ -88,7 +97,17 @@ async function measureRound(
   const limitMs = inputs.options.phaseLimitMs;
   await runLoad({ ...load, concurrency: phase.concurrency, limitMs }, phase.load);
   phase.windowsUs.push({ from, to: nowUs() });
-  addCosts(phase.costs, before, await snapshot());
+  const loadEnded = await snapshot();
+  addCosts(phase.costs, before, loadEnded);
+  if (phase.system !== 'product') return;
+  const left = await outboxBacklog(inputs.db);
+  const drainMs = await waitForDrain(inputs.db);
+  addCosts(phase.outbox, loadEnded, await snapshot());
+  const { backlog } = phase;
+  backlog.pending = Math.max(backlog.pending, left.pending);
+  backlog.oldestAgeSeconds = Math.max(backlog.oldestAgeSeconds, left.oldestAgeSeconds);
+  backlog.drainMs = Math.max(backlog.drainMs, drainMs ?? Infinity);
+  backlog.drained &&= drainMs !== null;
 }
 
 export async function runPhases(

@@ -21,6 +21,8 @@ export class Costs {
   postgresMs = 0;
   loadMs = 0;
   writes = 0;
+  /** WAL written, server-wide like `writes`. */
+  walBytes = 0;
   /** Transactions other databases on the server ran meanwhile (0: `writes` is ours alone). */
   otherTransactions = 0;
 }
@@ -31,6 +33,8 @@ interface Snapshot {
   byPid: Map<number, number>;
   selfMs: number;
   xids: number;
+  /** pg_current_wal_lsn(), in bytes from the start of the WAL. */
+  wal: number;
   others: number;
 }
 
@@ -50,8 +54,14 @@ export async function snapshotCosts(spec: {
   dbName: string;
   pids: { system: number; psp: number };
 }): Promise<Snapshot> {
-  const { rows } = await spec.db.query<{ xids: string; others: string; backends: number[] }>(
+  const { rows } = await spec.db.query<{
+    xids: string;
+    wal: string;
+    others: string;
+    backends: number[];
+  }>(
     `SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS xids,
+            pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::text AS wal,
             (SELECT coalesce(sum(xact_commit + xact_rollback), 0) FROM pg_stat_database
               WHERE datname IS DISTINCT FROM $1)::text AS others,
             ARRAY(SELECT pid FROM pg_stat_activity
@@ -66,6 +76,7 @@ export async function snapshotCosts(spec: {
     byPid: new Map(pids.map((pid) => [pid, cpuMs(pid)])),
     selfMs: (self.user + self.system) / 1000,
     xids: Number(row?.xids),
+    wal: Number(row?.wal),
     others: Number(row?.others),
   };
 }
@@ -84,5 +95,6 @@ export function addCosts(costs: Costs, before: Snapshot, after: Snapshot): void 
     if (pid !== system && pid !== psp) costs.postgresMs += delta(pid);
   costs.loadMs += after.selfMs - before.selfMs;
   costs.writes += after.xids - before.xids;
+  costs.walBytes += after.wal - before.wal;
   costs.otherTransactions += after.others - before.others;
 }

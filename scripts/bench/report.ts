@@ -28,9 +28,12 @@ function perRequest(phase: PhaseResult | undefined, value: (p: PhaseResult) => n
   return phase === undefined ? NaN : value(phase) / Math.max(1, phase.load.done);
 }
 
-/** The phase table's columns: per request, the CPU of each process and the writing transactions. */
+/**
+ * The phase table's columns: per request, the writing transactions of the request path and of
+ * the outbox work it left, the WAL of both, and the CPU of each process during the load.
+ */
 const COLUMNS =
-  'phase|system|per s|p50 ms|p95 ms|p99 ms|writes|CPU ms: system|PSP|PostgreSQL|load|requests';
+  'phase|system|per s|p50 ms|p95 ms|p99 ms|writes|outbox writes|WAL KB|CPU ms: system|PSP|PostgreSQL|load|requests';
 
 function phaseTable(phases: PhaseResult[]): string {
   const out = table(COLUMNS.split('|'), { compact: true });
@@ -43,10 +46,12 @@ function phaseTable(phases: PhaseResult[]): string {
       costs.otherTransactions > 0 ? '*' : '',
     ];
     const each = (value: number) => fixed(value / Math.max(1, load.done), 2);
+    const walKb = (costs.walBytes + phase.outbox.walBytes) / 1024;
     out.push([
       ...[phase.kind, phase.system, fixed(rate(load), 0)],
       ...[50, 95, 99].map((p) => fixed(percentile(sorted, p), 1)),
-      ...[costs.writes, costs.systemMs, costs.pspMs, costs.postgresMs, costs.loadMs].map(each),
+      ...[costs.writes, phase.outbox.writes, walKb].map(each),
+      ...[costs.systemMs, costs.pspMs, costs.postgresMs, costs.loadMs].map(each),
       [String(load.done), ...notes].filter(Boolean).join(' '),
     ]);
   }
@@ -66,6 +71,15 @@ function stormLine(storm: StormOutcome, phase: PhaseResult | undefined, copies: 
     : '';
   const { charges, payments } = storm;
   return `  ${storm.system.padEnd(10)} ${storm.keys} keys × ${copies}: ${answers}; charges/key ${charges.min}–${charges.max}, payment rows/key ${payments.min}–${payments.max}: ${judged}`;
+}
+
+/** The product's outbox after a phase: what the load left pending, and what draining it cost. */
+function outboxLine(kind: PhaseKind, phase: PhaseResult | undefined): string {
+  if (phase === undefined) return `  outbox after ${kind}: not run`;
+  const { pending, oldestAgeSeconds, drainMs, drained } = phase.backlog;
+  const perPayment = (value: number) => fixed(value / Math.max(1, phase.load.done), 2);
+  const drain = drained ? `drained in ${fixed(drainMs / 1000, 1)} s` : 'NOT DRAINED in 120 s';
+  return `  outbox after ${kind}: at most ${pending} deliveries pending when the load ended (oldest ${fixed(oldestAgeSeconds, 1)} s), ${drain}; draining cost per payment ${perPayment(phase.outbox.writes)} writing transactions, ${perPayment(phase.outbox.postgresMs)} ms PostgreSQL CPU, ${perPayment(phase.outbox.walBytes / 1024)} KB WAL`;
 }
 
 function ratioLines(report: BenchReport, c: number): string[] {
@@ -101,6 +115,7 @@ function ratioLines(report: BenchReport, c: number): string[] {
     `  storms:   ${ratio('storm', 'product', 'apollo-reference')}; ${ratio('storm', 'product', 'reference')}`,
     `  new keys ${cpuLine('new')}`,
     `  replays  ${cpuLine('replay')}`,
+    ...(['new', 'storm'] as const).map((kind) => outboxLine(kind, pick('product', kind))),
   ];
   const pg = report.postgres.find((p) => p.concurrency === c);
   if (pg !== undefined) {
