@@ -20,7 +20,7 @@ import {
 import { PeriodicJob } from './kernel/periodic-job.ts';
 import { OutboxDispatcher } from './kernel/outbox/dispatcher.ts';
 import { ledgerHandler } from './ledger/index.ts';
-import { notificationHandlers } from './notifications/index.ts';
+import { notificationHandlers, receiptsHandler } from './notifications/index.ts';
 import { reconcileUnknownPayments } from './payments/index.ts';
 import { paymentResumers, RESUMABLE_OPERATIONS } from './payments/index.ts';
 import { initialiseSeries, registerFleetGauges, type ServiceName } from './kernel/metrics.ts';
@@ -120,6 +120,17 @@ const ORM_POOL_MAX = 4;
 
 /** The recovery worker never waits longer than this between attempts at one request. */
 const BACKOFF_CAP_MS = 5 * 60_000;
+
+/**
+ * Every consumer of the outbox, by kind: the ledger and receipts a claim's worth at a time, the
+ * webhook fan-out and each endpoint's delivery one by one (each its own HTTP call).
+ */
+export function outboxConsumers(deps: ServiceDeps, caller: ServiceCaller) {
+  return {
+    handlers: notificationHandlers(deps),
+    batchHandlers: { ledger: ledgerHandler(caller), receipts: receiptsHandler(deps) },
+  };
+}
 
 export function createServices(config: ServicesConfig): Services {
   const pool = createPool({
@@ -244,7 +255,7 @@ export function createServices(config: ServicesConfig): Services {
   const dispatcher = new OutboxDispatcher({
     pool,
     faults: config.faults,
-    handlers: { ledger: ledgerHandler(caller), ...notificationHandlers(deps) },
+    ...outboxConsumers(deps, caller),
     metrics: config.metrics,
     serviceOf: serviceOfConsumer,
     intervalMs: config.outboxIntervalMs,

@@ -1,5 +1,6 @@
-import type { DeliveryHandler } from '../kernel/outbox/dispatcher.ts';
+import type { BatchDeliveryHandler, Delivery } from '../kernel/outbox/dispatcher.ts';
 import type { ServiceCaller } from '../router.ts';
+import type { Movement } from './post-movements.ts';
 
 interface MovementPayload {
   payment?: { id?: string };
@@ -11,24 +12,30 @@ interface MovementPayload {
   } | null;
 }
 
+/** The movement an event carries, or null for an event that moves no money. */
+function movementOf(delivery: Delivery): Movement | null {
+  const { payment, movement } = delivery.event.payload as MovementPayload;
+  if (movement === null || movement === undefined || payment?.id === undefined) return null;
+  return {
+    tenantId: delivery.tenantId,
+    messageId: delivery.eventId,
+    postingId: movement.postingId,
+    paymentId: payment.id,
+    kind: movement.kind,
+    currency: movement.currency,
+    amountMinor: movement.amountMinor,
+  };
+}
+
 /**
- * The outbox consumer that posts money movements to the ledger service. Delivered at least once;
- * the ledger's inbox and posting ids make each movement post once.
+ * The outbox consumer that posts money movements to the ledger service, a claim's worth in one
+ * call and one transaction. Delivered at least once; the ledger's inbox and posting ids make each
+ * movement post once. If the call fails, the dispatcher hands each delivery over alone.
  */
-export function ledgerHandler(services: ServiceCaller): DeliveryHandler {
-  return async (delivery) => {
-    const { payment, movement } = delivery.event.payload as MovementPayload;
-    if (movement === null || movement === undefined || payment?.id === undefined)
-      return { kind: 'delivered' };
-    await services.ledger.post({
-      tenantId: delivery.tenantId,
-      messageId: delivery.eventId,
-      postingId: movement.postingId,
-      paymentId: payment.id,
-      kind: movement.kind,
-      currency: movement.currency,
-      amountMinor: movement.amountMinor,
-    });
-    return { kind: 'delivered' };
+export function ledgerHandler(services: ServiceCaller): BatchDeliveryHandler {
+  return async (deliveries) => {
+    const movements = deliveries.map(movementOf).filter((m) => m !== null);
+    if (movements.length > 0) await services.ledger.postMany(movements);
+    return deliveries.map(() => ({ kind: 'delivered' }));
   };
 }

@@ -1,8 +1,17 @@
 import type { NotificationsDeps } from '../context.ts';
-import type { Delivery, DeliveryHandler, DeliveryResult } from '../kernel/outbox/dispatcher.ts';
+import type {
+  BatchDeliveryHandler,
+  Delivery,
+  DeliveryHandler,
+  DeliveryResult,
+} from '../kernel/outbox/dispatcher.ts';
 import { writeEvent } from '../kernel/outbox/outbox.ts';
 import { withTransaction } from '../kernel/db/pool.ts';
-import { DISABLE_ENDPOINT, INSERT_RECEIPT, SELECT_ENABLED_ENDPOINTS } from './notifications.sql.ts';
+import {
+  DISABLE_ENDPOINT,
+  INSERT_RECEIPTS,
+  SELECT_ENABLED_ENDPOINTS,
+} from './notifications.sql.ts';
 import { WebhookEndpoint } from './webhook-endpoint.entity.ts';
 import { WebhookAddressNotAllowedError } from './notifications.errors.ts';
 import { openWebhookSecret } from './webhook-secret.ts';
@@ -18,25 +27,40 @@ interface EventPayload {
 }
 
 /**
- * The notifications service's consumers of the outbox: receipts (a sink with its own dedupe
- * identity), the webhook fan-out (one delivery per enabled endpoint, decided at delivery time)
+ * Receipts, a claim's worth at once: one statement, a row per payment however often its events
+ * are delivered. An event without a payment is abandoned, and says so.
+ */
+export function receiptsHandler(deps: NotificationsDeps): BatchDeliveryHandler {
+  return async (deliveries) => {
+    const paymentIds = deliveries.map((d) => (d.event.payload as EventPayload).payment?.id);
+    const rows = deliveries.flatMap((d, i) => {
+      const paymentId = paymentIds[i];
+      return paymentId === undefined ? [] : [{ d, paymentId }];
+    });
+    if (rows.length > 0) {
+      await deps.pool.query(INSERT_RECEIPTS, [
+        rows.map((r) => r.d.tenantId),
+        rows.map((r) => `receipt_payment_${r.paymentId}`),
+        rows.map((r) => r.paymentId),
+        rows.map((r) => r.d.eventId),
+      ]);
+    }
+    return paymentIds.map((id) =>
+      id === undefined
+        ? { kind: 'abandon', why: 'event without a payment' }
+        : { kind: 'delivered' },
+    );
+  };
+}
+
+/**
+ * The notifications service's other consumers of the outbox: the webhook fan-out (one delivery per enabled endpoint, decided at delivery time)
  * and each endpoint's delivery (Standard Webhooks: a stable webhook-id, a timestamp and an HMAC
  * signature; 2xx delivered, 410 disables the endpoint, anything else is retried with backoff,
  * redirects included: they are never followed, see webhook-egress.client.ts).
  */
 export function notificationHandlers(deps: NotificationsDeps): Record<string, DeliveryHandler> {
   return {
-    receipts: async (delivery) => {
-      const paymentId = (delivery.event.payload as EventPayload).payment?.id;
-      if (paymentId === undefined) return { kind: 'abandon', why: 'event without a payment' };
-      await deps.pool.query(INSERT_RECEIPT, [
-        delivery.tenantId,
-        `receipt_payment_${paymentId}`,
-        paymentId,
-        delivery.eventId,
-      ]);
-      return { kind: 'delivered' };
-    },
     webhooks: async (delivery) => {
       await withTransaction(deps.pool, async (tx) => {
         const { rows } = await tx.query<{ id: string }>(SELECT_ENABLED_ENDPOINTS, [

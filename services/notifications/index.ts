@@ -7,7 +7,7 @@ export { createWebhookEgress } from './webhook-egress.client.ts';
 export type { WebhookEgress } from './webhook-egress.client.ts';
 export { REGISTER_WEBHOOK_ENDPOINT } from './register-endpoint.flow.ts';
 export { MANAGE_WEBHOOK_OPERATIONS } from './manage-endpoints.flow.ts';
-export { notificationHandlers } from './delivery-handlers.ts';
+export { notificationHandlers, receiptsHandler } from './delivery-handlers.ts';
 /** Its tables' entities: the composition lists them (entities.ts) for the process's one ORM. */
 export { Receipt } from './receipt.entity.ts';
 export { WebhookEndpoint } from './webhook-endpoint.entity.ts';

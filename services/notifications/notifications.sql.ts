@@ -1,6 +1,10 @@
-/** $1 tenant, $2 receipt id, $3 payment id, $4 event id. One receipt per payment, however often delivered. */
-export const INSERT_RECEIPT = `
-INSERT INTO receipts (tenant_id, id, payment_id, event_id) VALUES ($1, $2, $3, $4)
+/**
+ * Receipts, one per payment however often delivered: $1 tenants, $2 receipt ids, $3 payment ids,
+ * $4 event ids (arrays, position by position).
+ */
+export const INSERT_RECEIPTS = `
+INSERT INTO receipts (tenant_id, id, payment_id, event_id)
+SELECT * FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::text[])
 ON CONFLICT ON CONSTRAINT receipts_pk DO NOTHING`;
 
 /** The endpoints an event goes to: enabled, and subscribed to its type. $1 tenant, $2 type. */

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { OutboxDispatcher } from '../../services/kernel/outbox/dispatcher.ts';
-import { ledgerHandler } from '../../services/ledger/ledger-consumer.ts';
-import { notificationHandlers } from '../../services/notifications/delivery-handlers.ts';
+import { outboxConsumers } from '../../services/compose.ts';
 import { errorCodeOf, graphql, paymentOf } from '../support/graphql-client.ts';
 import { createPaymentOn, paymentInput, TENANT_A, useTestStack } from '../support/test-stack.ts';
 import {
@@ -294,7 +293,7 @@ describe('several dispatchers on one backlog', () => {
           pool: deps.pool,
           faults: deps.faults,
           metrics: deps.metrics,
-          handlers: { ledger: ledgerHandler(caller), ...notificationHandlers(deps) },
+          ...outboxConsumers(deps, caller),
           serviceOf: (kind) => (kind === 'ledger' ? 'ledger' : 'notifications'),
           intervalMs: 60_000,
           onError: () => undefined,

@@ -3,8 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { OutboxDispatcher } from '../../services/kernel/outbox/dispatcher.ts';
-import { ledgerHandler } from '../../services/ledger/ledger-consumer.ts';
-import { notificationHandlers } from '../../services/notifications/delivery-handlers.ts';
+import { outboxConsumers } from '../../services/compose.ts';
 import { INSERT_ENDPOINT } from '../../services/notifications/notifications.sql.ts';
 import { generateWebhookSecret } from '../../services/notifications/webhook-signature.ts';
 import {
@@ -107,10 +106,7 @@ async function deliverOnePayment(key: string, egress?: WebhookEgress): Promise<s
     pool: deps.pool,
     faults: deps.faults,
     metrics: deps.metrics,
-    handlers: {
-      ledger: ledgerHandler(caller),
-      ...notificationHandlers(egress === undefined ? deps : { ...deps, webhookEgress: egress }),
-    },
+    ...outboxConsumers(egress === undefined ? deps : { ...deps, webhookEgress: egress }, caller),
     serviceOf: (kind) => (kind === 'ledger' ? 'ledger' : 'notifications'),
     intervalMs: 60_000,
     onError: () => undefined,

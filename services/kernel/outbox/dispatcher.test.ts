@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { IDLE_POLL_CAP_MS, nextPollDelayMs } from './dispatcher.ts';
+import { BATCH_SIZE, IDLE_POLL_CAP_MS, nextPollDelayMs } from './dispatcher.ts';
 
 const INTERVAL = 250;
 
 describe('the outbox dispatcher between claims', () => {
   it.each([
-    ['a full batch: at once, more is due', 32, INTERVAL, 0],
+    ['a full batch: at once, more is due', BATCH_SIZE, INTERVAL, 0],
+    ['one short of a full batch: the interval', BATCH_SIZE - 1, 0, INTERVAL],
     ['a partial batch: the interval', 5, 1_000, INTERVAL],
     ['an empty claim after work: twice the interval', 0, 0, 2 * INTERVAL],
     ['an empty claim after an empty one: twice the last wait', 0, 500, 1_000],

@@ -13,7 +13,11 @@ import {
 /** How long a claimed delivery is left to its dispatcher before another may take it: longer
  * than any handler takes (a webhook's timeout is 5 s), short enough that a crash delays little. */
 export const DEFAULT_CLAIM_LEASE_MS = 30_000;
-const BATCH_SIZE = 32;
+/**
+ * Deliveries claimed at once. A batch consumer's transaction per claim is then amortised over
+ * this many deliveries; a claim is still one short UPDATE of that many rows.
+ */
+export const BATCH_SIZE = 64;
 /**
  * Deliveries of one batch handled at once. One at a time, each waits out its round trips
  * behind the request path's, and a busy gateway's outbox falls behind its own payments; every
@@ -63,6 +67,13 @@ export type DeliveryResult =
 export type DeliveryHandler = (delivery: Delivery) => Promise<DeliveryResult>;
 
 /**
+ * Handles a claim's deliveries of one consumer kind at once, in one transaction of the
+ * consumer's own: one result per delivery, in their order. A consumer whose effect is a row per
+ * delivery writes them all with one multi-row statement, instead of a transaction each.
+ */
+export type BatchDeliveryHandler = (deliveries: Delivery[]) => Promise<DeliveryResult[]>;
+
+/**
  * Delivers outbox events to their consumers, at least once. Several dispatchers may run (one
  * per gateway process): a claim is one UPDATE over SKIP LOCKED plus a lease. A dispatcher that
  * dies between handling and marking leaves the delivery to be made again, under the same event
@@ -78,6 +89,8 @@ export class OutboxDispatcher {
       faults: FaultPoints;
       metrics: KernelMetrics;
       handlers: Record<string, DeliveryHandler>;
+      /** Kinds handled a claim at a time; a kind in both records goes here. */
+      batchHandlers?: Record<string, BatchDeliveryHandler>;
       /** The service that owns each consumer kind: the `service` label of its deliveries. */
       serviceOf: (consumerKind: string) => ServiceName;
       intervalMs: number;
@@ -116,22 +129,41 @@ export class OutboxDispatcher {
       attempts: number;
       event: { type: string; payload: JsonValue; created_at: string };
     }>(CLAIM_DUE_DELIVERIES, [this.deps.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS, BATCH_SIZE]);
-    const deliveries: Delivery[] = rows.map((row) => ({
-      tenantId: row.tenant_id,
-      eventId: row.event_id,
-      consumer: row.consumer,
-      attempts: row.attempts,
-      event: { type: row.event.type, payload: row.event.payload, createdAt: row.event.created_at },
-    }));
+    const batches = new Map<BatchDeliveryHandler, Delivery[]>();
+    const singles: Delivery[] = [];
+    for (const row of rows) {
+      const delivery: Delivery = {
+        tenantId: row.tenant_id,
+        eventId: row.event_id,
+        consumer: row.consumer,
+        attempts: row.attempts,
+        event: {
+          type: row.event.type,
+          payload: row.event.payload,
+          createdAt: row.event.created_at,
+        },
+      };
+      const batch = this.deps.batchHandlers?.[kindOf(delivery)];
+      if (batch === undefined) singles.push(delivery);
+      else batches.set(batch, [...(batches.get(batch) ?? []), delivery]);
+    }
     const delivered: Delivery[] = [];
     let next = 0;
     const handler = async () => {
-      while (next < deliveries.length) {
-        const delivery = deliveries[next++]!;
-        if (await this.handle(delivery)) delivered.push(delivery);
+      while (next < singles.length) {
+        const delivery = singles[next++]!;
+        if (await this.settle(delivery, await this.handle(delivery))) delivered.push(delivery);
       }
     };
-    await Promise.all(Array.from({ length: Math.min(HANDLERS_AT_ONCE, rows.length) }, handler));
+    await Promise.all([
+      ...[...batches].map(async ([batch, group]) => {
+        const results = await handleBatch(batch, group);
+        for (const [i, delivery] of group.entries()) {
+          if (await this.settle(delivery, results[i]!)) delivered.push(delivery);
+        }
+      }),
+      ...Array.from({ length: Math.min(HANDLERS_AT_ONCE, singles.length) }, handler),
+    ]);
     // One statement for the batch's delivered ones. A crash before it leaves them pending, to be
     // delivered again under the same identity once their claim lease runs out.
     if (delivered.length > 0) {
@@ -144,20 +176,22 @@ export class OutboxDispatcher {
     return rows.length;
   }
 
-  /** Handles one delivery; true when it was delivered (marked with its batch), else marked here. */
-  private async handle(delivery: Delivery): Promise<boolean> {
-    const kind = delivery.consumer.split(':')[0] ?? delivery.consumer;
+  /** One delivery through its kind's handler: what it came to, a throw being a retry. */
+  private async handle(delivery: Delivery): Promise<DeliveryResult> {
+    const kind = kindOf(delivery);
     const handler = this.deps.handlers[kind];
-    const ids = [delivery.tenantId, delivery.eventId, delivery.consumer];
-    let result: DeliveryResult;
+    if (handler === undefined) return { kind: 'abandon', why: `no handler for ${kind}` };
     try {
-      result =
-        handler === undefined
-          ? { kind: 'abandon', why: `no handler for ${kind}` }
-          : await handler(delivery);
+      return await handler(delivery);
     } catch (error) {
-      result = { kind: 'retry', error: error instanceof Error ? error.message : String(error) };
+      return retry(error);
     }
+  }
+
+  /** Records what handling a delivery came to; true when it was delivered (marked with its claim). */
+  private async settle(delivery: Delivery, result: DeliveryResult): Promise<boolean> {
+    const kind = kindOf(delivery);
+    const ids = [delivery.tenantId, delivery.eventId, delivery.consumer];
     // Between the effect and its mark: a crash here makes the delivery happen again.
     await this.deps.faults.hit(`outbox.${kind}.after-handle`);
     this.deps.metrics.outboxDeliveries.inc({
@@ -181,4 +215,40 @@ export class OutboxDispatcher {
       }
     }
   }
+}
+
+/**
+ * One kind's deliveries of a claim, through its batch handler at once. If the batch fails, each
+ * delivery goes through it again alone: one delivery that cannot be made (an input the consumer
+ * refuses, a constraint it breaks) must not hold back the others, which would otherwise fail
+ * with it on every claim.
+ */
+async function handleBatch(
+  batch: BatchDeliveryHandler,
+  group: Delivery[],
+): Promise<DeliveryResult[]> {
+  try {
+    const results = await batch(group);
+    if (results.length === group.length) return results;
+  } catch {
+    // Each alone, below: a delivery's own failure is then recorded as its own.
+  }
+  const results: DeliveryResult[] = [];
+  for (const delivery of group) {
+    try {
+      results.push((await batch([delivery]))[0] ?? retry('no result from the batch handler'));
+    } catch (error) {
+      results.push(retry(error));
+    }
+  }
+  return results;
+}
+
+/** A delivery's consumer kind: the part of its consumer before ':' (webhook:<endpoint>). */
+function kindOf(delivery: Delivery): string {
+  return delivery.consumer.split(':')[0] ?? delivery.consumer;
+}
+
+function retry(error: unknown): DeliveryResult {
+  return { kind: 'retry', error: error instanceof Error ? error.message : String(error) };
 }

@@ -1,0 +1,46 @@
+import type { Queryable } from '../kernel/db/pool.ts';
+import { POST_MOVEMENTS } from './ledger.sql.ts';
+
+/** The accounts of a movement: money the PSP holds for us, and what the merchant may pay out. */
+const CLEARING_ACCOUNT = 'psp_clearing';
+const MERCHANT_ACCOUNT = 'merchant_balance';
+
+export interface Movement {
+  tenantId: string;
+  /** The event this posting comes from: the inbox remembers it. */
+  messageId: string;
+  /** The posting's stable identity (ledger_payment_<id>_capture, ledger_refund_<id>). */
+  postingId: string;
+  paymentId: string;
+  kind: 'capture' | 'refund';
+  currency: string;
+  amountMinor: string;
+}
+
+/**
+ * Posts movements, any number, in one statement and so one transaction: each message's inbox
+ * row, its posting and the posting's two lines, which balance (a capture credits the merchant
+ * and debits clearing; a refund the reverse). A message seen before posts nothing, nor does a
+ * posting made already by another message for the same movement, nor the second of two in the
+ * same call. Returns what was posted, by posting id and kind.
+ */
+export async function postMovements(
+  db: Queryable,
+  movements: Movement[],
+): Promise<Array<{ postingId: string; kind: 'capture' | 'refund' }>> {
+  const column = <K extends keyof Movement>(key: K) => movements.map((m) => m[key]);
+  const side = (capture: string, refund: string) =>
+    movements.map((m) => (m.kind === 'capture' ? capture : refund));
+  const { rows } = await db.query<{ id: string; kind: 'capture' | 'refund' }>(POST_MOVEMENTS, [
+    column('tenantId'),
+    column('messageId'),
+    column('postingId'),
+    column('paymentId'),
+    column('kind'),
+    column('currency'),
+    column('amountMinor'),
+    side(CLEARING_ACCOUNT, MERCHANT_ACCOUNT),
+    side(MERCHANT_ACCOUNT, CLEARING_ACCOUNT),
+  ]);
+  return rows.map((r) => ({ postingId: r.id, kind: r.kind }));
+}

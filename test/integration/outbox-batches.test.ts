@@ -1,0 +1,128 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { writeEvent } from '../../services/kernel/outbox/outbox.ts';
+import { paymentOf } from '../support/graphql-client.ts';
+import { createPaymentOn, paymentInput, useTestStack } from '../support/test-stack.ts';
+
+/**
+ * The ledger and receipts consume the outbox a claim at a time: one transaction and one
+ * multi-row statement per claim instead of one per delivery. What batching must not cost: a
+ * movement still posts once however it is delivered, and one delivery that cannot be made does
+ * not hold back the rest of its claim.
+ */
+const stack = useTestStack('outbox-batches');
+
+async function payments(prefix: string, n: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++)
+    ids.push(paymentOf(await createPaymentOn(stack, paymentInput(`${prefix}-${i}`))).id);
+  return ids;
+}
+
+/** The transactions that wrote `table`'s rows for these payments. */
+async function writersOf(table: 'ledger_postings' | 'receipts', paymentIds: string[]) {
+  const { rows } = await stack.db.query<{ xmin: string }>(
+    `SELECT DISTINCT xmin::text AS xmin FROM ${table} WHERE payment_id = ANY ($1::uuid[])`,
+    [paymentIds],
+  );
+  return rows.map((r) => r.xmin);
+}
+
+async function deliveryOf(eventId: string, consumer: string) {
+  const { rows } = await stack.db.query<{
+    status: string;
+    attempts: number;
+    last_error: string | null;
+  }>(
+    `SELECT status, attempts, last_error FROM outbox_deliveries WHERE event_id = $1 AND consumer = $2`,
+    [eventId, consumer],
+  );
+  return rows[0];
+}
+
+describe('a claim of ledger and receipt deliveries', () => {
+  it('is written by one transaction per consumer, the inbox with the postings', async () => {
+    const ids = await payments('batch', 10);
+    const handled = await stack.app.services.dispatcher.dispatchOnce();
+    expect(handled).toBeGreaterThanOrEqual(20);
+    const ledgerWriters = await writersOf('ledger_postings', ids);
+    expect(ledgerWriters).toHaveLength(1);
+    expect(await writersOf('receipts', ids)).toHaveLength(1);
+    const { rows } = await stack.db.query<{ xmin: string; n: number }>(
+      `SELECT xmin::text AS xmin, count(*)::int AS n FROM ledger_lines
+        WHERE posting_id = ANY ($1::text[]) GROUP BY 1`,
+      [ids.map((id) => `ledger_payment_${id}_capture`)],
+    );
+    expect(rows).toEqual([{ xmin: ledgerWriters[0], n: 20 }]);
+    const { rows: inbox } = await stack.db.query<{ xmin: string }>(
+      `SELECT DISTINCT xmin::text AS xmin FROM inbox_messages WHERE message_id = ANY ($1::text[])`,
+      [ids.map((id) => `evt_payment_${id}_succeeded`)],
+    );
+    expect(inbox.map((r) => r.xmin)).toEqual(ledgerWriters);
+  });
+
+  it('delivers the rest when one of its deliveries cannot be made, and retries that one', async () => {
+    const ids = await payments('poison', 3);
+    const poisonPayment = randomUUID();
+    const poison = `evt_payment_${poisonPayment}_succeeded`;
+    // A movement the ledger refuses (an amount of zero): the whole claim's call fails with it.
+    await writeEvent(stack.db, {
+      tenantId: stack.tenantIds.a,
+      id: poison,
+      type: 'payment.succeeded',
+      payload: {
+        payment: { id: poisonPayment },
+        movement: {
+          kind: 'capture',
+          postingId: `ledger_payment_${poisonPayment}_capture`,
+          amountMinor: '0',
+          currency: 'EUR',
+        },
+      },
+      consumers: ['ledger'],
+    });
+    await stack.app.services.dispatcher.dispatchOnce();
+    for (const id of ids) {
+      expect(await deliveryOf(`evt_payment_${id}_succeeded`, 'ledger')).toMatchObject({
+        status: 'delivered',
+      });
+    }
+    const refused = await deliveryOf(poison, 'ledger');
+    expect(refused).toMatchObject({ status: 'pending', attempts: 1 });
+    expect(refused?.last_error).toBeTruthy();
+    const { rows } = await stack.db.query(`SELECT 1 FROM ledger_postings WHERE payment_id = $1`, [
+      poisonPayment,
+    ]);
+    expect(rows).toHaveLength(0);
+  });
+});
+
+describe('postMany', () => {
+  it('posts a movement once when one call carries it twice, by one message or by two', async () => {
+    const [paymentId] = await payments('twice', 1);
+    const capture = {
+      tenantId: stack.tenantIds.a,
+      paymentId: paymentId!,
+      kind: 'capture' as const,
+      currency: 'EUR',
+      amountMinor: '1000',
+      postingId: `ledger_payment_${paymentId}_capture`,
+    };
+    const { posted } = await stack.app.services.client.ledger.postMany.mutate([
+      { ...capture, messageId: 'twice-a' },
+      { ...capture, messageId: 'twice-a' },
+      { ...capture, messageId: 'twice-b' },
+    ]);
+    expect(posted).toEqual([{ postingId: capture.postingId, kind: 'capture' }]);
+    const { rows } = await stack.db.query<{ debits: string; credits: string; n: number }>(
+      `SELECT sum(debit_minor)::text AS debits, sum(credit_minor)::text AS credits, count(*)::int AS n
+         FROM ledger_lines WHERE posting_id = $1`,
+      [capture.postingId],
+    );
+    expect(rows[0]).toEqual({ debits: '1000', credits: '1000', n: 2 });
+    const { rows: inbox } = await stack.db.query(
+      `SELECT 1 FROM inbox_messages WHERE message_id IN ('twice-a', 'twice-b')`,
+    );
+    expect(inbox).toHaveLength(2);
+  });
+});
