@@ -3,7 +3,7 @@
  * work on, as `npm start` runs it) on a scratch database, a bounded burst of new payments at
  * concurrency 16 through GraphQL, then: the outbox backlog the moment the burst ends, in
  * deliveries and in seconds of the burst's own rate, and how long the dispatcher takes to
- * drain it. Every process is stopped and the database dropped; traffic goes to 127.0.0.1 only.
+ * drain it, and where the WAL of the burst and drain went (wal-census.ts). Every process is stopped and the database dropped; traffic goes to 127.0.0.1 only.
  *
  *   npm run bench:outbox -- [--payments N] (default 3000)
  */
@@ -15,6 +15,8 @@ import { readBacklog } from '../services/kernel/outbox/outbox.ts';
 import { upsertTenant } from '../services/tenants/api-keys.ts';
 import { startSandboxPsp } from '../sandbox-psp/sandbox-server.ts';
 import { benchPool, createScratchDatabase } from './bench/scratch-database.ts';
+import { walCensus, walPosition, type WalCensus } from './bench/wal-census.ts';
+import { table } from '../ops/render.ts';
 
 const CONCURRENCY = 16;
 /** The drain is given this long at most: a backlog that outlives it is reported as such. */
@@ -26,6 +28,25 @@ const { values } = parseArgs({ options: { payments: { type: 'string', default: '
 const payments = Number(values.payments);
 if (!Number.isInteger(payments) || payments < 1 || payments > 100_000)
   throw new Error('--payments must be a whole number from 1 to 100000');
+
+/** The WAL of the burst and its drain, per payment, by relation: what each statement kind costs. */
+function printWalCensus(census: WalCensus | null, payments: number): void {
+  if (census === null) {
+    console.log('WAL census: skipped (pg_walinspect needs PostgreSQL 15+ and a superuser)');
+    return;
+  }
+  const kb = (bytes: number) => (bytes / 1024 / payments).toFixed(3);
+  console.log(
+    `WAL per payment, burst and drain: ${kb(census.totalBytes)} KB, of which full-page images ${kb(census.fpiBytes)} KB`,
+  );
+  const out = table(['relation', 'KB per payment', 'of which full pages', 'records per payment'], {
+    compact: true,
+  });
+  for (const t of census.byTarget.slice(0, 25)) {
+    out.push([t.target, kb(t.bytes), kb(t.fpiBytes), (t.records / payments).toFixed(2)]);
+  }
+  console.log(out.toString());
+}
 
 const database = await createScratchDatabase();
 const db = benchPool(database.url);
@@ -45,6 +66,7 @@ try {
   });
   const http = new Pool(app.url, { connections: CONCURRENCY });
   try {
+    const walFrom = await walPosition(db);
     let next = 0;
     const started = performance.now();
     await Promise.all(
@@ -103,6 +125,7 @@ try {
         ? `drained in ${drainSeconds.toFixed(1)} s`
         : `not drained after ${drainSeconds.toFixed(0)} s: ${left} deliveries left`,
     );
+    printWalCensus(await walCensus(db, walFrom), payments);
   } finally {
     await http.close();
     await app.stop();
