@@ -15,25 +15,6 @@ import { createResolvers } from './resolvers.ts';
 const typeDefs = readFileSync(new URL('../../schema/payments.graphql', import.meta.url), 'utf8');
 
 /**
- * Marks answers served from a stored result: `extensions.idempotency.replayed` in the body and
- * an `Idempotent-Replayed` header, so a client (or a person with curl) can tell a replay.
- */
-const replayMarkerPlugin: ApolloServerPlugin<GatewayContext> = {
-  requestDidStart: () =>
-    Promise.resolve({
-      willSendResponse: ({ response, contextValue }) => {
-        if (!contextValue.replayed || response.body.kind !== 'single') return Promise.resolve();
-        response.body.singleResult.extensions = {
-          ...response.body.singleResult.extensions,
-          idempotency: { replayed: true },
-        };
-        response.http.headers.set('idempotent-replayed', 'true');
-        return Promise.resolve();
-      },
-    }),
-};
-
-/**
  * The `operation` label of graphql_request_duration_seconds. It is read from the operation
  * Apollo resolved, that is after parsing and validation, so a client's document can only ever
  * name a root field the schema has: a label taken from an unvalidated document would let any
@@ -52,7 +33,13 @@ export function operationLabel(
   return root?.getFields()[only.name.value] === undefined ? 'invalid' : only.name.value;
 }
 
-function durationPlugin(metrics: GatewayMetrics): ApolloServerPlugin<GatewayContext> {
+/**
+ * The gateway's one plugin, one set of hooks per request:
+ * - marks answers served from a stored result: `extensions.idempotency.replayed` in the body and
+ *   an `Idempotent-Replayed` header, so a client (or a person with curl) can tell a replay;
+ * - observes graphql_request_duration_seconds, labelled by operationLabel.
+ */
+function gatewayPlugin(metrics: GatewayMetrics): ApolloServerPlugin<GatewayContext> {
   return {
     requestDidStart: () => {
       const started = process.hrtime.bigint();
@@ -62,7 +49,14 @@ function durationPlugin(metrics: GatewayMetrics): ApolloServerPlugin<GatewayCont
           operation = request.operation;
           return Promise.resolve();
         },
-        willSendResponse: ({ schema }) => {
+        willSendResponse: ({ response, contextValue, schema }) => {
+          if (contextValue.replayed && response.body.kind === 'single') {
+            response.body.singleResult.extensions = {
+              ...response.body.singleResult.extensions,
+              idempotency: { replayed: true },
+            };
+            response.http.headers.set('idempotent-replayed', 'true');
+          }
           const seconds = Number(process.hrtime.bigint() - started) / 1e9;
           metrics.graphqlDuration.observe(
             { service: 'gateway', operation: operationLabel(schema, operation) },
@@ -94,9 +88,14 @@ export async function createApollo(
     // The process owns SIGTERM (drain, then stop Apollo, then exit). Apollo's own handler,
     // on by default outside NODE_ENV=test, races ours and leaves apollo.stop() hanging.
     stopOnTerminationSignals: false,
+    // Off: it guards cookie-authenticated APIs against forms and scripts of other sites, which
+    // a browser sends with the victim's cookies. This API authenticates by bearer token only and
+    // sets no cookie; a browser never adds an Authorization header on its own, so a forged
+    // cross-site request arrives unauthenticated and is refused before GraphQL runs
+    // (test/integration/cross-site-requests.test.ts). A cookie-based login would need it back.
+    csrfPrevention: false,
     plugins: [
-      replayMarkerPlugin,
-      durationPlugin(metrics),
+      gatewayPlugin(metrics),
       // Apollo installs these unless told not to. Cache control hooks every field's resolver
       // (willResolveField) to compute HTTP cache hints that a payments API never sends: its
       // answers are mutations and tenant-scoped reads. With no plugin hooking fields, Apollo

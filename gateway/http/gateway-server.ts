@@ -20,6 +20,9 @@ import { createTenantAuthenticator, type AuthenticatedTenant } from './tenant-au
 import { asksForExplorerPage } from '../explorer/explorer-request.ts';
 import { EXPLORER_ASSET_PREFIX, type Explorer } from '../explorer/explorer-responses.ts';
 
+/** The request headers Apollo Server reads, and so the only ones handed to it. */
+const APOLLO_REQUEST_HEADERS = ['accept', 'content-type'] as const;
+
 /** docs/api.md §1.4: a request body over 100 KB is refused with 413 before it is parsed. */
 export const MAX_BODY_BYTES = 100 * 1024;
 
@@ -311,9 +314,12 @@ async function serveGraphQL(opts: RouteOptions, { req, res, url, trace }: Exchan
       });
     }
   }
+  // Only what Apollo reads, with CSRF prevention off (apollo.ts): the response's media type
+  // from Accept, and a GET's content type. Authorization and the rest stay out of its reach.
   const headers = new HeaderMap();
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+  for (const name of APOLLO_REQUEST_HEADERS) {
+    const value = req.headers[name];
+    if (value !== undefined) headers.set(name, value);
   }
   const answer = await opts.apollo.executeHTTPGraphQLRequest({
     httpGraphQLRequest: { method: req.method ?? 'GET', headers, search: url.search, body },
