@@ -186,6 +186,9 @@ async function main(): Promise<void> {
       replayKeys,
       progress,
     });
+    // PostgreSQL's own rates with every system stopped: their pools' idle connections would
+    // otherwise leave pgbench few of max_connections, and their processes would share its cores.
+    await children.stopAll();
     const postgres = await postgresRates({ db, options }, options.warmUp);
     report = {
       options,
@@ -198,7 +201,6 @@ async function main(): Promise<void> {
       postgres,
     };
     if (profiling) {
-      await children.stopAll();
       profile = await profiling.summarise(report.phases);
     }
   } finally {

@@ -118,6 +118,14 @@ function providerThrough(caller: () => ServiceCaller): ServiceDeps['provider'] {
  */
 const ORM_POOL_MAX = 4;
 
+/**
+ * Connections of the outbox's own pool. In the request path's pool the dispatcher's claims and
+ * its consumers' batches queued behind every request in flight: at 64 concurrent requests on a
+ * pool of 20 the backlog when a burst ended grew to two seconds of deliveries. A claim and a
+ * batch at a time need two; webhook marks a couple more.
+ */
+const OUTBOX_POOL_MAX = 4;
+
 /** The recovery worker never waits longer than this between attempts at one request. */
 const BACKOFF_CAP_MS = 5 * 60_000;
 
@@ -252,10 +260,17 @@ export function createServices(config: ServicesConfig): Services {
     intervalMs: config.reconciliationIntervalMs,
     onError: config.onError,
   });
+  const outboxPool = createPool({
+    connectionString: config.databaseUrl,
+    max: OUTBOX_POOL_MAX,
+    applicationName: 'payments-outbox',
+    statementTimeoutMs: config.statementTimeoutMs,
+  });
+  const outboxDeps: ServiceDeps = { ...deps, pool: outboxPool };
   const dispatcher = new OutboxDispatcher({
-    pool,
+    pool: outboxPool,
     faults: config.faults,
-    ...outboxConsumers(deps, caller),
+    ...outboxConsumers(outboxDeps, createServiceCaller({ deps: outboxDeps })),
     metrics: config.metrics,
     serviceOf: serviceOfConsumer,
     intervalMs: config.outboxIntervalMs,
@@ -312,6 +327,7 @@ export function createServices(config: ServicesConfig): Services {
       await providerAdapter.close();
       await webhookEgress.close();
       await pool.end();
+      await outboxPool.end();
       await orm.close(true);
     },
   };

@@ -15,14 +15,15 @@ import type { GatewaySlot } from './stack.ts';
 const GATE_SLACK_OPS = 25;
 const POLL_MS = 20;
 /**
- * Every session of the gateways' service pools (application_name 'payments-services') on the
- * scratch database: idle ones, ones mid-transaction, ones waiting on a lock. The harness's own
+ * Every session of the gateways' service and outbox pools (application_name
+ * 'payments-services', 'payments-outbox') on the scratch database: idle ones, ones mid-transaction, ones waiting on a lock. The harness's own
  * pool has another application_name and survives.
  */
 const TERMINATE_BACKENDS = `
 SELECT count(pg_terminate_backend(pid))::int AS terminated
   FROM pg_stat_activity
- WHERE datname = $1 AND application_name = 'payments-services' AND pid <> pg_backend_pid()`;
+ WHERE datname = $1 AND application_name IN ('payments-services', 'payments-outbox')
+   AND pid <> pg_backend_pid()`;
 
 export interface FaultCounts {
   sigkill: number;

@@ -25,8 +25,15 @@ export const BATCH_SIZE = 64;
  */
 const HANDLERS_AT_ONCE = 8;
 /**
+ * Claims in flight at once, each a loop of its own (claims skip each other's rows). One loop
+ * spends most of a batch waiting on its round trips (claim, the consumers' statements, the
+ * mark), which under a saturated database take long enough that a busy gateway's deliveries
+ * outran it; a second loop claims while the first waits.
+ */
+const CLAIM_LOOPS = 2;
+/**
  * An idle dispatcher polls less and less often, up to this: a fleet with nothing to deliver
- * costs PostgreSQL a claim query a couple of seconds per process, not four a second. The first
+ * costs PostgreSQL a claim query per loop every couple of seconds, not four a second. The first
  * event after a quiet spell waits at most this long.
  */
 export const IDLE_POLL_CAP_MS = 2_000;
@@ -80,8 +87,7 @@ export type BatchDeliveryHandler = (deliveries: Delivery[]) => Promise<DeliveryR
  * id, which is why every consumer's effect carries its own identity.
  */
 export class OutboxDispatcher {
-  private readonly job: PeriodicJob<number>;
-  private lastDelayMs: number;
+  private readonly loops: Array<PeriodicJob<number>>;
 
   constructor(
     private readonly deps: {
@@ -98,26 +104,28 @@ export class OutboxDispatcher {
       onError: (error: unknown) => void;
     },
   ) {
-    this.lastDelayMs = deps.intervalMs;
-    this.job = new PeriodicJob(() => this.dispatchOnce(), {
-      intervalMs: deps.intervalMs,
-      onError: deps.onError,
-      delayAfter: (handled) => {
-        this.lastDelayMs = nextPollDelayMs(handled, {
-          previousDelayMs: this.lastDelayMs,
-          intervalMs: deps.intervalMs,
-        });
-        return this.lastDelayMs;
-      },
+    this.loops = Array.from({ length: CLAIM_LOOPS }, () => {
+      let lastDelayMs = deps.intervalMs;
+      return new PeriodicJob(() => this.dispatchOnce(), {
+        intervalMs: deps.intervalMs,
+        onError: deps.onError,
+        delayAfter: (handled) => {
+          lastDelayMs = nextPollDelayMs(handled, {
+            previousDelayMs: lastDelayMs,
+            intervalMs: deps.intervalMs,
+          });
+          return lastDelayMs;
+        },
+      });
     });
   }
 
   start(): void {
-    this.job.start();
+    for (const loop of this.loops) loop.start();
   }
 
-  stop(): Promise<void> {
-    return this.job.stop();
+  async stop(): Promise<void> {
+    await Promise.all(this.loops.map((loop) => loop.stop()));
   }
 
   /** Claims and handles one batch; returns how many deliveries it handled. */
