@@ -152,8 +152,13 @@ export class OutboxDispatcher {
         },
       };
       const batch = this.deps.batchHandlers?.[kindOf(delivery)];
-      if (batch === undefined) singles.push(delivery);
-      else batches.set(batch, [...(batches.get(batch) ?? []), delivery]);
+      if (batch === undefined) {
+        singles.push(delivery);
+        continue;
+      }
+      const group = batches.get(batch);
+      if (group === undefined) batches.set(batch, [delivery]);
+      else group.push(delivery);
     }
     const delivered: Delivery[] = [];
     let next = 0;
