@@ -3,7 +3,8 @@
  * work on, as `npm start` runs it) on a scratch database, a bounded burst of new payments at
  * concurrency 16 through GraphQL, then: the outbox backlog the moment the burst ends, in
  * deliveries and in seconds of the burst's own rate, and how long the dispatcher takes to
- * drain it, and where the WAL of the burst and drain went (wal-census.ts). Every process is stopped and the database dropped; traffic goes to 127.0.0.1 only.
+ * drain it, where the WAL of the burst and drain went (wal-census.ts), and what the gateway
+ * costs PostgreSQL once idle again. Every process is stopped and the database dropped; traffic goes to 127.0.0.1 only.
  *
  *   npm run bench:outbox -- [--payments N] (default 3000)
  */
@@ -16,6 +17,8 @@ import { upsertTenant } from '../services/tenants/api-keys.ts';
 import { startSandboxPsp } from '../sandbox-psp/sandbox-server.ts';
 import { benchPool, createScratchDatabase } from './bench/scratch-database.ts';
 import { walCensus, walPosition, type WalCensus } from './bench/wal-census.ts';
+import { addCosts, Costs, snapshotCosts } from './bench/phase-costs.ts';
+import type pg from 'pg';
 import { table } from '../ops/render.ts';
 
 const CONCURRENCY = 16;
@@ -46,6 +49,40 @@ function printWalCensus(census: WalCensus | null, payments: number): void {
     out.push([t.target, kb(t.bytes), kb(t.fpiBytes), (t.records / payments).toFixed(2)]);
   }
   console.log(out.toString());
+}
+
+/** Seconds the idle gateway is watched. */
+const IDLE_SECONDS = 30;
+/**
+ * The wait before watching: for the dispatcher's claims to back off, and for the burst's
+ * transactions to reach pg_stat_database, which an idle backend publishes only after 10 s.
+ */
+const SETTLE_MS = 12_000;
+
+/**
+ * What the gateway costs PostgreSQL with nothing to do: its backends' CPU, and the transactions
+ * its database ran (pg_stat_database, which backends publish about once a second while busy, so
+ * the count is a floor), less the two this bench's own snapshots ran.
+ */
+async function measureIdle(db: pg.Pool, dbName: string): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+  const pids = { system: process.pid, psp: process.pid };
+  const transactions = async () => {
+    const { rows } = await db.query<{ n: string }>(
+      `SELECT (xact_commit + xact_rollback)::text AS n FROM pg_stat_database WHERE datname = $1`,
+      [dbName],
+    );
+    return Number(rows[0]?.n);
+  };
+  const before = { costs: await snapshotCosts({ db, dbName, pids }), xacts: await transactions() };
+  await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1000));
+  const after = { costs: await snapshotCosts({ db, dbName, pids }), xacts: await transactions() };
+  const idle = new Costs();
+  addCosts(idle, before.costs, after.costs);
+  const perSecond = (value: number) => (value / IDLE_SECONDS).toFixed(2);
+  console.log(
+    `idle for ${IDLE_SECONDS} s: PostgreSQL CPU ${perSecond(idle.postgresMs)} ms a second; at least ${perSecond(after.xacts - before.xacts - 2)} transactions a second`,
+  );
 }
 
 const database = await createScratchDatabase();
@@ -126,6 +163,7 @@ try {
         : `not drained after ${drainSeconds.toFixed(0)} s: ${left} deliveries left`,
     );
     printWalCensus(await walCensus(db, walFrom), payments);
+    await measureIdle(db, database.name);
   } finally {
     await http.close();
     await app.stop();
