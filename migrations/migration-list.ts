@@ -23,6 +23,7 @@ const SQL_FILES = [
   '0012-api-keys.sql',
   '0013-webhook-endpoint-management.sql',
   '0014-outbox-subscriptions.sql',
+  '0015-outbox-claim-lease.sql',
 ] as const;
 
 function sqlMigration(file: string): MigrationObject {

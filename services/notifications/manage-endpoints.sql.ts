@@ -75,8 +75,8 @@ SELECT ${DELIVERY_COLUMNS}
 export const REDELIVER = `
 WITH again AS (
   UPDATE outbox_deliveries
-     SET status = 'pending', attempts = 0, next_attempt_at = now(), last_error = NULL,
-         delivered_at = NULL
+     SET status = 'pending', attempts = 0, next_attempt_at = now(), claimed_until = '-infinity',
+         last_error = NULL, delivered_at = NULL
    WHERE tenant_id = $1 AND event_id = $2 AND consumer = $3
   RETURNING *
 )

@@ -110,7 +110,7 @@ describe('after a mixed workload', () => {
 
     // Redeliver everything the ledger and receipts got: nothing changes.
     await stack.db.query(
-      `UPDATE outbox_deliveries SET status = 'pending', next_attempt_at = now() WHERE consumer IN ('ledger', 'receipts')`,
+      `UPDATE outbox_deliveries SET status = 'pending', next_attempt_at = now(), claimed_until = '-infinity' WHERE consumer IN ('ledger', 'receipts')`,
     );
     await drainOutbox();
     const { rows: again } = await stack.db.query<{ n: number }>(
@@ -179,7 +179,7 @@ describe('webhook redelivery', () => {
     expect(receiver.received.filter((r) => r.id === eventId)).toHaveLength(1);
     // The dispatcher that sent it "died": its claim lease runs out, and the delivery is due again.
     await stack.db.query(
-      `UPDATE outbox_deliveries SET next_attempt_at = now() WHERE event_id = $1`,
+      `UPDATE outbox_deliveries SET next_attempt_at = now(), claimed_until = '-infinity' WHERE event_id = $1`,
       [eventId],
     );
     await drainOutbox();
@@ -207,7 +207,7 @@ describe('webhook redelivery', () => {
     ]);
     receiver.answerStatus = 410;
     await stack.db.query(
-      `UPDATE outbox_deliveries SET next_attempt_at = now() WHERE status = 'pending'`,
+      `UPDATE outbox_deliveries SET next_attempt_at = now(), claimed_until = '-infinity' WHERE status = 'pending'`,
     );
     await drainOutbox();
     const { rows: endpoints } = await stack.db.query(`SELECT status FROM webhook_endpoints`);

@@ -1,7 +1,10 @@
 import { defineEntity, p } from '@mikro-orm/core';
 import { OutboxEvent } from './outbox-event.entity.ts';
 
-/** `outbox_deliveries` (migrations/0005): one per event and consumer, claimed by outbox.sql.ts. */
+/**
+ * `outbox_deliveries` (migrations/0005; the claim lease and fillfactor in 0015): one per event
+ * and consumer, claimed by outbox.sql.ts.
+ */
 export const OutboxDelivery = defineEntity({
   name: 'OutboxDelivery',
   tableName: 'outbox_deliveries',
@@ -21,6 +24,7 @@ export const OutboxDelivery = defineEntity({
     status: p.enum(['pending', 'delivered', 'abandoned']).defaultRaw(`'pending'`),
     attempts: p.integer().defaultRaw('0'),
     nextAttemptAt: p.datetime().defaultRaw('now()'),
+    claimedUntil: p.datetime().defaultRaw(`'-infinity'`),
     lastError: p.text().nullable(),
     deliveredAt: p.datetime().nullable(),
   },

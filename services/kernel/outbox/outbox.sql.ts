@@ -24,18 +24,20 @@ INSERT INTO outbox_subscriptions (tenant_id, consumer) VALUES ($1, $2)
 ON CONFLICT ON CONSTRAINT outbox_subscriptions_pk DO NOTHING`;
 
 /**
- * Claims due deliveries: pushes each one's next_attempt_at forward by the claim lease, so other
- * dispatchers (SKIP LOCKED during the statement, the lease after it) leave it alone while this
- * one works. A dispatcher that dies mid-delivery simply lets the lease run out: the delivery is
- * due again, with the same event id. $1 claim lease ms, $2 batch size.
+ * Claims due deliveries: sets each one's claim lease, so other dispatchers (SKIP LOCKED during
+ * the statement, the lease after it) leave it alone while this one works. A dispatcher that dies
+ * mid-delivery simply lets the lease run out: the delivery is due again, with the same event id.
+ * The lease is `claimed_until`, not `next_attempt_at`: no index holds it, so the claim is a
+ * heap-only update (migrations/0015). $1 claim lease ms, $2 batch size.
  */
 export const CLAIM_DUE_DELIVERIES = `
 UPDATE outbox_deliveries AS d
    SET attempts = d.attempts + 1,
-       next_attempt_at = now() + make_interval(secs => $1::float8 / 1000)
+       claimed_until = now() + make_interval(secs => $1::float8 / 1000)
   FROM (SELECT tenant_id, event_id, consumer
           FROM outbox_deliveries
          WHERE status = 'pending' AND next_attempt_at <= now()
+           AND claimed_until <= now()
          ORDER BY next_attempt_at
          LIMIT $2
            FOR UPDATE SKIP LOCKED) AS due
@@ -56,7 +58,8 @@ UPDATE outbox_deliveries d SET status = 'delivered', delivered_at = now(), last_
 
 /** $1 tenant, $2 event id, $3 consumer, $4 error, $5 backoff ms. */
 export const MARK_RETRY = `
-UPDATE outbox_deliveries SET last_error = $4, next_attempt_at = now() + make_interval(secs => $5::float8 / 1000)
+UPDATE outbox_deliveries SET last_error = $4, next_attempt_at = now() + make_interval(secs => $5::float8 / 1000),
+       claimed_until = '-infinity'
  WHERE tenant_id = $1 AND event_id = $2 AND consumer = $3 AND status = 'pending'`;
 
 /** $1 tenant, $2 event id, $3 consumer, $4 why. */
