@@ -14,14 +14,9 @@ if command -v promtool >/dev/null 2>&1 && { command -v prometheus >/dev/null 2>&
   exit 0
 fi
 
-if [ "$(id -u)" -eq 0 ]; then
-  as_root() { "$@"; }
-elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-  as_root() { sudo -n "$@"; }
-else
-  echo "install-promtool: need root or passwordless sudo to apt-get install prometheus" >&2
-  exit 1
-fi
+APT_CALLER=install-promtool
+# shellcheck source=../scripts/apt.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/apt.sh"
 
 # Debian's policy hook: invoke-rc.d and deb-systemd-invoke start no service while it exits 101
 # ("action forbidden"). Put one in place for the install unless the machine's own (Docker images
@@ -41,19 +36,8 @@ if ! { [ -x "$policy" ] && { "$policy" prometheus start >/dev/null 2>&1; [ $? -e
   as_root chmod 755 "$policy"
 fi
 
-# A fresh machine often runs apt itself (unattended upgrades at boot, another install): without
-# a lock wait apt-get fails at once with "Could not get lock" instead of queueing behind it.
-APT_LOCK_TIMEOUT_SECONDS=300
-install_prometheus() {
-  as_root env DEBIAN_FRONTEND=noninteractive \
-    apt-get install -y -q --no-install-recommends -o "DPkg::Lock::Timeout=$APT_LOCK_TIMEOUT_SECONDS" \
-    prometheus >/dev/null
-}
 # A fresh machine may have no package lists yet: update once, then try again.
-install_prometheus || {
-  as_root apt-get update -q -o "DPkg::Lock::Timeout=$APT_LOCK_TIMEOUT_SECONDS" >/dev/null &&
-    install_prometheus
-}
+apt_install prometheus || { apt_update && apt_install prometheus; }
 
 # Under systemd the package also enables the unit for the next boot: undo that.
 if [ -d /run/systemd/system ]; then
