@@ -10,6 +10,7 @@ import { fixed, percentile, rate } from './stats.ts';
 import { exactlyOnce, type StormOutcome } from './storm-check.ts';
 import type { SystemName } from './targets.ts';
 import { table } from '../../ops/render.ts';
+import { DRAIN_LIMIT_SECONDS } from './outbox-backlog.ts';
 
 /**
  * The targets the product is held to (issue 24), each a throughput ratio measured in one run:
@@ -104,7 +105,7 @@ function outboxLine(kind: PhaseKind, phase: PhaseResult | undefined): string {
   if (phase === undefined) return `  outbox after ${kind}: not run`;
   const { pending, oldestAgeSeconds, drainMs, drained } = phase.backlog;
   const perPayment = (value: number) => fixed(value / Math.max(1, phase.load.done), 2);
-  const drain = drained ? `drained in ${fixed(drainMs / 1000, 1)} s` : 'NOT DRAINED in 120 s';
+  const drain = drained ? `drained in ${fixed(drainMs / 1000, 1)} s` : `NOT DRAINED in ${DRAIN_LIMIT_SECONDS} s`;
   return `  outbox after ${kind}: at most ${pending} deliveries pending when the load ended (oldest ${fixed(oldestAgeSeconds, 1)} s), ${drain}; draining cost per payment ${perPayment(phase.outbox.writes)} writing transactions, ${perPayment(phase.outbox.postgresMs)} ms PostgreSQL CPU, ${perPayment(phase.outbox.walBytes / 1024)} KB WAL`;
 }
 
