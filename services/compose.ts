@@ -10,6 +10,7 @@ import type { Keyring } from './kernel/crypto/keyring.ts';
 import type { FaultPoints } from './kernel/faults.ts';
 import { IdempotencyEngine } from './kernel/idempotency/engine.ts';
 import { RecoveryWorker } from './kernel/idempotency/recovery-worker.ts';
+import { unfinishedSummary } from './kernel/idempotency/inspection.ts';
 import {
   insertableUntil,
   maintainPartitions,
@@ -231,7 +232,7 @@ export function createServices(config: ServicesConfig): Services {
   initialiseLedgerSeries(config.metrics);
   registerFleetGauges(config.metrics, {
     unfinished: async () =>
-      (await engine.unfinishedSummary()).map((row) => {
+      (await unfinishedSummary(pool)).map((row) => {
         const operation = operations.get(row.operation);
         return {
           ...row,

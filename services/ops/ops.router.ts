@@ -2,7 +2,7 @@ import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { tracedDeps, type ServiceDeps } from '../context.ts';
 import { withTransaction } from '../kernel/db/pool.ts';
-import { scopeAnnotation } from '../kernel/idempotency/engine.ts';
+import { scopeAnnotation } from '../kernel/idempotency/scope-identity.ts';
 import { claimForSettlement, recordIntervention } from '../kernel/idempotency/settlement.ts';
 import { keysInUse, resealAnswers } from '../kernel/idempotency/reseal-answers.ts';
 import { resealSecrets, secretsByKey } from '../notifications/index.ts';

@@ -4,24 +4,22 @@ import type { Statement } from '../db/pipelined-statements.ts';
 import { withOneRoundTrip, withTransaction, type TxClient } from '../db/pool.ts';
 import { FaultInjectedError } from '../faults.ts';
 import type { JsonValue } from '../canonical-json.ts';
-import { createHash, createHmac } from 'node:crypto';
-import type { Keyring } from '../crypto/keyring.ts';
 import {
   FINISH_AT_ADMISSION,
   INSERT_KEY,
   lockingScope,
   SELECT_KEY,
   TAKE_OVER_KEY,
-  UNFINISHED_SUMMARY,
 } from './idempotency.sql.ts';
 import { logStep, type RequestTrace } from '../logging/request-trace.ts';
-import type { KeyWaitOutcome, ServiceName } from '../metrics.ts';
+import type { KeyWaitOutcome } from '../metrics.ts';
 import { waitForKey, waitOutcome } from './key-wait.ts';
 import { assertIdempotencyKey } from './idempotency-key.ts';
 import type { OperationDef } from './operation.ts';
 import { OwnedRequest } from './owned-request.ts';
 import { keyedRequestHash, requestHashMatches, type StoredRequestHash } from './request-hash.ts';
-import { answerToStore, openStoredAnswer } from './stored-response.ts';
+import { answerToStore, storedResponse } from './stored-response.ts';
+import { metricLabels, scopeAnnotation, scopeDigest } from './scope-identity.ts';
 import type { EngineDeps, KeyRow, OwnedRow, Scope, StoredResponse } from './types.ts';
 
 /**
@@ -165,29 +163,6 @@ export class IdempotencyEngine {
       if (decided !== 'changed') return decided;
     }
     return this.inUse(scope, null);
-  }
-
-  /** Fleet-wide summary of unfinished requests for the gauges, keyed by operation id. */
-  async unfinishedSummary(): Promise<
-    Array<{
-      operation: string;
-      oldestAgeSeconds: number;
-      staleLeases: number;
-      unknownOutcomes: number;
-    }>
-  > {
-    const { rows } = await this.deps.pool.query<{
-      operation: string;
-      oldest_age_seconds: number;
-      stale_leases: number;
-      unknown_outcomes: number;
-    }>(UNFINISHED_SUMMARY);
-    return rows.map((r) => ({
-      operation: r.operation,
-      oldestAgeSeconds: r.oldest_age_seconds,
-      staleLeases: r.stale_leases,
-      unknownOutcomes: r.unknown_outcomes,
-    }));
   }
 
   /** Wraps a row claimed by the recovery worker. */
@@ -411,70 +386,4 @@ export class IdempotencyEngine {
       throw error;
     }
   }
-}
-
-/** The labels of an operation's series: never the key, tenant or resource. */
-export function metricLabels(scope: { operation: OperationDef }): {
-  service: ServiceName;
-  operation: string;
-} {
-  return { service: scope.operation.service, operation: scope.operation.publicName };
-}
-
-/**
- * SHA-256 of a scope; its first 64 bits are the scope's advisory lock id. Deliberately not
- * keyed: every process must take the same lock for a scope, including two gateways whose
- * keyrings differ in the middle of a rotation, or both could admit the same key. It is never
- * stored or logged (pg_locks shows it while held).
- */
-function scopeDigest(scope: Scope): Buffer {
-  return createHash('sha256').update(scopeText(scope)).digest();
-}
-
-function scopeText(scope: Scope): string {
-  return `${scope.tenantId}/${scope.operation.id}/${scope.key}`;
-}
-
-/** Hex characters of `keyRef`: 48 bits tell apart the keys one incident involves. */
-const KEY_REF_BYTES = 6;
-
-/**
- * What the logs say about the scope a request works on. `keyRef` correlates one key's lines
- * without revealing it: an HMAC under the keyring's key-ref subkey, so a log reader cannot
- * confirm a guessed key (keys are often guessable: order-123). It changes when the first key
- * does: lines from either side of a rotation do not correlate, which costs nothing else.
- */
-export function scopeAnnotation(
-  scope: Scope,
-  keyring: Keyring,
-): {
-  tenantId: string;
-  operation: string;
-  keyRef: string;
-} {
-  const keyRef = createHmac('sha256', keyring.subkey('key-ref'))
-    .update(scopeText(scope))
-    .digest()
-    .subarray(0, KEY_REF_BYTES)
-    .toString('hex');
-  return { tenantId: scope.tenantId, operation: scope.operation.publicName, keyRef };
-}
-
-function storedResponse(row: KeyRow, scope: Scope, keyring: Keyring): StoredResponse {
-  const common = {
-    resourceId: row.resource_id,
-    firstRequestAt: row.created_at,
-    expiresAt: row.expires_at,
-  };
-  // A finished row within its window always has its answer: the answer's partition is dropped
-  // only once every answer in it has expired, and expires_at never moves earlier.
-  if (row.response_version === null || row.response_stored_as === null) {
-    throw new Error('a finished request within its window has no stored answer');
-  }
-  if (row.response_stored_as === 'reference') {
-    return { ...common, version: row.response_version, storedAs: 'reference', body: null };
-  }
-  if (row.response === null) throw new Error('an inline answer without a body'); // a CHECK
-  const body = openStoredAnswer(keyring, scope, row.response);
-  return { ...common, version: row.response_version, storedAs: 'inline', body };
 }

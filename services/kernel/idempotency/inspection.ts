@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Queryable } from '../db/pool.ts';
 import { IdempotencyKey } from './idempotency-key.entity.ts';
 import { LIST_UNFINISHED } from './inspection.sql.ts';
+import { UNFINISHED_SUMMARY } from './idempotency.sql.ts';
 
 /**
  * The engine's read API for people on call: what the ops service shows and acts on, without
@@ -47,4 +48,27 @@ export async function currentRequest(
     fencingToken: current.fencingToken,
     resourceId: current.resourceId ?? null,
   };
+}
+
+/** Fleet-wide summary of unfinished requests for the gauges, keyed by operation id. */
+export async function unfinishedSummary(pool: Queryable): Promise<
+  Array<{
+    operation: string;
+    oldestAgeSeconds: number;
+    staleLeases: number;
+    unknownOutcomes: number;
+  }>
+> {
+  const { rows } = await pool.query<{
+    operation: string;
+    oldest_age_seconds: number;
+    stale_leases: number;
+    unknown_outcomes: number;
+  }>(UNFINISHED_SUMMARY);
+  return rows.map((r) => ({
+    operation: r.operation,
+    oldestAgeSeconds: r.oldest_age_seconds,
+    staleLeases: r.stale_leases,
+    unknownOutcomes: r.unknown_outcomes,
+  }));
 }

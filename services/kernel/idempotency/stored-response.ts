@@ -2,7 +2,7 @@ import type { JsonValue } from '../canonical-json.ts';
 import { associatedData, isEnvelope } from '../crypto/envelope.ts';
 import type { Keyring } from '../crypto/keyring.ts';
 import type { OperationDef } from './operation.ts';
-import type { Scope, StoredResponse } from './types.ts';
+import type { KeyRow, Scope, StoredResponse } from './types.ts';
 
 /** The columns an answer is stored as (FINISH_KEY, FINISH_AT_ADMISSION). */
 export interface AnswerToStore {
@@ -106,4 +106,24 @@ export async function currentBody(
     body = await upgrade(body);
   }
   return body;
+}
+
+/** The stored answer of a finished row within its window, opened. */
+export function storedResponse(row: KeyRow, scope: Scope, keyring: Keyring): StoredResponse {
+  const common = {
+    resourceId: row.resource_id,
+    firstRequestAt: row.created_at,
+    expiresAt: row.expires_at,
+  };
+  // A finished row within its window always has its answer: the answer's partition is dropped
+  // only once every answer in it has expired, and expires_at never moves earlier.
+  if (row.response_version === null || row.response_stored_as === null) {
+    throw new Error('a finished request within its window has no stored answer');
+  }
+  if (row.response_stored_as === 'reference') {
+    return { ...common, version: row.response_version, storedAs: 'reference', body: null };
+  }
+  if (row.response === null) throw new Error('an inline answer without a body'); // a CHECK
+  const body = openStoredAnswer(keyring, scope, row.response);
+  return { ...common, version: row.response_version, storedAs: 'inline', body };
 }
