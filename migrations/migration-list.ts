@@ -24,6 +24,7 @@ const SQL_FILES = [
   '0013-webhook-endpoint-management.sql',
   '0014-outbox-subscriptions.sql',
   '0015-outbox-claim-lease.sql',
+  '0016-outbox-event-log-cursors.sql',
 ] as const;
 
 function sqlMigration(file: string): MigrationObject {

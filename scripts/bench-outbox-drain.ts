@@ -134,9 +134,11 @@ try {
     const rate = payments / burstSeconds;
     const atEnd = await outboxBacklog(db);
     // One second of traffic is the deliveries a second of the burst wrote (a payment writes
-    // one per consumer it has), not its payments.
+    // one per consumer it has: a delivery row, or its name in the event for a log consumer),
+    // not its payments.
     const { rows } = await db.query<{ n: number }>(
-      'SELECT count(*)::int AS n FROM outbox_deliveries',
+      `SELECT ((SELECT count(*) FROM outbox_deliveries)
+             + (SELECT COALESCE(sum(cardinality(log_consumers)), 0) FROM outbox_events))::int AS n`,
     );
     const deliveryRate = (rows[0]?.n ?? 0) / burstSeconds;
     const drainMs = await waitForDrain(db);

@@ -4,6 +4,7 @@ import { IdempotencyPartition } from './kernel/idempotency/idempotency-partition
 import { IdempotencyPhaseLogEntry } from './kernel/idempotency/idempotency-phase-log.entity.ts';
 import { IdempotencyResponse } from './kernel/idempotency/idempotency-response.entity.ts';
 import { InboxMessage } from './kernel/outbox/inbox-message.entity.ts';
+import { OutboxCursor } from './kernel/outbox/outbox-cursor.entity.ts';
 import { OutboxDelivery } from './kernel/outbox/outbox-delivery.entity.ts';
 import { OutboxEvent } from './kernel/outbox/outbox-event.entity.ts';
 import { OutboxSubscription } from './kernel/outbox/outbox-subscription.entity.ts';
@@ -30,6 +31,7 @@ export const ENTITIES = [
   OutboxEvent,
   OutboxDelivery,
   OutboxSubscription,
+  OutboxCursor,
   InboxMessage,
   LedgerPosting,
   LedgerLine,

@@ -1,4 +1,4 @@
-import type { BatchDeliveryHandler, Delivery } from '../kernel/outbox/dispatcher.ts';
+import type { BatchDeliveryHandler, Delivery } from '../kernel/outbox/delivery.ts';
 import type { ServiceCaller } from '../router.ts';
 import type { Movement } from './post-movements.ts';
 

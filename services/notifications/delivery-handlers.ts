@@ -4,7 +4,7 @@ import type {
   Delivery,
   DeliveryHandler,
   DeliveryResult,
-} from '../kernel/outbox/dispatcher.ts';
+} from '../kernel/outbox/delivery.ts';
 import { writeEvent } from '../kernel/outbox/outbox.ts';
 import { withTransaction } from '../kernel/db/pool.ts';
 import {

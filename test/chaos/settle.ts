@@ -2,7 +2,8 @@
  * After the load: faults have healed, every operation has its final answer. What is left is
  * the engine's own housekeeping, which the audit must not race: reconciliation of anything still
  * unknown (run on demand through the ops procedure, as an operator would), and delivery of every
- * outbox event to the ledger and receipts. Both are awaited, within a bound.
+ * outbox event to the ledger and receipts (delivery rows pending, events after a log cursor).
+ * Both are awaited, within a bound.
  */
 import { internalClients } from '../../ops/client.ts';
 import type { ScratchDatabase } from './database.ts';
@@ -16,7 +17,10 @@ export const STATEMENT_LAG_WAIT_MS = 1_500;
 
 const BACKLOG = `
 SELECT (SELECT count(*) FROM idempotency_keys WHERE state <> 'finished')::int AS unfinished,
-       (SELECT count(*) FROM outbox_deliveries WHERE status = 'pending')::int AS undelivered`;
+       (SELECT count(*) FROM outbox_deliveries WHERE status = 'pending')::int
+       + (SELECT count(*) FROM outbox_cursors c
+            JOIN outbox_events e ON c.consumer = ANY (e.log_consumers)
+             AND (e.written_by, e.log_seq) > (c.written_by, c.log_seq))::int AS undelivered`;
 
 export interface SettleReport {
   reconcileCalls: number;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { cursorHasPassed } from '../support/event-log.ts';
 import { useGatewayProcessRig } from '../support/gateway-process-rig.ts';
 import { graphql, paymentOf } from '../support/graphql-client.ts';
 import { CREATE_PAYMENT } from '../support/operations.ts';
@@ -7,9 +8,10 @@ import { waitUntil } from '../support/wait-until.ts';
 import { useWebhookReceiver } from '../support/webhook-receiver.ts';
 
 /**
- * A real gateway SIGKILLed between an outbox consumer's effect and its mark: after a restart the
- * delivery is made again — the ledger still holds one posting, and the merchant's receiver sees
- * the same webhook-id twice, both signatures valid.
+ * A real gateway SIGKILLed between an outbox consumer's effect and its record of it (the
+ * ledger's cursor advance, a webhook delivery's mark): after a restart the delivery is made
+ * again — the ledger still holds one posting, and the merchant's receiver sees the same
+ * webhook-id twice, both signatures valid.
  */
 const rig = useGatewayProcessRig('outbox-crash');
 /** The dispatcher's claim lease: a dead dispatcher's deliveries are due again after this. */
@@ -59,12 +61,19 @@ describe('SIGKILL between an outbox effect and its mark', () => {
       'outbox.ledger.after-handle',
       'outbox-ledger',
     );
-    expect(await deliveryStatus(eventId, 'ledger')).toBe('pending');
+    // Posted, but the ledger's cursor is still before the event: it is taken again.
+    const { rows: before } = await rig.db.query(
+      `SELECT 1 FROM ledger_postings WHERE payment_id = $1`,
+      [paymentId],
+    );
+    expect(before).toHaveLength(1);
+    expect(await cursorHasPassed(rig.db, 'ledger', eventId)).toBe(false);
     await rig.withGateway(ENV, async () => {
       await waitFor(
-        async () => (await deliveryStatus(eventId, 'ledger')) === 'delivered',
-        'the ledger delivery',
+        async () => cursorHasPassed(rig.db, 'ledger', eventId),
+        'the ledger cursor to pass the event',
       );
+      expect(await deliveryStatus(eventId, 'ledger')).toBeUndefined();
       const { rows } = await rig.db.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM ledger_postings WHERE payment_id = $1`,
         [paymentId],

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { drainOutbox } from '../support/event-log.ts';
 import { errorCodeOf, paymentOf } from '../support/graphql-client.ts';
 import { createPaymentOn, keyRowOf, paymentInput, useTestStack } from '../support/test-stack.ts';
 import { waitUntil } from '../support/wait-until.ts';
@@ -117,7 +118,7 @@ describe('the fleet gauges and the outbox', () => {
       pending.get('outbox_oldest_pending_age_seconds{service="ledger",consumer="ledger"}'),
     ).toBeGreaterThanOrEqual(0);
 
-    while ((await stack.app.services.dispatcher.dispatchOnce()) > 0);
+    await drainOutbox(stack.db, [stack.app.services.dispatcher]);
     const after = await scrape();
     expect(after.get('outbox_backlog_events{service="ledger",consumer="ledger"}')).toBe(0);
     const ledgerDelivered =

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { drainOutbox as drainEveryConsumer } from '../support/event-log.ts';
 import { errorCodeOf, graphql, type GraphQLAnswer } from '../support/graphql-client.ts';
 import { REGISTER_WEBHOOK_ENDPOINT } from '../support/operations.ts';
 import {
@@ -46,10 +47,7 @@ function field<T>(answer: GraphQLAnswer, name: string): T {
 }
 
 async function drainOutbox(): Promise<void> {
-  for (let i = 0; i < 50; i++) {
-    if ((await stack.app.services.dispatcher.dispatchOnce()) === 0) return;
-  }
-  throw new Error('outbox did not drain');
+  await drainEveryConsumer(stack.db, [stack.app.services.dispatcher]);
 }
 
 let payments = 0;

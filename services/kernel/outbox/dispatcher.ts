@@ -4,6 +4,17 @@ import type { FaultPoints } from '../faults.ts';
 import { PeriodicJob } from '../periodic-job.ts';
 import type { KernelMetrics, ServiceName } from '../metrics.ts';
 import {
+  handleBatch,
+  kindOf,
+  retry,
+  retryBackoffMs,
+  type BatchDeliveryHandler,
+  type Delivery,
+  type DeliveryHandler,
+  type DeliveryResult,
+} from './delivery.ts';
+import { takeLogBatch } from './event-log.ts';
+import {
   CLAIM_DUE_DELIVERIES,
   MARK_ABANDONED,
   MARK_ALL_DELIVERED,
@@ -54,32 +65,6 @@ export function nextPollDelayMs(
   const cap = Math.max(IDLE_POLL_CAP_MS, poll.intervalMs);
   return Math.min(Math.max(poll.previousDelayMs, poll.intervalMs) * 2, cap);
 }
-/** Backoff between attempts at one delivery: base × 2^(attempts − 1), capped. */
-const RETRY_BASE_MS = 500;
-const RETRY_CAP_MS = 10 * 60_000;
-
-export interface Delivery {
-  tenantId: string;
-  eventId: string;
-  consumer: string;
-  attempts: number;
-  event: { type: string; payload: JsonValue; createdAt: string };
-}
-
-/** What handling a delivery came to. */
-export type DeliveryResult =
-  { kind: 'delivered' } | { kind: 'retry'; error: string } | { kind: 'abandon'; why: string };
-
-/** Handles the deliveries of one consumer kind (the part of `consumer` before ':'). */
-export type DeliveryHandler = (delivery: Delivery) => Promise<DeliveryResult>;
-
-/**
- * Handles a claim's deliveries of one consumer kind at once, in one transaction of the
- * consumer's own: one result per delivery, in their order. A consumer whose effect is a row per
- * delivery writes them all with one multi-row statement, instead of a transaction each.
- */
-export type BatchDeliveryHandler = (deliveries: Delivery[]) => Promise<DeliveryResult[]>;
-
 /**
  * Delivers outbox events to their consumers, at least once. Several dispatchers may run (one
  * per gateway process): a claim is one UPDATE over SKIP LOCKED plus a lease. A dispatcher that
@@ -95,7 +80,11 @@ export class OutboxDispatcher {
       faults: FaultPoints;
       metrics: KernelMetrics;
       handlers: Record<string, DeliveryHandler>;
-      /** Kinds handled a claim at a time; a kind in both records goes here. */
+      /**
+       * Kinds handled a claim at a time; a kind in both records goes here. A kind with a cursor
+       * (outbox_cursors) reads its events from the log as well: its delivery rows are then only
+       * the events it failed to take.
+       */
       batchHandlers?: Record<string, BatchDeliveryHandler>;
       /** The service that owns each consumer kind: the `service` label of its deliveries. */
       serviceOf: (consumerKind: string) => ServiceName;
@@ -128,8 +117,30 @@ export class OutboxDispatcher {
     await Promise.all(this.loops.map((loop) => loop.stop()));
   }
 
-  /** Claims and handles one batch; returns how many deliveries it handled. */
+  /**
+   * Claims and handles one batch of due deliveries, and one batch of each log consumer's events,
+   * at once; returns how many it handled in all.
+   */
   async dispatchOnce(): Promise<number> {
+    const handled = await Promise.all([
+      this.deliverDue(),
+      ...Object.entries(this.deps.batchHandlers ?? {}).map(([name, handler]) =>
+        takeLogBatch(
+          {
+            ...this.deps,
+            service: this.deps.serviceOf(name),
+            claimLeaseMs: this.deps.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS,
+            batchSize: BATCH_SIZE,
+          },
+          { name, handler },
+        ),
+      ),
+    ]);
+    return handled.reduce((sum, n) => sum + n, 0);
+  }
+
+  /** Claims and handles one batch of due delivery rows; returns how many it handled. */
+  private async deliverDue(): Promise<number> {
     const { rows } = await this.deps.pool.query<{
       tenant_id: string;
       event_id: string;
@@ -219,49 +230,10 @@ export class OutboxDispatcher {
         await this.deps.pool.query(MARK_ABANDONED, [...ids, result.why]);
         return false;
       case 'retry': {
-        const backoffMs = Math.min(
-          RETRY_BASE_MS * 2 ** Math.max(0, delivery.attempts - 1),
-          RETRY_CAP_MS,
-        );
+        const backoffMs = retryBackoffMs(delivery.attempts);
         await this.deps.pool.query(MARK_RETRY, [...ids, result.error.slice(0, 500), backoffMs]);
         return false;
       }
     }
   }
-}
-
-/**
- * One kind's deliveries of a claim, through its batch handler at once. If the batch fails, each
- * delivery goes through it again alone: one delivery that cannot be made (an input the consumer
- * refuses, a constraint it breaks) must not hold back the others, which would otherwise fail
- * with it on every claim.
- */
-async function handleBatch(
-  batch: BatchDeliveryHandler,
-  group: Delivery[],
-): Promise<DeliveryResult[]> {
-  try {
-    const results = await batch(group);
-    if (results.length === group.length) return results;
-  } catch {
-    // Each alone, below: a delivery's own failure is then recorded as its own.
-  }
-  const results: DeliveryResult[] = [];
-  for (const delivery of group) {
-    try {
-      results.push((await batch([delivery]))[0] ?? retry('no result from the batch handler'));
-    } catch (error) {
-      results.push(retry(error));
-    }
-  }
-  return results;
-}
-
-/** A delivery's consumer kind: the part of its consumer before ':' (webhook:<endpoint>). */
-function kindOf(delivery: Delivery): string {
-  return delivery.consumer.split(':')[0] ?? delivery.consumer;
-}
-
-function retry(error: unknown): DeliveryResult {
-  return { kind: 'retry', error: error instanceof Error ? error.message : String(error) };
 }

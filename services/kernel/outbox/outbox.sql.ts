@@ -1,18 +1,24 @@
 /**
- * An event and one delivery per consumer, in one statement (one round trip inside the phase
- * that makes the event true). Idempotent: an event is written once, and so is each delivery.
- * The deliveries' foreign key is checked at the end of the statement, when the event row the
- * CTE inserted is visible. $1 tenant, $2 event id, $3 type, $4 payload, $5 consumers every
- * tenant has (text[]), $6 consumers written only for a tenant subscribed to them (text[]): one
- * probe of outbox_subscriptions' primary key finds those.
+ * An event and its deliveries, in one statement (one round trip inside the phase that makes the
+ * event true). A consumer that reads the event log (it has a row in outbox_cursors, 0016) is
+ * named in the event's log_consumers and gets no delivery row; every other consumer gets one.
+ * Idempotent: an event is written once, and so is each delivery. The deliveries' foreign key is
+ * checked at the end of the statement, when the event row the CTE inserted is visible. $1
+ * tenant, $2 event id, $3 type, $4 payload, $5 consumers every tenant has (text[]), $6 consumers
+ * written only for a tenant subscribed to them (text[]): one probe of outbox_subscriptions'
+ * primary key finds those.
  */
 export const INSERT_EVENT_WITH_DELIVERIES = `
 WITH event AS (
-  INSERT INTO outbox_events (tenant_id, id, type, payload) VALUES ($1, $2, $3, $4)
+  INSERT INTO outbox_events (tenant_id, id, type, payload, log_consumers)
+  VALUES ($1, $2, $3, $4,
+          ARRAY(SELECT c.consumer FROM outbox_cursors c WHERE c.consumer = ANY ($5::text[])
+                 ORDER BY c.consumer))
   ON CONFLICT ON CONSTRAINT outbox_events_pk DO NOTHING
 )
 INSERT INTO outbox_deliveries (tenant_id, event_id, consumer)
-SELECT $1, $2, consumer FROM unnest($5::text[]) AS consumer
+SELECT $1, $2, wanted.consumer FROM unnest($5::text[]) AS wanted(consumer)
+ WHERE NOT EXISTS (SELECT 1 FROM outbox_cursors c WHERE c.consumer = wanted.consumer)
 UNION ALL
 SELECT $1, $2, s.consumer FROM outbox_subscriptions s
  WHERE s.tenant_id = $1 AND s.consumer = ANY ($6::text[])

@@ -1,6 +1,7 @@
 import type { JsonValue } from '../canonical-json.ts';
 import type { Statement } from '../db/pipelined-statements.ts';
 import type { Queryable, TxClient } from '../db/pool.ts';
+import { LOG_BACKLOG } from './event-log.sql.ts';
 import { BACKLOG, INSERT_EVENT_WITH_DELIVERIES, SUBSCRIBE } from './outbox.sql.ts';
 
 export interface OutboxEvent {
@@ -46,18 +47,30 @@ export async function subscribeToOutbox(
   await tx.query(SUBSCRIBE, [subscription.tenantId, subscription.consumer]);
 }
 
-/** Pending deliveries per consumer kind, and the age of the oldest: the backlog gauges. */
+/**
+ * What is yet to be delivered per consumer kind, and the age of the oldest: the backlog gauges.
+ * A log consumer's backlog is its pending delivery rows (the retries) and the events after its
+ * cursor together.
+ */
 export async function readBacklog(
   pool: Queryable,
 ): Promise<Array<{ consumer: string; pending: number; oldestAgeSeconds: number }>> {
-  const { rows } = await pool.query<{
-    consumer: string;
-    pending: number;
-    oldest_age_seconds: number;
-  }>(BACKLOG);
-  return rows.map((r) => ({
-    consumer: r.consumer,
-    pending: r.pending,
-    oldestAgeSeconds: r.oldest_age_seconds,
-  }));
+  type Row = { consumer: string; pending: number; oldest_age_seconds: number };
+  const [deliveries, log] = await Promise.all([
+    pool.query<Row>(BACKLOG),
+    pool.query<Row>(LOG_BACKLOG),
+  ]);
+  const backlog = new Map<
+    string,
+    { consumer: string; pending: number; oldestAgeSeconds: number }
+  >();
+  for (const row of [...deliveries.rows, ...log.rows]) {
+    const seen = backlog.get(row.consumer);
+    backlog.set(row.consumer, {
+      consumer: row.consumer,
+      pending: (seen?.pending ?? 0) + row.pending,
+      oldestAgeSeconds: Math.max(seen?.oldestAgeSeconds ?? 0, row.oldest_age_seconds),
+    });
+  }
+  return [...backlog.values()];
 }

@@ -1,0 +1,110 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { ADVANCE_LOG_CURSOR, CLAIM_LOG_BATCH } from '../../services/kernel/outbox/event-log.sql.ts';
+import { writeEvent } from '../../services/kernel/outbox/outbox.ts';
+import {
+  cursorHasPassed,
+  drainOutbox,
+  eventsBehindCursors,
+  untilLogIsReadable,
+} from '../support/event-log.ts';
+import { useTestStack } from '../support/test-stack.ts';
+
+/**
+ * The ledger and receipts read the outbox's event log through a cursor each (migrations/0016).
+ * What a cursor must never do: pass an event that is not yet visible (a transaction that took
+ * its id before a later one's and committed after it), or be moved by a dispatcher whose claim
+ * another has taken over.
+ */
+const stack = useTestStack('outbox-event-log');
+
+/** A capture the ledger posts, for a payment id of its own. */
+function captureEvent(name: string) {
+  const paymentId = randomUUID();
+  return {
+    paymentId,
+    event: {
+      tenantId: stack.tenantIds.a,
+      id: `evt_payment_${paymentId}_succeeded`,
+      type: 'payment.succeeded',
+      payload: {
+        payment: { id: paymentId, reference: name },
+        movement: {
+          kind: 'capture',
+          postingId: `ledger_payment_${paymentId}_capture`,
+          amountMinor: '100',
+          currency: 'EUR',
+        },
+      },
+      consumers: ['ledger'],
+    },
+  };
+}
+
+async function drain(): Promise<void> {
+  await drainOutbox(stack.db, [stack.app.services.dispatcher]);
+}
+
+async function postedFor(paymentId: string): Promise<number> {
+  const { rows } = await stack.db.query(`SELECT 1 FROM ledger_postings WHERE payment_id = $1`, [
+    paymentId,
+  ]);
+  return rows.length;
+}
+
+describe('a log cursor', () => {
+  it('waits for a transaction that wrote an event earlier and commits later', async () => {
+    await drain();
+    const early = captureEvent('early');
+    const late = captureEvent('late');
+    const open = await stack.db.connect();
+    try {
+      await open.query('BEGIN');
+      await writeEvent(open, early.event); // takes its transaction id first
+      await writeEvent(stack.db, late.event); // a later id, committed first
+      await stack.app.services.dispatcher.dispatchOnce();
+      // Past `late` now, the cursor would never come back for `early`.
+      expect(await cursorHasPassed(stack.db, 'ledger', late.event.id)).toBe(false);
+      await open.query('COMMIT');
+    } catch (error) {
+      await open.query('ROLLBACK');
+      throw error;
+    } finally {
+      open.release();
+    }
+    await drain();
+    expect(await cursorHasPassed(stack.db, 'ledger', early.event.id)).toBe(true);
+    expect(await cursorHasPassed(stack.db, 'ledger', late.event.id)).toBe(true);
+    expect(await postedFor(early.paymentId)).toBe(1);
+    expect(await postedFor(late.paymentId)).toBe(1);
+  });
+
+  it('is not moved by a dispatcher whose claim another has taken over', async () => {
+    await drain();
+    await writeEvent(stack.db, captureEvent('taken-over').event);
+    await untilLogIsReadable(stack.db);
+    type Claimed = { claim: string; written_by: string; log_seq: string };
+    // A lease of zero: the first claim is over as soon as it is made, as a dead dispatcher's is.
+    const first = await stack.db.query<Claimed>(CLAIM_LOG_BATCH, ['ledger', 0, 64]);
+    const second = await stack.db.query<Claimed>(CLAIM_LOG_BATCH, ['ledger', 60_000, 64]);
+    expect(first.rows).toHaveLength(1);
+    expect(second.rows).toHaveLength(1);
+    const advance = (claim: string, position: Claimed) =>
+      stack.db.query(ADVANCE_LOG_CURSOR, [
+        'ledger',
+        claim,
+        position.written_by,
+        position.log_seq,
+        [],
+        [],
+        [],
+        [],
+        0,
+      ]);
+    // The stale dispatcher, moving the cursor back to where it started: refused.
+    const stale = await advance(first.rows[0]!.claim, { ...first.rows[0]!, log_seq: '0' });
+    expect(stale.rowCount).toBe(0);
+    expect((await advance(second.rows[0]!.claim, second.rows[0]!)).rowCount).toBe(1);
+    expect(await eventsBehindCursors(stack.db)).toBe(0);
+  });
+});
