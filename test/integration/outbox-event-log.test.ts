@@ -79,6 +79,23 @@ describe('a log cursor', () => {
     expect(await postedFor(late.paymentId)).toBe(1);
   });
 
+  it('walks past the events that do not name its consumer', async () => {
+    await drain();
+    // Three refunds: the ledger's alone. Receipts' cursor must not stop before them, or every
+    // poll would read them again until receipts' next event.
+    const refunds = [captureEvent('r1'), captureEvent('r2'), captureEvent('r3')];
+    for (const refund of refunds) await writeEvent(stack.db, refund.event);
+    await drain();
+    const { rows } = await stack.db.query<{ passed: boolean }>(
+      `SELECT (e.written_by, e.log_seq) <= (c.written_by, c.log_seq) AS passed
+         FROM outbox_events e, outbox_cursors c
+        WHERE c.consumer = 'receipts' AND e.id = ANY ($1::text[])`,
+      [refunds.map((r) => r.event.id)],
+    );
+    expect(rows.map((r) => r.passed)).toEqual([true, true, true]);
+    for (const refund of refunds) expect(await postedFor(refund.paymentId)).toBe(1);
+  });
+
   it('is not moved by a dispatcher whose claim another has taken over', async () => {
     await drain();
     await writeEvent(stack.db, captureEvent('taken-over').event);

@@ -7,22 +7,26 @@
  */
 
 /**
- * Takes a consumer's next batch: the events after its cursor, and the cursor's lease for the
- * dispatcher that takes them. Nothing is written when nothing is due (an idle gateway's polls are
- * reads only). Two dispatchers racing for the cursor: the loser's UPDATE waits for the winner's
- * lease and finds it held, so it returns no rows. $1 consumer, $2 lease ms, $3 batch size.
+ * Takes a consumer's next batch: the log's next events after its cursor, and the cursor's lease
+ * for the dispatcher that takes them. The batch is every log event in order, `mine` marking
+ * those that name the consumer: a cursor walks past the others (the ledger's refunds, for
+ * receipts) instead of scanning them again on every poll until one of its own comes. Nothing is
+ * written when nothing is due (an idle gateway's polls are reads only). Two dispatchers racing
+ * for the cursor: the loser's UPDATE waits for the winner's lease and finds it held, so it
+ * returns no rows. $1 consumer, $2 lease ms, $3 batch size.
  */
 export const CLAIM_LOG_BATCH = `
 WITH cursor AS (
   SELECT written_by, log_seq FROM outbox_cursors WHERE consumer = $1 AND claimed_until <= now()
 ), due AS (
-  SELECT e.tenant_id, e.id, e.type, e.payload, e.created_at, e.written_by, e.log_seq
+  SELECT e.tenant_id, e.id, e.type, e.payload, e.created_at, e.written_by, e.log_seq,
+         $1 = ANY (e.log_consumers) AS mine
     FROM cursor c
    CROSS JOIN LATERAL (
          SELECT * FROM outbox_events e
           WHERE (e.written_by, e.log_seq) > (c.written_by, c.log_seq)
             AND e.written_by < pg_snapshot_xmin(pg_current_snapshot())
-            AND e.log_consumers <> '{}' AND $1 = ANY (e.log_consumers)
+            AND e.log_consumers <> '{}'
           ORDER BY e.written_by, e.log_seq
           LIMIT $3) e
 ), claimed AS (
@@ -32,7 +36,7 @@ WITH cursor AS (
   RETURNING claim
 )
 SELECT claimed.claim::text AS claim, due.tenant_id, due.id, due.type, due.payload, due.created_at,
-       due.written_by::text AS written_by, due.log_seq::text AS log_seq
+       due.written_by::text AS written_by, due.log_seq::text AS log_seq, due.mine
   FROM claimed CROSS JOIN due
  ORDER BY due.written_by, due.log_seq`;
 

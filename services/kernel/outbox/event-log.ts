@@ -7,6 +7,7 @@ import {
   retryBackoffMs,
   type BatchDeliveryHandler,
   type Delivery,
+  type DeliveryResult,
 } from './delivery.ts';
 import { ADVANCE_LOG_CURSOR, CLAIM_LOG_BATCH } from './event-log.sql.ts';
 
@@ -17,7 +18,7 @@ import { ADVANCE_LOG_CURSOR, CLAIM_LOG_BATCH } from './event-log.sql.ts';
  * cursor, and are retried from there like any other delivery. A dispatcher that dies between
  * the handler and the advance leaves the cursor where it was: once the lease runs out the same
  * events are taken again, under the same identities, which is why a log consumer's effect must
- * be idempotent per event. Returns how many events it took.
+ * be idempotent per event. Returns how many log events it walked past, its own and others'.
  */
 export async function takeLogBatch(
   deps: {
@@ -39,19 +40,25 @@ export async function takeLogBatch(
     created_at: string;
     written_by: string;
     log_seq: string;
+    mine: boolean;
   }>(CLAIM_LOG_BATCH, [consumer.name, deps.claimLeaseMs, deps.batchSize]);
   const last = rows.at(-1);
   if (last === undefined) return 0;
-  const deliveries: Delivery[] = rows.map((row) => ({
-    tenantId: row.tenant_id,
-    eventId: row.id,
-    consumer: consumer.name,
-    attempts: 1,
-    event: { type: row.type, payload: row.payload, createdAt: row.created_at },
-  }));
-  const results = await handleBatch(consumer.handler, deliveries);
-  // Between the effect and the cursor's advance: a crash here makes the batch happen again.
-  await deps.faults.hit(`outbox.${consumer.name}.after-handle`);
+  const deliveries: Delivery[] = rows
+    .filter((row) => row.mine)
+    .map((row) => ({
+      tenantId: row.tenant_id,
+      eventId: row.id,
+      consumer: consumer.name,
+      attempts: 1,
+      event: { type: row.type, payload: row.payload, createdAt: row.created_at },
+    }));
+  let results: DeliveryResult[] = [];
+  if (deliveries.length > 0) {
+    results = await handleBatch(consumer.handler, deliveries);
+    // Between the effect and the cursor's advance: a crash here makes the batch happen again.
+    await deps.faults.hit(`outbox.${consumer.name}.after-handle`);
+  }
   const failed: Array<{ delivery: Delivery; status: 'pending' | 'abandoned'; error: string }> = [];
   for (const [i, delivery] of deliveries.entries()) {
     const result = results[i] ?? { kind: 'retry', error: 'no result from the batch handler' };
