@@ -9,16 +9,17 @@
  * primary key finds those.
  */
 export const INSERT_EVENT_WITH_DELIVERIES = `
-WITH event AS (
+WITH log AS (
+  SELECT ARRAY(SELECT c.consumer FROM outbox_cursors c WHERE c.consumer = ANY ($5::text[])
+                ORDER BY c.consumer) AS consumers
+), event AS (
   INSERT INTO outbox_events (tenant_id, id, type, payload, log_consumers)
-  VALUES ($1, $2, $3, $4,
-          ARRAY(SELECT c.consumer FROM outbox_cursors c WHERE c.consumer = ANY ($5::text[])
-                 ORDER BY c.consumer))
+  VALUES ($1, $2, $3, $4, (SELECT consumers FROM log))
   ON CONFLICT ON CONSTRAINT outbox_events_pk DO NOTHING
 )
 INSERT INTO outbox_deliveries (tenant_id, event_id, consumer)
-SELECT $1, $2, wanted.consumer FROM unnest($5::text[]) AS wanted(consumer)
- WHERE NOT EXISTS (SELECT 1 FROM outbox_cursors c WHERE c.consumer = wanted.consumer)
+SELECT $1, $2, wanted.consumer FROM unnest($5::text[]) AS wanted(consumer), log
+ WHERE wanted.consumer <> ALL (log.consumers)
 UNION ALL
 SELECT $1, $2, s.consumer FROM outbox_subscriptions s
  WHERE s.tenant_id = $1 AND s.consumer = ANY ($6::text[])
