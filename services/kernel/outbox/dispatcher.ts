@@ -66,8 +66,9 @@ export function nextPollDelayMs(
   return Math.min(Math.max(poll.previousDelayMs, poll.intervalMs) * 2, cap);
 }
 /**
- * Delivers outbox events to their consumers, at least once. Several dispatchers may run (one
- * per gateway process): a claim is one UPDATE over SKIP LOCKED plus a lease. A dispatcher that
+ * Delivers outbox events to their consumers, at least once: delivery rows, and the event log to
+ * the consumers with a cursor (event-log.ts). Several dispatchers may run (one per gateway
+ * process): a claim of delivery rows is one UPDATE over SKIP LOCKED plus a lease. A dispatcher that
  * dies between handling and marking leaves the delivery to be made again, under the same event
  * id, which is why every consumer's effect carries its own identity.
  */

@@ -4,6 +4,7 @@ import type { FaultPoints } from '../faults.ts';
 import type { KernelMetrics, ServiceName } from '../metrics.ts';
 import {
   handleBatch,
+  retry,
   retryBackoffMs,
   type BatchDeliveryHandler,
   type Delivery,
@@ -61,7 +62,7 @@ export async function takeLogBatch(
   }
   const failed: Array<{ delivery: Delivery; status: 'pending' | 'abandoned'; error: string }> = [];
   for (const [i, delivery] of deliveries.entries()) {
-    const result = results[i] ?? { kind: 'retry', error: 'no result from the batch handler' };
+    const result = results[i] ?? retry('no result from the batch handler');
     deps.metrics.outboxDeliveries.inc({
       service: deps.service,
       consumer: consumer.name,

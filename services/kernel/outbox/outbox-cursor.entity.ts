@@ -2,7 +2,7 @@ import { defineEntity, p } from '@mikro-orm/core';
 
 /**
  * `outbox_cursors` (migrations/0016): a consumer that reads the event log, where it stands in it,
- * and the lease of the dispatcher taking its next batch. Written only by outbox.sql.ts.
+ * and the lease of the dispatcher taking its next batch. Written only by event-log.sql.ts.
  */
 export const OutboxCursor = defineEntity({
   name: 'OutboxCursor',
