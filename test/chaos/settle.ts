@@ -6,6 +6,7 @@
  * Both are awaited, within a bound.
  */
 import { internalClients } from '../../ops/client.ts';
+import { readBacklog } from '../../services/kernel/outbox/outbox.ts';
 import type { ScratchDatabase } from './database.ts';
 import { INTERNAL_TOKEN, type GatewaySlot } from './stack.ts';
 
@@ -15,12 +16,7 @@ const SETTLE_POLL_MS = 500;
 /** The sandbox's statement is final up to now minus its lag (1 s, tiers.ts); wait it out. */
 export const STATEMENT_LAG_WAIT_MS = 1_500;
 
-const BACKLOG = `
-SELECT (SELECT count(*) FROM idempotency_keys WHERE state <> 'finished')::int AS unfinished,
-       (SELECT count(*) FROM outbox_deliveries WHERE status = 'pending')::int
-       + (SELECT count(*) FROM outbox_cursors c
-            JOIN outbox_events e ON c.consumer = ANY (e.log_consumers)
-             AND (e.written_by, e.log_seq) > (c.written_by, c.log_seq))::int AS undelivered`;
+const UNFINISHED = `SELECT count(*)::int AS n FROM idempotency_keys WHERE state <> 'finished'`;
 
 export interface SettleReport {
   reconcileCalls: number;
@@ -52,9 +48,10 @@ export async function settle(input: {
       report.reconcileCalls += 1;
       report.settledByCall += run.chargeFound + run.chargeAbsent;
     }
-    const { rows } = await db.pool.query<{ unfinished: number; undelivered: number }>(BACKLOG);
-    report.unfinished = rows[0]?.unfinished ?? -1;
-    report.undelivered = rows[0]?.undelivered ?? -1;
+    const { rows } = await db.pool.query<{ n: number }>(UNFINISHED);
+    report.unfinished = rows[0]?.n ?? -1;
+    // The backlog gauges' own count: pending delivery rows and events after a log cursor.
+    report.undelivered = (await readBacklog(db.pool)).reduce((sum, c) => sum + c.pending, 0);
     if (report.unfinished === 0 && report.undelivered === 0) break;
     if (Date.now() - started > SETTLE_TIMEOUT_MS) break;
     await new Promise((resolve) => setTimeout(resolve, SETTLE_POLL_MS));

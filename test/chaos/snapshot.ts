@@ -4,6 +4,7 @@
  * (its statement and the refunds of every charge). Read-only, from the harness's own session.
  */
 import type pg from 'pg';
+import { LOG_BACKLOG } from '../../services/kernel/outbox/event-log.sql.ts';
 import { TENANTS } from './stack.ts';
 
 export interface PaymentRow {
@@ -127,17 +128,16 @@ export async function takeSnapshot(input: {
        GROUP BY p.tenant_id, p.id, p.payment_id, p.kind, p.currency`),
     receipts: await q(`SELECT tenant_id, payment_id FROM receipts`),
     events: await q(`SELECT tenant_id, id, type FROM outbox_events`),
-    // Delivery rows by status, and the events still after a log consumer's cursor (0016) as
-    // 'behind its cursor': the audit wants every one of them delivered.
-    deliveries: await q(`
-      SELECT status, split_part(consumer, ':', 1) AS consumer, count(*)::int AS n
-        FROM outbox_deliveries GROUP BY 1, 2
-      UNION ALL
-      SELECT 'behind its cursor', c.consumer, count(*)::int
-        FROM outbox_cursors c
-        JOIN outbox_events e ON c.consumer = ANY (e.log_consumers)
-         AND (e.written_by, e.log_seq) > (c.written_by, c.log_seq)
-       GROUP BY 1, 2`),
+    // Delivery rows by status, and the events still after a log consumer's cursor (0016; the
+    // backlog gauges' query) as 'behind its cursor': the audit wants every one delivered.
+    deliveries: [
+      ...(await q<{ status: string; consumer: string; n: number }>(`
+        SELECT status, split_part(consumer, ':', 1) AS consumer, count(*)::int AS n
+          FROM outbox_deliveries GROUP BY 1, 2`)),
+      ...(await q<{ consumer: string; pending: number }>(LOG_BACKLOG))
+        .filter((row) => row.pending > 0)
+        .map((row) => ({ status: 'behind its cursor', consumer: row.consumer, n: row.pending })),
+    ],
     interventions: await q(`
       SELECT action, count(*)::int AS n FROM idempotency_interventions GROUP BY action`),
     charges,

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../services/kernel/db/pool.ts';
+import { LOG_BACKLOG } from '../../services/kernel/outbox/event-log.sql.ts';
 import { waitUntil } from './wait-until.ts';
 
 /**
@@ -22,14 +23,10 @@ export async function cursorHasPassed(
   return rows[0]?.passed === true;
 }
 
-/** Events after their log consumers' cursors, summed over the consumers. */
+/** Events after their log consumers' cursors, summed over the consumers (the gauges' query). */
 export async function eventsBehindCursors(db: Queryable): Promise<number> {
-  const { rows } = await db.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM outbox_cursors c
-       JOIN outbox_events e ON c.consumer = ANY (e.log_consumers)
-        AND (e.written_by, e.log_seq) > (c.written_by, c.log_seq)`,
-  );
-  return rows[0]?.n ?? 0;
+  const { rows } = await db.query<{ pending: number }>(LOG_BACKLOG);
+  return rows.reduce((sum, row) => sum + row.pending, 0);
 }
 
 /** Moves every cursor back to the start of the log: each log consumer takes every event again. */
