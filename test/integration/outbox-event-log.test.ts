@@ -96,6 +96,29 @@ describe('a log cursor', () => {
     for (const refund of refunds) expect(await postedFor(refund.paymentId)).toBe(1);
   });
 
+  it('writes nothing when nothing is due: an idle poll is a read', async () => {
+    await drain();
+    // The drain's last polls found nothing: they left the cursor unclaimed, not leased.
+    const { rows: cursor } = await stack.db.query<{ free: boolean }>(
+      `SELECT claimed_until <= now() AS free FROM outbox_cursors WHERE consumer = 'ledger'`,
+    );
+    expect(cursor).toEqual([{ free: true }]);
+    const client = await stack.db.connect();
+    try {
+      await client.query('BEGIN');
+      const claimed = await client.query(CLAIM_LOG_BATCH, ['ledger', 60_000, 64]);
+      const { rows } = await client.query<{ xid: string | null }>(
+        'SELECT pg_current_xact_id_if_assigned()::text AS xid',
+      );
+      await client.query('ROLLBACK');
+      expect(claimed.rows).toEqual([]);
+      // A statement that wrote or locked a row would have taken a transaction id.
+      expect(rows[0]?.xid).toBeNull();
+    } finally {
+      client.release();
+    }
+  });
+
   it('is not moved by a dispatcher whose claim another has taken over', async () => {
     await drain();
     await writeEvent(stack.db, captureEvent('taken-over').event);
