@@ -197,7 +197,7 @@ export const configSchema = z.object({
   outboxClaimLeaseMs: variable(withDefault(100, 30_000), {
     env: 'OUTBOX_CLAIM_LEASE_MS',
     unit: 'ms',
-    description: 'how long a dispatcher holds a claimed delivery',
+    description: 'how long a dispatcher holds a claimed delivery (a log cursor at most 5 s)',
   }),
   outboxIntervalMs: variable(withDefault(10, 250), {
     env: 'OUTBOX_INTERVAL_MS',

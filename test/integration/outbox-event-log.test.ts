@@ -1,5 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import {
+  DEFAULT_CLAIM_LEASE_MS,
+  LOG_CLAIM_LEASE_MS,
+} from '../../services/kernel/outbox/dispatcher.ts';
 import { ADVANCE_LOG_CURSOR, CLAIM_LOG_BATCH } from '../../services/kernel/outbox/event-log.sql.ts';
 import { writeEvent } from '../../services/kernel/outbox/outbox.ts';
 import {
@@ -116,6 +120,33 @@ describe('a log cursor', () => {
       expect(rows[0]?.xid).toBeNull();
     } finally {
       client.release();
+    }
+  });
+
+  it('is held at most LOG_CLAIM_LEASE_MS by a dispatcher that dies before moving it', async () => {
+    await drain();
+    await writeEvent(stack.db, captureEvent('dies-holding').event);
+    await untilLogIsReadable(stack.db);
+    // Fails after the posting, before the advance: the claim stays as a dead process leaves it.
+    stack.app.faults.arm('outbox.ledger.after-handle', { kind: 'throw' });
+    try {
+      await expect(stack.app.services.dispatcher.dispatchOnce()).rejects.toThrow();
+    } finally {
+      stack.app.faults.disarm('outbox.ledger.after-handle');
+    }
+    try {
+      const { rows } = await stack.db.query<{ held_ms: number }>(
+        `SELECT EXTRACT(EPOCH FROM claimed_until - now())::float8 * 1000 AS held_ms
+           FROM outbox_cursors WHERE consumer = 'ledger'`,
+      );
+      // The claim lease for delivery rows is longer: one dead process would stall the ledger.
+      expect(DEFAULT_CLAIM_LEASE_MS).toBeGreaterThan(LOG_CLAIM_LEASE_MS);
+      expect(rows[0]?.held_ms).toBeGreaterThan(0);
+      expect(rows[0]?.held_ms).toBeLessThanOrEqual(LOG_CLAIM_LEASE_MS);
+    } finally {
+      // As if the lease had run out, for the tests after this one.
+      await stack.db.query(`UPDATE outbox_cursors SET claimed_until = '-infinity'`);
+      await drain();
     }
   });
 

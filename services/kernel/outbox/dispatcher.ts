@@ -25,6 +25,14 @@ import {
  * than any handler takes (a webhook's timeout is 5 s), short enough that a crash delays little. */
 export const DEFAULT_CLAIM_LEASE_MS = 30_000;
 /**
+ * The longest a log cursor's claim is held (the claim lease, when that is shorter). A claim of
+ * delivery rows holds only its own rows; a cursor's claim holds back every later event of its
+ * consumer, so a dispatcher that dies holding it stalls the whole ledger (or receipts) until it
+ * runs out. A batch takes a fraction of this; one that takes longer is taken again by another
+ * dispatcher, and the fence refuses the first one's advance (event-log.sql.ts).
+ */
+export const LOG_CLAIM_LEASE_MS = 5_000;
+/**
  * Deliveries claimed at once. A batch consumer's transaction per claim is then amortised over
  * this many deliveries; a claim is still one short UPDATE of that many rows.
  */
@@ -130,7 +138,10 @@ export class OutboxDispatcher {
           {
             ...this.deps,
             service: this.deps.serviceOf(name),
-            claimLeaseMs: this.deps.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS,
+            claimLeaseMs: Math.min(
+              this.deps.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS,
+              LOG_CLAIM_LEASE_MS,
+            ),
             batchSize: BATCH_SIZE,
           },
           { name, handler },
