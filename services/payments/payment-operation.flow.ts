@@ -17,7 +17,7 @@ import {
 } from '../kernel/errors.ts';
 import { PAYMENT_ERRORS, type PaymentRefusal } from './payments.errors.ts';
 import { notAdmitted } from '../kernel/idempotency/not-admitted.ts';
-import { assertFreeText, assertNoControlCharacters } from '../kernel/input/free-text.ts';
+import { assertFreeText, assertEncodableText } from '../kernel/input/free-text.ts';
 import type { OperationDef } from '../kernel/idempotency/operation.ts';
 import type { OwnedRequest } from '../kernel/idempotency/owned-request.ts';
 import type { Resumer } from '../kernel/idempotency/recovery-worker.ts';
@@ -206,7 +206,7 @@ function normalise(input: OperationInput): OperationCommand {
     });
   }
   assertFreeText('reason', reason);
-  assertNoControlCharacters('paymentId', input.paymentId);
+  assertEncodableText('paymentId', input.paymentId);
   const raw = input.amount ?? null;
   if (raw === null) return { paymentId: input.paymentId.toLowerCase(), amount: null, reason };
   const match = /^(\d{1,18})(?:\.(\d{1,4}))?$/.exec(raw.trim());

@@ -3,7 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import type { JsonValue } from '../kernel/canonical-json.ts';
 import { InputInvalidError } from '../kernel/errors.ts';
-import { assertNoControlCharacters } from '../kernel/input/free-text.ts';
+import { assertEncodableText } from '../kernel/input/free-text.ts';
 import type { Keyring } from '../kernel/crypto/keyring.ts';
 import { decodeCursor, encodeCursor } from './payment-cursor.ts';
 import { PaymentOperation } from './payment-operation.entity.ts';
@@ -156,7 +156,7 @@ export function paymentPageQuery(
   if (input.first < 1 || input.first > MAX_PAGE_SIZE) {
     throw new InputInvalidError('first', `first must be between 1 and ${MAX_PAGE_SIZE}`);
   }
-  assertNoControlCharacters('reference', input.reference);
+  assertEncodableText('reference', input.reference);
   const createdAfter = instantOf('createdAfter', input.createdAfter);
   const createdBefore = instantOf('createdBefore', input.createdBefore);
   if (createdAfter !== null && createdBefore !== null) {

@@ -56,6 +56,35 @@ function expectClientAnswer(answer: GraphQLAnswer, sent: unknown): void {
 
 // --- inputs -------------------------------------------------------------------------------
 
+/** Half of a UTF-16 surrogate pair: a JavaScript string may hold one alone, UTF-8 cannot. */
+const SURROGATE_HALF = fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c));
+/** One unit of text: usually a character, sometimes half a pair (alone, or meeting another). */
+const UNIT_WITH_HALVES = fc.oneof(
+  { weight: 4, arbitrary: fc.string({ minLength: 1, maxLength: 1 }) },
+  { weight: 1, arbitrary: SURROGATE_HALF },
+);
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Whether any string in `value`, a key or a value at any depth, holds a lone surrogate. */
+function holdsLoneSurrogate(value: unknown): boolean {
+  if (typeof value === 'string') return LONE_SURROGATE.test(value);
+  if (Array.isArray(value)) return value.some(holdsLoneSurrogate);
+  if (value !== null && typeof value === 'object') {
+    return Object.entries(value).some(([k, v]) => LONE_SURROGATE.test(k) || holdsLoneSurrogate(v));
+  }
+  return false;
+}
+
+/** Input that JSON (and so PostgreSQL) cannot hold is refused with a code, and makes nothing. */
+function expectRefusedIfMalformed(answer: GraphQLAnswer, sent: Record<string, unknown>): void {
+  if (!holdsLoneSurrogate(sent)) return;
+  const context = JSON.stringify({ sent, body: answer.body }).slice(0, 2_000);
+  const root = Object.values(answer.body.data ?? {})[0];
+  expect(root ?? null, context).toBeNull();
+  const code = answer.body.errors?.[0]?.extensions?.['code'];
+  expect(['BAD_USER_INPUT', 'IDEMPOTENCY_KEY_INVALID'], context).toContain(code);
+}
+
 const PAN = fc.constantFrom('4242424242424242', '4000 0566 5566 5556', '378282246310005');
 const CONTROL = fc.integer({ min: 0, max: 31 }).map((c) => String.fromCharCode(c));
 /** Text a hostile or careless client sends: controls, card numbers, unicode, long runs. */
@@ -68,6 +97,7 @@ const hostileText = fc.oneof(
   fc.tuple(fc.string({ maxLength: 10 }), PAN).map((p) => p.join(' ')),
   fc.stringMatching(/^[0-9 -]{10,30}$/),
   fc.constant('x'.repeat(2_000)),
+  fc.string({ unit: UNIT_WITH_HALVES, maxLength: 12 }),
 );
 const maybe = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined });
 const keyArb = fc.oneof(
@@ -103,6 +133,10 @@ const methodArb = fc.oneof(
 const metadataArb = fc.oneof(
   fc.jsonValue({ maxDepth: 4 }),
   fc.dictionary(hostileText, hostileText, { maxKeys: 4 }),
+  // Nested objects and arrays whose keys and strings may hold half a surrogate pair.
+  fc.dictionary(hostileText, fc.jsonValue({ maxDepth: 4, stringUnit: UNIT_WITH_HALVES }), {
+    maxKeys: 4,
+  }),
   fc.constant(null),
 );
 
@@ -186,6 +220,7 @@ describe('generated inputs', () => {
               variables: { input },
             });
             expectClientAnswer(answer, input);
+            expectRefusedIfMalformed(answer, input);
             const payment = (
               answer.body.data?.['createPayment'] as { payment?: { id: string } } | null
             )?.payment;
@@ -224,6 +259,7 @@ describe('generated inputs', () => {
             variables: { input },
           });
           expectClientAnswer(answer, { name: request.name, input });
+          expectRefusedIfMalformed(answer, input);
           expect(stack.sandbox.charges().length).toBe(before);
         },
       ),

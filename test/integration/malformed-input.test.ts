@@ -95,6 +95,66 @@ describe('control characters in free text are BAD_USER_INPUT, never sent on to P
   });
 });
 
+describe('a lone UTF-16 surrogate in any text is BAD_USER_INPUT, at any depth', () => {
+  it.each([
+    ['metadata', { metadata: { note: '\ud800' } }],
+    ['metadata', { metadata: { a: { b: [{ c: 'x\udc00' }] } } }],
+    ['metadata', { metadata: { ['\udbff']: 'v' } }],
+    ['metadata', { metadata: { deep: { ['k\ude00']: [1, 2] } } }],
+    ['description', { description: 'tea \ud83d' }],
+    ['reference', { reference: '\ude00ref' }],
+  ])('%s', async (field, overrides) => {
+    await expectRefusedCreate(`sur-${field}-${JSON.stringify(overrides).length}`, overrides, field);
+  });
+
+  it('keeps a well-formed pair', async () => {
+    const answer = await createPaymentOn(
+      stack,
+      paymentInput('sur-ok', {
+        description: 'tea \ud83c\udf75',
+        metadata: { '\ud83d\ude00': 'ok' },
+      }),
+    );
+    expect(paymentOf(answer).status).toBe('SUCCEEDED');
+    const { rows } = await stack.db.query<{ description: string }>(
+      `SELECT description FROM payments WHERE id = $1`,
+      [paymentOf(answer).id],
+    );
+    expect(rows[0]?.description).toBe('tea \ud83c\udf75');
+  });
+
+  it('refuses one in a refund reason, a payment id and a search, before any state', async () => {
+    const paid = paymentOf(await createPaymentOn(stack, paymentInput('sur-paid')));
+    const refund = await graphql(stack.app.url, {
+      apiKey: TENANT_A.apiKey,
+      query: `mutation($input: RefundPaymentInput!) { refundPayment(input: $input) { refund { id } } }`,
+      variables: {
+        input: {
+          idempotencyKey: 'sur-refund',
+          paymentId: paid.id,
+          amount: '1.00',
+          reason: '\ud800',
+        },
+      },
+    });
+    expect(errorCodeOf(refund)).toBe('BAD_USER_INPUT');
+    const cancel = await graphql(stack.app.url, {
+      apiKey: TENANT_A.apiKey,
+      query: `mutation($input: CancelPaymentInput!) { cancelPayment(input: $input) { payment { id } } }`,
+      variables: { input: { idempotencyKey: 'sur-cancel', paymentId: `${paid.id}\udfff` } },
+    });
+    expect(errorCodeOf(cancel)).toBe('BAD_USER_INPUT');
+    const search = await graphql(stack.app.url, {
+      apiKey: TENANT_A.apiKey,
+      query: `query($r: String) { payments(reference: $r) { edges { cursor } } }`,
+      variables: { r: 'a\ud800' },
+    });
+    expect(errorCodeOf(search)).toBe('BAD_USER_INPUT');
+    expect(await keyRowOf(stack.db, 'sur-refund')).toBeUndefined();
+    expect(await keyRowOf(stack.db, 'sur-cancel')).toBeUndefined();
+  });
+});
+
 describe('a card number is never stored', () => {
   it.each([
     ['paymentMethod', { paymentMethod: 'pm_4242424242424242' }],

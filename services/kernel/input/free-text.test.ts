@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { assertFreeJson, containsCardNumber, freeTextProblem, passesLuhn } from './free-text.ts';
+import {
+  assertEncodableText,
+  assertFreeJson,
+  containsCardNumber,
+  freeTextProblem,
+  passesLuhn,
+} from './free-text.ts';
 import { InputInvalidError } from '../errors.ts';
 
 describe('card numbers in free text', () => {
@@ -48,12 +54,35 @@ describe('control characters in free text', () => {
   });
 });
 
+describe('lone UTF-16 surrogates in free text', () => {
+  it.each([
+    ['a high surrogate alone', '\ud800'],
+    ['a high surrogate before a letter', 'note \udbff!'],
+    ['a low surrogate alone', '\udc00'],
+    ['a low surrogate after a letter', 'a\udfff'],
+    ['two highs', '\ud83d\ud83d\ude00'],
+    ['a reversed pair', '\ude00\ud83d'],
+  ])('refuses %s', (_, text) => {
+    expect(freeTextProblem(text)).toBe('lone surrogate');
+    expect(() => assertEncodableText('reference', text)).toThrow(/well-formed Unicode/);
+  });
+
+  it('accepts pairs, and characters beyond the basic plane', () => {
+    expect(freeTextProblem('smile \ud83d\ude00 and 𝄞 and é')).toBeNull();
+    expect(() => assertEncodableText('reference', '\ud83d\ude00')).not.toThrow();
+  });
+});
+
 describe('free JSON', () => {
   it('checks keys and values at every depth, without recursion', () => {
     let deep: unknown = 'x\u0000';
     for (let i = 0; i < 100_000; i++) deep = [deep];
     expect(() => assertFreeJson('metadata', deep)).toThrow(InputInvalidError);
     expect(() => assertFreeJson('metadata', { ['k\u0000']: 1 })).toThrow(/metadata/);
+    expect(() => assertFreeJson('metadata', { a: [{ b: { c: 'x\ud800' } }] })).toThrow(
+      /well-formed/,
+    );
+    expect(() => assertFreeJson('metadata', { ['\udc00']: 1 })).toThrow(/well-formed/);
     expect(() => assertFreeJson('metadata', { a: { b: ['4242424242424242'] } })).toThrow(
       /card number/,
     );

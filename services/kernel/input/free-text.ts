@@ -6,11 +6,16 @@ import { InputInvalidError } from '../errors.ts';
  * - NUL and the other C0 controls (tab, newline and carriage return aside): PostgreSQL refuses
  *   U+0000 in text and jsonb with an error that would surface as a 500, and the rest have no
  *   place in a payment's record or in the log lines that quote it.
+ * - A lone UTF-16 surrogate (a high one without its low, or a low alone): JavaScript strings can
+ *   hold one, UTF-8 cannot. In json and jsonb its escape is an error that would surface as a
+ *   500; in text the driver silently writes U+FFFD instead, so what is stored is not what was
+ *   sent (and the request hash covers what was sent).
  * - A card number (PAN): a payments API that accepts tokens must never store a PAN that a
  *   merchant pasted into the wrong field, or the tables fall into PCI DSS scope.
  */
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
 const FORBIDDEN_CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F]/;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** Card numbers have 13 to 19 digits (ISO/IEC 7812). */
 const PAN_MIN_DIGITS = 13;
@@ -64,14 +69,22 @@ export function containsCardNumber(text: string): boolean {
 }
 
 /** Why a free text is refused, or null when it may be stored. */
-export function freeTextProblem(text: string): 'control character' | 'card number' | null {
+export function freeTextProblem(
+  text: string,
+): 'control character' | 'lone surrogate' | 'card number' | null {
+  return encodingProblem(text) ?? (containsCardNumber(text) ? 'card number' : null);
+}
+
+/** Why PostgreSQL could not hold the text as sent, or null. */
+function encodingProblem(text: string): 'control character' | 'lone surrogate' | null {
   if (FORBIDDEN_CONTROL.test(text)) return 'control character';
-  if (containsCardNumber(text)) return 'card number';
+  if (LONE_SURROGATE.test(text)) return 'lone surrogate';
   return null;
 }
 
 const PROBLEM_MESSAGES = {
   'control character': 'must not contain NUL or other control characters',
+  'lone surrogate': 'must be well-formed Unicode, without a lone UTF-16 surrogate',
   'card number': 'must not contain a card number; send a payment method token instead',
 } as const;
 
@@ -102,11 +115,13 @@ export function assertFreeJson(field: string, value: unknown): void {
 }
 
 /**
- * The control-character rule alone, for identifiers and filters that are matched rather than
- * stored as written (a payment id, a reference to search for): PostgreSQL refuses U+0000 there
- * too, and the refusal must be the client's BAD_USER_INPUT, not a 500.
+ * The encoding rules alone (no controls, no lone surrogates), for identifiers and filters that
+ * are matched rather than stored as written (a payment id, a reference to search for):
+ * PostgreSQL refuses U+0000 there too, and the refusal must be the client's BAD_USER_INPUT, not
+ * a 500 or a search for a string other than the one sent.
  */
-export function assertNoControlCharacters(field: string, text: string | null | undefined): void {
-  if (text === null || text === undefined || !FORBIDDEN_CONTROL.test(text)) return;
-  throw new InputInvalidError(field, `${field} ${PROBLEM_MESSAGES['control character']}`);
+export function assertEncodableText(field: string, text: string | null | undefined): void {
+  if (text === null || text === undefined) return;
+  const problem = encodingProblem(text);
+  if (problem !== null) throw new InputInvalidError(field, `${field} ${PROBLEM_MESSAGES[problem]}`);
 }
