@@ -57,7 +57,9 @@ export async function fetchUnfinished(
   ctx: Context,
   query: { states: UnfinishedState[]; limit: number },
 ): Promise<UnfinishedRow[]> {
-  const rows = await withDeadline((options) => ctx.ops.listUnfinished.query(query, options));
+  // Only the procedure's own fields: it refuses any other (a command's `name`, say).
+  const input = { states: query.states, limit: query.limit };
+  const rows = await withDeadline((options) => ctx.ops.listUnfinished.query(input, options));
   const parsed = z.array(unfinishedRowSchema).safeParse(rows);
   if (!parsed.success) {
     throw new Error(
@@ -156,7 +158,9 @@ function lease(row: UnfinishedRow, now: number): string {
 }
 
 export async function redrive(ctx: Context, target: Target): Promise<void> {
-  const { state } = await withDeadline((options) => ctx.ops.redrive.mutate(target, options));
+  const { tenantId, operation, key, actor, reason } = target;
+  const input = { tenantId, operation, key, actor, reason };
+  const { state } = await withDeadline((options) => ctx.ops.redrive.mutate(input, options));
   ctx.print(`re-driven ${describeTarget(target)}: now ${clean(state, 20)}`);
   if (state !== 'finished')
     ctx.print('still unfinished: the provider gave no final answer; see list for its attempts');

@@ -6,7 +6,7 @@ import { BATCH_SIZE } from '../kernel/outbox/dispatcher.ts';
 import { postMovements, type Movement } from './post-movements.ts';
 import { SELECT_BALANCES, SELECT_TRIAL_BALANCE } from './ledger.sql.ts';
 
-const postingInput = z.object({
+const postingInput = z.strictObject({
   tenantId: z.uuid(),
   messageId: z.string().min(1).max(255),
   postingId: z.string().regex(/^ledger_[a-z]+_[0-9a-f-]{36}(_[a-z]+)?$/),
@@ -37,26 +37,30 @@ export const ledgerRouter = router({
   postMany: procedure
     .input(z.array(postingInput).min(1).max(BATCH_SIZE))
     .mutation(async ({ ctx, input }) => ({ posted: await post(ctx, input) })),
-  balances: procedure.input(z.object({ tenantId: z.uuid() })).query(async ({ ctx, input }) => {
-    const { rows } = await ctx.deps.pool.query<{ currency: string; available_minor: string }>(
-      SELECT_BALANCES,
-      [input.tenantId],
-    );
-    return rows.map((r) => ({
-      currency: r.currency,
-      available: formatAmount(BigInt(r.available_minor), r.currency),
-    }));
-  }),
-  trialBalance: procedure.input(z.object({ tenantId: z.uuid() })).query(async ({ ctx, input }) => {
-    const { rows } = await ctx.deps.pool.query<{
-      currency: string;
-      debits_minor: string;
-      credits_minor: string;
-    }>(SELECT_TRIAL_BALANCE, [input.tenantId]);
-    return rows.map((r) => ({
-      currency: r.currency,
-      debitsMinor: r.debits_minor,
-      creditsMinor: r.credits_minor,
-    }));
-  }),
+  balances: procedure
+    .input(z.strictObject({ tenantId: z.uuid() }))
+    .query(async ({ ctx, input }) => {
+      const { rows } = await ctx.deps.pool.query<{ currency: string; available_minor: string }>(
+        SELECT_BALANCES,
+        [input.tenantId],
+      );
+      return rows.map((r) => ({
+        currency: r.currency,
+        available: formatAmount(BigInt(r.available_minor), r.currency),
+      }));
+    }),
+  trialBalance: procedure
+    .input(z.strictObject({ tenantId: z.uuid() }))
+    .query(async ({ ctx, input }) => {
+      const { rows } = await ctx.deps.pool.query<{
+        currency: string;
+        debits_minor: string;
+        credits_minor: string;
+      }>(SELECT_TRIAL_BALANCE, [input.tenantId]);
+      return rows.map((r) => ({
+        currency: r.currency,
+        debitsMinor: r.debits_minor,
+        creditsMinor: r.credits_minor,
+      }));
+    }),
 });

@@ -49,16 +49,16 @@ const MAX_OVERLAP_SECONDS = 7 * 86_400;
 const MAX_PAGE_SIZE = 100;
 
 const keyed = { tenantId: z.uuid(), idempotencyKey: z.string() };
-export const updateEndpointInput = z.object({
+export const updateEndpointInput = z.strictObject({
   ...keyed,
   endpointId: z.string(),
   enabled: z.boolean().nullish(),
   eventTypes: z.array(z.string()).nullish(),
 });
-export const endpointInput = z.object({ ...keyed, endpointId: z.string() });
+export const endpointInput = z.strictObject({ ...keyed, endpointId: z.string() });
 export const rotateSecretInput = endpointInput.extend({ overlapSeconds: z.number().nullish() });
 export const redeliverInput = endpointInput.extend({ eventId: z.string() });
-export const listDeliveriesInput = z.object({
+export const listDeliveriesInput = z.strictObject({
   tenantId: z.uuid(),
   endpointId: z.string(),
   first: z.number().int(),

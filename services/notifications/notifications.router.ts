@@ -33,7 +33,7 @@ export const notificationsRouter = router({
     .input(redeliverInput)
     .mutation(({ ctx, input }) => redeliverEvent(ctx.deps, input)),
   listEndpoints: procedure
-    .input(z.object({ tenantId: z.uuid() }))
+    .input(z.strictObject({ tenantId: z.uuid() }))
     .query(({ ctx, input }) => listEndpoints(ctx.deps, input.tenantId)),
   listDeliveries: procedure
     .input(listDeliveriesInput)

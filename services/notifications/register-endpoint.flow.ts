@@ -25,7 +25,7 @@ export const REGISTER_WEBHOOK_ENDPOINT = defineOperation({
     body !== null && typeof body === 'object' && 'error' in body ? 'refused' : 'registered',
 });
 
-export const registerEndpointInput = z.object({
+export const registerEndpointInput = z.strictObject({
   tenantId: z.uuid(),
   idempotencyKey: z.string(),
   url: z.string(),

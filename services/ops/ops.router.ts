@@ -19,7 +19,7 @@ const OPERATIONS = new Map(RESUMABLE_OPERATIONS.map((op) => [op.id, op]));
 const RESEAL_BATCH_MAX_ROWS = 1_000;
 const resealLimit = z.number().int().min(1).max(RESEAL_BATCH_MAX_ROWS);
 
-const target = z.object({
+const target = z.strictObject({
   tenantId: z.uuid(),
   operation: z.string(),
   key: z.string().min(1).max(255),
@@ -36,7 +36,7 @@ const target = z.object({
 export const opsRouter = router({
   listUnfinished: procedure
     .input(
-      z.object({
+      z.strictObject({
         states: z.array(z.enum(['started', 'unknown'])).min(1),
         limit: z.number().int().min(1).max(1_000),
       }),
@@ -150,7 +150,7 @@ export const opsRouter = router({
   /** One batch of `ops reencrypt`: stored answers re-sealed under the first key. */
   reencryptAnswers: procedure
     .input(
-      z.object({
+      z.strictObject({
         after: z
           .object({ requestId: z.string().regex(/^\d{1,19}$/), expiresAt: z.string().max(64) })
           .nullable(),
@@ -162,15 +162,15 @@ export const opsRouter = router({
   /** One batch of `ops reencrypt`: webhook signing secrets re-sealed under the first key. */
   reencryptSecrets: procedure
     .input(
-      z.object({
-        after: z.object({ tenantId: z.uuid(), endpointId: z.uuid() }).nullable(),
+      z.strictObject({
+        after: z.strictObject({ tenantId: z.uuid(), endpointId: z.uuid() }).nullable(),
         limit: resealLimit,
       }),
     )
     .mutation(({ ctx, input }) => resealSecrets(ctx.deps.pool, ctx.deps.keyring, input)),
 
   reconcile: procedure
-    .input(z.object({ actor: z.string().min(1).max(100) }))
+    .input(z.strictObject({ actor: z.string().min(1).max(100) }))
     .mutation(({ ctx, input }) =>
       reconcileUnknownPayments(ctx.deps, `reconciliation (run by operator:${input.actor})`),
     ),

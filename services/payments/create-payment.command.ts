@@ -11,7 +11,7 @@ const REFERENCE_MAX_CHARS = 255;
 const METADATA_MAX_BYTES = 8 * 1024;
 
 /** createPayment as a caller sends it (GraphQL input or an internal tRPC call). */
-export const createPaymentInput = z.object({
+export const createPaymentInput = z.strictObject({
   tenantId: z.uuid(),
   idempotencyKey: z.string(),
   amount: z.string(),

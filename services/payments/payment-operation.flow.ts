@@ -84,7 +84,7 @@ export interface OperationCommand {
   reason: string | null;
 }
 
-export const operationInput = z.object({
+export const operationInput = z.strictObject({
   tenantId: z.uuid(),
   idempotencyKey: z.string(),
   paymentId: z.string(),
@@ -128,7 +128,7 @@ export async function runPaymentOperation(
   let admission;
   try {
     deps.engine.checkKey(spec.operation, input.idempotencyKey);
-    const command = normalise(input);
+    const command = normaliseOperation(input);
     admission = await deps.engine.admit({
       scope: { tenantId: input.tenantId, operation: spec.operation, key: input.idempotencyKey },
       command,
@@ -196,7 +196,7 @@ export function paymentOperationResumer(deps: PaymentsDeps, spec: PaymentOperati
   };
 }
 
-function normalise(input: OperationInput): OperationCommand {
+export function normaliseOperation(input: OperationInput): OperationCommand {
   assertIdempotencyKey(input.idempotencyKey);
   const reason = input.reason ?? null;
   if (reason !== null && (reason.length === 0 || reason.length > REASON_MAX_CHARS)) {

@@ -24,7 +24,7 @@ import {
 const MAX_PAGE_SIZE = 100;
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export const listPaymentsInput = z.object({
+export const listPaymentsInput = z.strictObject({
   tenantId: z.uuid(),
   first: z.number().int(),
   after: z.string().nullish(),

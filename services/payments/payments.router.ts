@@ -23,7 +23,7 @@ export const paymentsRouter = router({
     .input(operationInput.omit({ amount: true, reason: true }))
     .mutation(({ ctx, input }) => cancelPayment(ctx.deps, input)),
   get: procedure
-    .input(z.object({ tenantId: z.uuid(), id: z.string() }))
+    .input(z.strictObject({ tenantId: z.uuid(), id: z.string() }))
     .query(({ ctx, input }) => getPayment(ctx.deps.orm.em.fork(), input)),
   list: procedure
     .input(listPaymentsInput)

@@ -18,7 +18,7 @@ const UNAVAILABLE_RETRY_BACKOFF_MS = [50, 200, 500] as const;
 /** A re-call after a probe found nothing is only worth making with at least this much time left. */
 const MIN_RECALL_BUDGET_MS = 100;
 
-const chargeInput = z.object({
+const chargeInput = z.strictObject({
   paymentId: z.uuid(),
   amountMinor: z.string().regex(/^[1-9]\d{0,17}$/),
   currency: z.string().regex(/^[A-Z]{3}$/),
@@ -38,7 +38,7 @@ export const providerRouter = router({
     .mutation(({ ctx, input }) => chargeResolved(ctx.deps, input)),
   operate: procedure
     .input(
-      z.object({
+      z.strictObject({
         operationId: z.uuid(),
         kind: z.enum(['capture', 'void', 'refund']),
         chargeId: z.string().min(1).max(255),
@@ -52,7 +52,7 @@ export const providerRouter = router({
     )
     .mutation(({ ctx, input }) => operateWithRetries(ctx.deps, input)),
   statement: procedure
-    .input(z.object({ from: z.iso.datetime(), to: z.iso.datetime() }))
+    .input(z.strictObject({ from: z.iso.datetime(), to: z.iso.datetime() }))
     .query(({ ctx, input }) =>
       ctx.deps.providerAdapter.statement({
         ...input,

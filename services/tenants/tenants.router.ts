@@ -15,12 +15,12 @@ const tenantName = z.string().min(1).max(255);
 export const tenantsRouter = router({
   /** The tenant an API key belongs to, or null. Keys are compared by hash only. */
   authenticate: procedure
-    .input(z.object({ apiKey: z.string().min(1).max(512) }))
+    .input(z.strictObject({ apiKey: z.string().min(1).max(512) }))
     .query(({ ctx, input }) => findTenantByApiKey(ctx.deps.orm.em.fork(), input.apiKey)),
 
   /** A new key for the tenant, optionally expiring; the key is shown in this answer only. */
   createApiKey: procedure
-    .input(z.object({ tenant: tenantName, expiresAt: z.iso.datetime().nullish() }))
+    .input(z.strictObject({ tenant: tenantName, expiresAt: z.iso.datetime().nullish() }))
     .mutation(async ({ ctx, input }) => {
       const em = ctx.deps.orm.em.fork();
       const expiresAt = input.expiresAt == null ? null : new Date(input.expiresAt);
@@ -34,14 +34,16 @@ export const tenantsRouter = router({
     }),
 
   /** The tenant's keys, revoked and expired ones included, without the keys themselves. */
-  listApiKeys: procedure.input(z.object({ tenant: tenantName })).query(async ({ ctx, input }) => {
-    const em = ctx.deps.orm.em.fork();
-    return listApiKeys(em, (await tenantNamed(em, input.tenant)).id);
-  }),
+  listApiKeys: procedure
+    .input(z.strictObject({ tenant: tenantName }))
+    .query(async ({ ctx, input }) => {
+      const em = ctx.deps.orm.em.fork();
+      return listApiKeys(em, (await tenantNamed(em, input.tenant)).id);
+    }),
 
   /** Revokes a key: gateways stop accepting it within their authentication cache's lifetime. */
   revokeApiKey: procedure
-    .input(z.object({ tenant: tenantName, id: z.uuid() }))
+    .input(z.strictObject({ tenant: tenantName, id: z.uuid() }))
     .mutation(async ({ ctx, input }) => {
       const em = ctx.deps.orm.em.fork();
       const tenantId = (await tenantNamed(em, input.tenant)).id;

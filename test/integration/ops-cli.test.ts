@@ -219,6 +219,35 @@ describe('ops CLI', () => {
     expect(await interventionsOf('ops-sweep-leased')).toEqual([]);
   });
 
+  it('redrive re-drives one request by its scope and says where it stands', async () => {
+    const key = 'ops-one-redrive';
+    // pm_card_unavailable: refused (503) on a key's first two attempts, approved on the third.
+    expect(errorCodeOf(await payWith(key, 'pm_card_unavailable'))).toBe('PROVIDER_UNAVAILABLE');
+    const redrive = () =>
+      ops([
+        'redrive',
+        '--tenant',
+        stack.tenantIds.a,
+        '--operation',
+        OPERATION,
+        '--key',
+        key,
+        '--reason',
+        'provider back up',
+        '--actor',
+        'dave',
+      ]);
+    const refused = await redrive();
+    expect(refused.stderr).toBe('');
+    expect(refused.stdout).toContain(`re-driven ${OPERATION} ${key}`);
+    expect(refused.stdout).toMatch(/now started\nstill unfinished/);
+    const approved = await redrive();
+    expect(approved.code).toBe(0);
+    expect(approved.stdout).toMatch(/now finished$/m);
+    expect(await stateOf(key)).toBe('finished');
+    expect(await interventionsOf(key)).toHaveLength(2);
+  });
+
   it('refuses to run without INTERNAL_TOKEN, saying so', async () => {
     const run = await ops(['list'], { INTERNAL_TOKEN: undefined });
     expect(run.code).toBe(2);

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalJson } from '../../services/kernel/canonical-json.ts';
+import { canonicalJson, type JsonValue } from '../../services/kernel/canonical-json.ts';
 import { derivedKey } from '../../services/kernel/idempotency/derived-key.ts';
-import { requestHash } from '../../services/kernel/idempotency/request-hash.ts';
+import { Keyring } from '../../services/kernel/crypto/keyring.ts';
+import type { OperationDef } from '../../services/kernel/idempotency/operation.ts';
+import { keyedRequestHash, requestHash } from '../../services/kernel/idempotency/request-hash.ts';
+import { CANCEL_PAYMENT } from '../../services/payments/cancel-payment.flow.ts';
+import { CAPTURE_PAYMENT } from '../../services/payments/capture-payment.flow.ts';
+import { normaliseOperation } from '../../services/payments/payment-operation.flow.ts';
+import { REFUND_PAYMENT } from '../../services/payments/refund-payment.flow.ts';
 import {
   normaliseCreatePayment,
   type CreatePaymentInput,
@@ -60,6 +66,106 @@ describe('the createPayment request hash', () => {
     ]) {
       expect(hashOf(change), JSON.stringify(change)).not.toBe(base);
     }
+  });
+});
+
+/**
+ * The request hash is a contract: a retry still in its window is compared with the hash its
+ * first request stored, perhaps by a process running last month's code. These values were
+ * computed once; a refactor of normalisation, canonical JSON or the hash that changes any of
+ * them would make old retries look like other commands (IDEMPOTENCY_KEY_REUSED). If a change
+ * is meant, it is a new operation version (see operation.ts), never an edit of these values.
+ */
+describe('pinned request hashes', () => {
+  /** A synthetic data key (32 bytes of 0x11), as the test stacks use. */
+  const keyring = Keyring.parse(`test1:${Buffer.alloc(32, 0x11).toString('base64')}`);
+  const PAYMENT = '3F1C6D2E-8A7B-4C5D-9E0F-1A2B3C4D5E6F';
+  const operationInput = (fields: { amount: string | null; reason: string | null }) => ({
+    tenantId: TENANT,
+    idempotencyKey: 'k',
+    paymentId: PAYMENT,
+    ...fields,
+  });
+  const create = (input: Partial<CreatePaymentInput>) =>
+    normaliseCreatePayment({
+      tenantId: TENANT,
+      idempotencyKey: 'k',
+      amount: '10.5',
+      currency: 'eur',
+      paymentMethod: 'pm_card_visa',
+      ...input,
+    }).command;
+  interface Pinned {
+    operation: OperationDef;
+    command: JsonValue;
+    /** Plain SHA-256, as rows written before keyed hashes store it. */
+    plain: string;
+    /** HMAC under the synthetic key `test1`, as rows are written now. */
+    keyed: string;
+  }
+  const cases: Array<[string, Pinned]> = [
+    [
+      'a payment with nested metadata',
+      {
+        operation: CREATE_PAYMENT,
+        command: create({
+          reference: 'order-1042',
+          metadata: { b: [1, { d: 'x', c: true }], a: 'é' },
+        }),
+        plain: 'd18816e88058791a719eabcf7cee150558cb4908f0376e333171a7ab3d9b4278',
+        keyed: '155b1614527c804476b1a06db340b72ef56e7a8fdbcb9032cf18c4ddf3735330',
+      },
+    ],
+    [
+      'a manual yen payment with a description beyond the basic plane',
+      {
+        operation: CREATE_PAYMENT,
+        command: create({
+          amount: '1000',
+          currency: 'JPY',
+          paymentMethod: 'pm_card_mastercard',
+          captureMethod: 'MANUAL',
+          description: 'tea \u{1f375}',
+        }),
+        plain: '0909a5a11a2223112362670db1d33e9c2020b47cba5ad56b42390877201e5ff5',
+        keyed: 'a7fba52aa2f0e32ca40350aba53de76004ae3c84be2964f1e3f8e2d6d8fc997a',
+      },
+    ],
+    [
+      'a partial capture',
+      {
+        operation: CAPTURE_PAYMENT,
+        command: normaliseOperation(operationInput({ amount: '5.0', reason: null })),
+        plain: 'e857207d868fdec635cf97ac67cfe0a9d93be1f74085481aad4d00a216fce784',
+        keyed: 'd4fe2b07d414a70e6241870ef73691e441a6da8add48bf6344c8bd8f68ce7fde',
+      },
+    ],
+    [
+      'a refund with a reason',
+      {
+        operation: REFUND_PAYMENT,
+        command: normaliseOperation(operationInput({ amount: '1.50', reason: 'duplicate' })),
+        plain: '0a39cd85151957828f8c480b499919d0c6ab18bc25c466693b1a423ce4ba3eaf',
+        keyed: 'ef80531203495bf7b5d51751076538e5f361d3647cdf2a6c3baa857a7a67db04',
+      },
+    ],
+    [
+      'a cancel',
+      {
+        operation: CANCEL_PAYMENT,
+        command: normaliseOperation(operationInput({ amount: null, reason: null })),
+        plain: '6a12f87fb593de18d52b74f3e466a731d8ad2b475c4a1dde44048a728bc54854',
+        keyed: '0d926e711e82159e693d4f47bd10263a6176b35c1460e478cfda3e661b38fe52',
+      },
+    ],
+  ];
+
+  it.each(cases)('%s', (_, { operation, command, plain, keyed }) => {
+    expect(requestHash(operation, command).toString('hex')).toBe(plain);
+    expect(keyedRequestHash(keyring, operation, command)).toEqual({
+      digest: Buffer.from(keyed, 'hex'),
+      keyId: 'test1',
+    });
   });
 });
 
