@@ -9,6 +9,7 @@ import type { RequestTrace } from './kernel/logging/request-trace.ts';
 import type { Keyring } from './kernel/crypto/keyring.ts';
 import type { FaultPoints } from './kernel/faults.ts';
 import { IdempotencyEngine } from './kernel/idempotency/engine.ts';
+import { scopeIdsOf } from './kernel/idempotency/operation.ts';
 import { RecoveryWorker } from './kernel/idempotency/recovery-worker.ts';
 import { unfinishedSummary } from './kernel/idempotency/inspection.ts';
 import {
@@ -213,13 +214,12 @@ export function createServices(config: ServicesConfig): Services {
     links: [localLink({ router: appRouter, createContext: () => Promise.resolve({ deps }) })],
   });
   const operations = new Map(
-    [...RESUMABLE_OPERATIONS, REGISTER_WEBHOOK_ENDPOINT, ...MANAGE_WEBHOOK_OPERATIONS].map((op) => [
-      op.id,
-      op,
-    ]),
+    [...RESUMABLE_OPERATIONS, REGISTER_WEBHOOK_ENDPOINT, ...MANAGE_WEBHOOK_OPERATIONS].flatMap(
+      (op) => scopeIdsOf(op).map((id) => [id, op] as const),
+    ),
   );
   initialiseSeries(config.metrics, {
-    operations: [...operations.values()],
+    operations: [...new Set(operations.values())],
     consumers: OUTBOX_CONSUMERS.map((consumer) => ({
       consumer,
       service: serviceOfConsumer(consumer),

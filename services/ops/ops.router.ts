@@ -2,6 +2,7 @@ import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { tracedDeps, type ServiceDeps } from '../context.ts';
 import { withTransaction } from '../kernel/db/pool.ts';
+import { scopeIdsOf } from '../kernel/idempotency/operation.ts';
 import { scopeAnnotation } from '../kernel/idempotency/scope-identity.ts';
 import { claimForSettlement, recordIntervention } from '../kernel/idempotency/settlement.ts';
 import { keysInUse, resealAnswers } from '../kernel/idempotency/reseal-answers.ts';
@@ -13,7 +14,7 @@ import { procedure, router } from '../trpc.ts';
 import { currentRequest, listUnfinishedRequests } from '../kernel/idempotency/inspection.ts';
 
 /** The operations ops can act on, by id. */
-const OPERATIONS = new Map(RESUMABLE_OPERATIONS.map((op) => [op.id, op]));
+const OPERATIONS = new Map(RESUMABLE_OPERATIONS.flatMap((op) => scopeIdsOf(op).map((id) => [id, op])));
 
 /** A re-seal batch: enough rows to amortise a round trip, few enough to be quick beside traffic. */
 const RESEAL_BATCH_MAX_ROWS = 1_000;
@@ -59,13 +60,14 @@ export const opsRouter = router({
     await withTransaction(deps.pool, (tx) =>
       recordIntervention(tx, {
         scope,
+        admittedAs: request.admittedAs,
         action: 'redriven',
         decidedBy: `operator:${input.actor}`,
         reason: input.reason,
         providerReference: null,
       }),
     );
-    const resumer = paymentResumers(deps).find((r) => r.operation.id === scope.operation.id);
+    const resumer = paymentResumers(deps).find((r) => r.operation === scope.operation);
     if (resumer === undefined)
       throw new TRPCError({ code: 'BAD_REQUEST', message: `cannot resume ${scope.operation.id}` });
     // An operator's re-drive is summed up in a line of its own, however it was called and

@@ -276,6 +276,7 @@ export async function finishWithOutcome(
       : [
           interventionStatement({
             scope: request.scope,
+            admittedAs: request.admittedAs,
             ...settlement,
             providerReference: settled.provider_reference,
           }),

@@ -1,4 +1,5 @@
 import type { PaymentsDeps } from '../context.ts';
+import { scopeIdsOf } from '../kernel/idempotency/operation.ts';
 import {
   claimForSettlement,
   listUnknown,
@@ -42,7 +43,7 @@ export async function reconcileUnknownPayments(
   decidedBy: string,
 ): Promise<ReconciliationReport> {
   const unknown = await listUnknown(deps.engine.deps, {
-    operations: [CREATE_PAYMENT.id],
+    operations: scopeIdsOf(CREATE_PAYMENT),
     limit: RECONCILE_BATCH_SIZE,
   });
   const report: ReconciliationReport = {

@@ -57,7 +57,9 @@ describe('the pool', () => {
   it('follows partitions created and dropped after its plan was cached', async () => {
     const tenant = '00000000-0000-4000-8000-00000000abcd';
     const scope = [tenant, 'create_payment', 'k-1'];
-    const lookup = async () => (await pool.query<{ id: string }>(SELECT_KEY, scope)).rows;
+    const [, operation, key] = scope;
+    const lookup = async () =>
+      (await pool.query<{ id: string }>(SELECT_KEY, [tenant, [operation], key])).rows;
     // More than five runs: PostgreSQL may switch a prepared statement to its generic plan.
     for (let i = 0; i < 8; i++) expect(await lookup()).toEqual([]);
     // Partitions far beyond any the migration made; a row admitted into them, with a window
@@ -80,6 +82,7 @@ describe('the pool', () => {
         1000,
         ttlSeconds,
         null, // a plain request hash, as rows admitted before keyed hashes
+        [operation],
       ]),
     );
     expect(await lookup()).toHaveLength(1);

@@ -131,6 +131,7 @@ describe('a zombie owner that wakes after its lease was taken over', () => {
         { tenantId: stack.tenantIds.a, operation: CREATE_PAYMENT_OP, key: 'zombie-2' },
         {
           fencing_token: token,
+          operation: CREATE_PAYMENT_OP.id,
           recovery_point: 'provider_charge_sent',
           resource_id: paymentId,
           created_at: new Date(),

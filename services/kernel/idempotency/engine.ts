@@ -15,7 +15,7 @@ import { logStep, type RequestTrace } from '../logging/request-trace.ts';
 import type { KeyWaitOutcome } from '../metrics.ts';
 import { waitForKey, waitOutcome } from './key-wait.ts';
 import { assertIdempotencyKey } from './idempotency-key.ts';
-import type { OperationDef } from './operation.ts';
+import { scopeIdsOf, type OperationDef } from './operation.ts';
 import { OwnedRequest } from './owned-request.ts';
 import { keyedRequestHash, requestHashMatches, type StoredRequestHash } from './request-hash.ts';
 import { answerToStore, storedResponse } from './stored-response.ts';
@@ -173,7 +173,7 @@ export class IdempotencyEngine {
   private async read(scope: Scope): Promise<KeyRow | undefined> {
     const { rows } = await this.deps.pool.query<KeyRow>(SELECT_KEY, [
       scope.tenantId,
-      scope.operation.id,
+      scopeIdsOf(scope.operation),
       scope.key,
     ]);
     return rows[0];
@@ -201,6 +201,7 @@ export class IdempotencyEngine {
         leaseMs,
         ttlSeconds,
         requestHash.keyId,
+        scopeIdsOf(operation),
       ],
     };
     const beforeCommit = `${operation.publicName}.${first.to}.before-commit`;
@@ -235,6 +236,7 @@ export class IdempotencyEngine {
               const answer = answerToStore(scope, outcome.decided, {
                 maxBytes: this.deps.responseMaxBytes,
                 keyring: this.deps.keyring,
+                admittedAs: operation.id,
               });
               await tx.query(FINISH_AT_ADMISSION, [
                 tenantId,
@@ -306,9 +308,11 @@ export class IdempotencyEngine {
     const labels = metricLabels(scope);
     // Checked before the state: a key reused for another command is refused whether the first
     // request is finished, failed or still running — never replayed as if it were this one.
-    // The row's own hash key decides how (a rotation since its first request changes nothing).
+    // The row's own hash key decides how (a rotation since its first request changes nothing),
+    // and its own operation id (an earlier version's, after a bump).
     const stored = { digest: row.request_hash, keyId: row.request_hash_key };
-    if (!requestHashMatches(keyring, { operation: scope.operation, command }, stored)) {
+    const asAdmitted = { operation: { id: row.operation }, command };
+    if (!requestHashMatches(keyring, asAdmitted, stored)) {
       this.count(scope, 'key_reused');
       metrics.conflicts.inc({ ...labels, reason: 'different_request' });
       return { kind: 'reused' };
@@ -331,7 +335,7 @@ export class IdempotencyEngine {
     if (!row.lease_expired) return { kind: 'in_flight', row };
     const { rows } = await this.deps.pool.query<OwnedRow>(TAKE_OVER_KEY, [
       scope.tenantId,
-      scope.operation.id,
+      row.operation,
       scope.key,
       row.fencing_token,
       this.deps.leaseMs,

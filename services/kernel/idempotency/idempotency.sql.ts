@@ -26,19 +26,22 @@ SELECT ${columns.map((c) => `${cte}.${c}`).join(', ')}
  * that changes a row names its state (started, unknown), which only the live one can be in.
  */
 const ROW_COLUMNS = `
-  k.id, k.request_hash, k.request_hash_key, k.state, k.recovery_point, k.resource_id, k.fencing_token,
+  k.id, k.operation, k.request_hash, k.request_hash_key, k.state, k.recovery_point, k.resource_id, k.fencing_token,
   k.lease_expires_at, (k.lease_expires_at IS NOT NULL AND k.lease_expires_at <= now()) AS lease_expired,
   GREATEST(0, EXTRACT(EPOCH FROM k.lease_expires_at - now()))::float8 AS lease_remaining_seconds,
   (k.state = 'finished' AND k.expires_at <= now()) AS expired,
   r.version AS response_version, r.stored_as AS response_stored_as, r.body AS response,
   k.created_at, k.expires_at`;
 
-/** $1 tenant, $2 operation, $3 key. The read-only fast path for replays and conflicts. */
+/**
+ * $1 tenant, $2 the operation's ids (scopeIdsOf: its current and earlier versions), $3 key. The
+ * read-only fast path for replays and conflicts.
+ */
 export const SELECT_KEY = `
 SELECT ${ROW_COLUMNS}
   FROM idempotency_keys k
   LEFT JOIN idempotency_responses r ON r.request_id = k.id AND r.expires_at = k.expires_at
- WHERE k.tenant_id = $1 AND k.operation = $2 AND k.key = $3
+ WHERE k.tenant_id = $1 AND k.operation = ANY($2::text[]) AND k.key = $3
  ORDER BY k.expires_at DESC
  LIMIT 1`;
 
@@ -60,10 +63,11 @@ export function lockingScope(lockKey: bigint): Statement {
 /**
  * Admission, fused with the first phase's recovery point and its phase-log entry. Runs after
  * lockingScope, in its own statement so its snapshot sees every admission committed
- * before the lock was granted. $1 tenant, $2 operation, $3 key, $4 request hash, $5 first
- * recovery point, $6 resource id, $7 lease ms, $8 ttl seconds, $9 the data key id the request
- * hash is keyed by. Fails with
- * CHECKS.admissionLost when a live row exists (someone else admitted the key first).
+ * before the lock was granted. $1 tenant, $2 operation (the id written), $3 key, $4 request
+ * hash, $5 first recovery point, $6 resource id, $7 lease ms, $8 ttl seconds, $9 the data key id
+ * the request hash is keyed by, $10 the operation's ids (a live row under an earlier version
+ * holds the scope too). Fails with CHECKS.admissionLost when a live row exists (someone else
+ * admitted the key first).
  */
 export const INSERT_KEY = `
 WITH admitted AS (
@@ -73,14 +77,14 @@ WITH admitted AS (
   SELECT $1, $2, $3, $4, $9, 'started', $5, $6,
          now() + make_interval(secs => $7::float8 / 1000), now() + make_interval(secs => $8)
    WHERE NOT EXISTS (SELECT 1 FROM idempotency_keys
-                      WHERE tenant_id = $1 AND operation = $2 AND key = $3
+                      WHERE tenant_id = $1 AND operation = ANY($10::text[]) AND key = $3
                         AND (state <> 'finished' OR expires_at > now()))
   RETURNING id, tenant_id, operation, key, recovery_point, fencing_token, created_at, expires_at
 ), logged AS (
   INSERT INTO idempotency_phase_log
          (request_id, tenant_id, operation, key, recovery_point, fencing_token, expires_at)
   SELECT id, tenant_id, operation, key, recovery_point, fencing_token, expires_at FROM admitted
-)${theRowOrFail('admitted', ['fencing_token', 'created_at', 'expires_at'], CHECKS.admissionLost)}`;
+)${theRowOrFail('admitted', ['fencing_token', 'operation', 'created_at', 'expires_at'], CHECKS.admissionLost)}`;
 
 /**
  * Stores a finished request's answer and logs its final phase; used by both ways of finishing.
@@ -118,8 +122,8 @@ SELECT expires_at FROM finished`;
 
 /**
  * Takeover of an expired lease by a client retry: wins only if the row is still started, still
- * expired and still at the token we looked at. $1 tenant, $2 operation, $3 key, $4 observed
- * token, $5 lease ms.
+ * expired and still at the token we looked at. $1 tenant, $2 the row's operation, $3 key,
+ * $4 observed token, $5 lease ms.
  */
 export const TAKE_OVER_KEY = `
 UPDATE idempotency_keys
@@ -128,13 +132,13 @@ UPDATE idempotency_keys
        updated_at = now()
  WHERE tenant_id = $1 AND operation = $2 AND key = $3
    AND state = 'started' AND fencing_token = $4 AND lease_expires_at <= now()
-RETURNING fencing_token, recovery_point, resource_id, created_at, expires_at`;
+RETURNING fencing_token, operation, recovery_point, resource_id, created_at, expires_at`;
 
 /**
  * The fence of every later phase: advances the recovery point (and the lease) only while we
  * still hold the token, and logs the phase. It locks the key row first, before the phase touches
- * business rows, so phases and takeovers always lock in the same order. $1 tenant, $2 operation,
- * $3 key, $4 our token, $5 expected current point, $6 next point, $7 lease ms. Fails with
+ * business rows, so phases and takeovers always lock in the same order. $1 tenant, $2 the row's
+ * operation, $3 key, $4 our token, $5 expected current point, $6 next point, $7 lease ms. Fails with
  * CHECKS.fenceLost when we no longer hold the request.
  */
 export const ADVANCE_KEY = `
@@ -160,7 +164,7 @@ const FINISHED_OR_FENCE_LOST = theRowOrFail('finished', ['expires_at'], CHECKS.f
  * The final phase's fence: finishes the request with its answer, only while we still hold the
  * token. The answer stays replayable for a whole window from now, however long the request took
  * (one that was unknown for days is not forgotten the moment it settles), so expires_at moves
- * later if it must. $1 tenant, $2 operation, $3 key, $4 our token, $5 expected current point,
+ * later if it must. $1 tenant, $2 the row's operation, $3 key, $4 our token, $5 expected current point,
  * $6 response, $7 response version, $8 stored_as, $9 outcome, $10 ttl seconds.
  * Returns the final expires_at; fails with CHECKS.fenceLost when we no longer hold the request.
  */
@@ -182,7 +186,7 @@ WITH finished AS (
  * Marks a key in flight as waited for (Prefer: wait): its next transition out of its owner's
  * hands notifies (the trigger of migrations/0011). Only at the token and lease the waiter saw:
  * a row that moved on since is not marked, and the waiter reads it again instead.
- * $1 tenant, $2 operation, $3 key, $4 row id, $5 observed token.
+ * $1 tenant, $2 the row's operation, $3 key, $4 row id, $5 observed token.
  */
 export const MARK_WAITING = `
 UPDATE idempotency_keys
@@ -193,7 +197,7 @@ RETURNING 1`;
 
 /**
  * Locks the key row for a phase that must compute its response before advancing, with the same
- * fence as ADVANCE_KEY. $1 tenant, $2 operation, $3 key, $4 our token, $5 expected current point.
+ * fence as ADVANCE_KEY. $1 tenant, $2 the row's operation, $3 key, $4 our token, $5 expected current point.
  */
 export const LOCK_KEY = `
 SELECT 1 FROM idempotency_keys
@@ -206,7 +210,7 @@ SELECT 1 FROM idempotency_keys
  * its recovery point. The lease ends now, so a client retry may take over at once; the worker
  * waits until next_attempt_at (exponential backoff). After $6 attempts that ended in a timeout
  * the request becomes 'unknown': reconciliation, not more calls, settles it.
- * $1 tenant, $2 operation, $3 key, $4 our token, $5 attempt outcome ('timeout' | 'unavailable' |
+ * $1 tenant, $2 the row's operation, $3 key, $4 our token, $5 attempt outcome ('timeout' | 'unavailable' |
  * 'interrupted': our own phase failed to commit),
  * $6 attempts before unknown, $7 backoff base ms, $8 backoff cap ms. Returns the new state.
  */
@@ -225,7 +229,7 @@ RETURNING state`;
 /**
  * Claims one request for settlement or a manual re-drive: from 'unknown', or from 'started'
  * with an expired lease, and only at the token the caller looked at. It becomes 'started' under
- * a new token. $1 tenant, $2 operation, $3 key, $4 observed token, $5 lease ms.
+ * a new token. $1 tenant, $2 the operation's ids, $3 key, $4 observed token, $5 lease ms.
  */
 export const CLAIM_KEY = `
 UPDATE idempotency_keys
@@ -233,9 +237,9 @@ UPDATE idempotency_keys
        fencing_token = fencing_token + 1,
        lease_expires_at = now() + make_interval(secs => $5::float8 / 1000),
        updated_at = now()
- WHERE tenant_id = $1 AND operation = $2 AND key = $3 AND fencing_token = $4
+ WHERE tenant_id = $1 AND operation = ANY($2::text[]) AND key = $3 AND fencing_token = $4
    AND (state = 'unknown' OR (state = 'started' AND lease_expires_at <= now()))
-RETURNING fencing_token, recovery_point, resource_id, created_at, expires_at`;
+RETURNING fencing_token, operation, recovery_point, resource_id, created_at, expires_at`;
 
 /** Requests awaiting settlement, oldest first. $1 operations, $2 limit. */
 export const SELECT_UNKNOWN_KEYS = `

@@ -22,7 +22,7 @@ export async function waitForKey(
     await watcher.listening();
     const marked = await deps.pool.query(MARK_WAITING, [
       scope.tenantId,
-      scope.operation.id,
+      row.operation,
       scope.key,
       row.id,
       row.fencing_token,

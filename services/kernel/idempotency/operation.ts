@@ -4,14 +4,24 @@ import type { ServiceName } from '../metrics.ts';
 /**
  * An operation identity: a stable, versioned name for one kind of idempotent command
  * (`payments.create.v1`), declared beside its procedure and never derived from function names.
- * The id is part of the key's scope and of the request hash: it changes only when the command
- * changes meaning, and then keys written under the old id are a different scope. A change to the
- * stored answer's shape does not change the id (a retry across the deploy must still find its
- * key); it bumps `responseVersion`, with an upgrade step for the old shape (stored-response.ts).
+ * The id is stored with every key and is part of its request hash and of its sealed answer's
+ * binding. It changes only when the command changes meaning; the versions list each other in
+ * `otherVersionIds`, so a retry of a key written by the other version still finds it (a replay,
+ * a resume, or a refusal if its command no longer hashes alike), never a second payment. A
+ * change to the stored answer's shape alone does not change the id: it bumps `responseVersion`,
+ * with an upgrade step for the old shape (stored-response.ts). ADR 0027 has the rules of a bump:
+ * readers first, so no process admits a key another has written under an id it does not know.
  */
 export interface OperationDef {
-  /** Stored with every key; part of the request hash. */
+  /** Stored with every key this code admits; part of the request hash. */
   readonly id: string;
+  /**
+   * Ids of this operation under other versions: earlier ones whose keys may still be within
+   * their window, and, while a bump rolls out, the next one. A row under any of them is this
+   * operation's key: admission, the recovery worker and reconciliation find it, and its owner
+   * writes it under the id it was admitted with. New keys are written under `id`.
+   */
+  readonly otherVersionIds?: readonly string[];
   /** The public mutation name: the `operation` label of every metric, and fault-point prefix. */
   readonly publicName: string;
   /** The service that owns the operation: the `service` label of its metrics. */
@@ -31,9 +41,38 @@ export interface OperationDef {
   readonly canBecomeUnknown: boolean;
 }
 
-const OPERATION_ID_PATTERN = /^[a-z]+(\.[a-z][a-z-]*)+\.v\d+$/;
+const OPERATION_ID_PATTERN = /^([a-z]+(?:\.[a-z][a-z-]*)+)\.v(\d+)$/;
+
+function parseId(id: string): { name: string; version: number } {
+  const match = OPERATION_ID_PATTERN.exec(id);
+  if (match === null) throw new Error(`bad operation id: ${id}`);
+  return { name: match[1]!, version: Number(match[2]) };
+}
 
 export function defineOperation(def: OperationDef): OperationDef {
-  if (!OPERATION_ID_PATTERN.test(def.id)) throw new Error(`bad operation id: ${def.id}`);
-  return Object.freeze({ ...def });
+  const current = parseId(def.id);
+  for (const other of def.otherVersionIds ?? []) {
+    const version = parseId(other);
+    if (version.name !== current.name || version.version === current.version) {
+      throw new Error(`${def.id}: ${other} is not another version of it`);
+    }
+  }
+  const otherVersionIds = Object.freeze([...(def.otherVersionIds ?? [])]);
+  return Object.freeze({ ...def, otherVersionIds });
+}
+
+/** Every id a key of this operation may be stored under: the one it writes first. */
+export function scopeIdsOf(operation: OperationDef): string[] {
+  return [operation.id, ...(operation.otherVersionIds ?? [])];
+}
+
+/**
+ * The id that names the operation's scopes outside their rows (the admission lock, log
+ * references): its oldest version, so processes on either side of a version bump, and those
+ * from before it, lock the same scope.
+ */
+export function lineageIdOf(operation: OperationDef): string {
+  return scopeIdsOf(operation).reduce((oldest, id) =>
+    parseId(id).version < parseId(oldest).version ? id : oldest,
+  );
 }

@@ -55,6 +55,10 @@ export class OwnedRequest {
   get recoveryPoint(): string {
     return this.point;
   }
+  /** The operation id this request was admitted under: an earlier version's after a bump. */
+  get admittedAs(): string {
+    return this.row.operation;
+  }
   get fencingToken(): string {
     return this.row.fencing_token;
   }
@@ -129,7 +133,7 @@ export class OwnedRequest {
       : NEVER_UNKNOWN;
     const { rows } = await this.deps.pool.query<{ state: 'started' | 'unknown' }>(RELEASE_KEY, [
       tenantId,
-      operation.id,
+      this.row.operation,
       key,
       this.row.fencing_token,
       outcome,
@@ -155,7 +159,7 @@ export class OwnedRequest {
   }): Promise<void> {
     const { tenantId, operation, key } = this.scope;
     const faultPrefix = `${operation.publicName}.${phase.to}`;
-    const fence = [tenantId, operation.id, key, this.row.fencing_token, this.point];
+    const fence = [tenantId, this.row.operation, key, this.row.fencing_token, this.point];
     let expiresAt = this.expiry;
     // ADVANCE_KEY and FINISH_KEY fail (CHECKS.fenceLost) unless we still hold the request.
     const fencing = (response: JsonValue): Statement => {
@@ -165,6 +169,7 @@ export class OwnedRequest {
       const answer = answerToStore(this.scope, response, {
         maxBytes: this.deps.responseMaxBytes,
         keyring: this.deps.keyring,
+        admittedAs: this.row.operation,
       });
       const { ttlSeconds } = this.deps;
       const stored = [answer.body, answer.version, answer.storedAs, answer.outcome, ttlSeconds];
@@ -248,7 +253,7 @@ export class OwnedRequest {
       recovery_point: string;
       fencing_token: string;
       expires_at: Date;
-    }>(SELECT_KEY, [tenantId, operation.id, key]);
+    }>(SELECT_KEY, [tenantId, [this.row.operation], key]);
     const row = rows[0];
     if (row?.recovery_point !== to || row.fencing_token !== this.row.fencing_token) return null;
     return { expiresAt: row.expires_at };

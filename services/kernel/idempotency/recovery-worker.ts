@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { IdempotencyEngine } from './engine.ts';
 import { metricLabels, scopeAnnotation } from './scope-identity.ts';
 import { CLAIM_STALE_KEYS } from './idempotency.sql.ts';
-import type { OperationDef } from './operation.ts';
+import { scopeIdsOf, type OperationDef } from './operation.ts';
 import { FINISHED, type OwnedRequest } from './owned-request.ts';
 import type { OwnedRow } from './types.ts';
 
@@ -39,7 +39,10 @@ export class RecoveryWorker {
       onError: (error: unknown, log?: Logger) => void;
     },
   ) {
-    this.resumers = new Map(opts.resumers.map((r) => [r.operation.id, r]));
+    // A row admitted under an earlier version of an operation is resumed by its current code.
+    this.resumers = new Map(
+      opts.resumers.flatMap((r) => scopeIdsOf(r.operation).map((id) => [id, r] as const)),
+    );
     this.job = new PeriodicJob(
       () =>
         this.sweepOnce().catch((error: unknown) => {

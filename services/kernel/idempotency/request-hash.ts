@@ -3,13 +3,16 @@ import { canonicalJson, type JsonValue } from '../canonical-json.ts';
 import type { Keyring } from '../crypto/keyring.ts';
 import type { OperationDef } from './operation.ts';
 
+/** What a hash is made of besides the command: the operation id, as stored with the key. */
+type OperationId = Pick<OperationDef, 'id'>;
+
 /**
  * The hash that tells "a retry of the same command" from "another command wearing the same
  * key". It covers the operation id (with its version) and the validated, normalised command —
  * never raw bytes, never the key itself or credentials. Changing what goes in here changes the
  * contract: old retries would start to look different.
  */
-function canonicalRequest(operation: OperationDef, command: JsonValue): string {
+function canonicalRequest(operation: OperationId, command: JsonValue): string {
   return canonicalJson({ operation: operation.id, command });
 }
 
@@ -18,7 +21,7 @@ function canonicalRequest(operation: OperationDef, command: JsonValue): string {
  * currency, a test card), so a database reader could confirm a guess against it; rows are no
  * longer written with it, but rows written before still verify by it (`request_hash_key` NULL).
  */
-export function requestHash(operation: OperationDef, command: JsonValue): Buffer {
+export function requestHash(operation: OperationId, command: JsonValue): Buffer {
   return createHash('sha256').update(canonicalRequest(operation, command)).digest();
 }
 
@@ -35,7 +38,7 @@ export interface StoredRequestHash {
  */
 export function keyedRequestHash(
   keyring: Keyring,
-  operation: OperationDef,
+  operation: OperationId,
   command: JsonValue,
 ): StoredRequestHash {
   const keyId = keyring.primaryId;
@@ -43,13 +46,14 @@ export function keyedRequestHash(
 }
 
 /**
- * Whether `command` is the request a stored hash was made from, by the hash's own scheme. A key
+ * Whether `command` is the request a stored hash was made from, by the hash's own scheme and
+ * under the operation id the row was written with (an earlier version's, after a bump). A key
  * that is no longer in the keyring throws DataKeyUnknownError: refusing is better than calling
  * a retry a different request (or a different request a retry).
  */
 export function requestHashMatches(
   keyring: Keyring,
-  request: { operation: OperationDef; command: JsonValue },
+  request: { operation: OperationId; command: JsonValue },
   stored: StoredRequestHash,
 ): boolean {
   const { operation, command } = request;

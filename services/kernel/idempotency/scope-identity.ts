@@ -1,7 +1,7 @@
 import { createHash, createHmac } from 'node:crypto';
 import type { Keyring } from '../crypto/keyring.ts';
 import type { ServiceName } from '../metrics.ts';
-import type { OperationDef } from './operation.ts';
+import { lineageIdOf, type OperationDef } from './operation.ts';
 import type { Scope } from './types.ts';
 
 /*
@@ -27,8 +27,9 @@ export function scopeDigest(scope: Scope): Buffer {
   return createHash('sha256').update(scopeText(scope)).digest();
 }
 
+/** Named by the operation's oldest id, whichever version admits it (operation.ts). */
 function scopeText(scope: Scope): string {
-  return `${scope.tenantId}/${scope.operation.id}/${scope.key}`;
+  return `${scope.tenantId}/${lineageIdOf(scope.operation)}/${scope.key}`;
 }
 
 /** Hex characters of `keyRef`: 48 bits tell apart the keys one incident involves. */

@@ -1,6 +1,7 @@
 import type { Statement } from '../db/pipelined-statements.ts';
 import type { TxClient } from '../db/pool.ts';
 import { CLAIM_KEY, INSERT_INTERVENTION, SELECT_UNKNOWN_KEYS } from './idempotency.sql.ts';
+import { scopeIdsOf } from './operation.ts';
 import { OwnedRequest } from './owned-request.ts';
 import type { EngineDeps, OwnedRow, Scope } from './types.ts';
 
@@ -46,7 +47,7 @@ export async function claimForSettlement(
   const { tenantId, operation, key } = target.scope;
   const { rows } = await deps.pool.query<OwnedRow>(CLAIM_KEY, [
     tenantId,
-    operation.id,
+    scopeIdsOf(operation),
     key,
     target.seenToken,
     deps.leaseMs,
@@ -62,6 +63,8 @@ export async function recordIntervention(tx: TxClient, entry: Intervention): Pro
 
 export interface Intervention {
   scope: Scope;
+  /** The operation id the request was admitted under (OwnedRequest.admittedAs). */
+  admittedAs: string;
   action: InterventionAction;
   decidedBy: string;
   reason: string;
@@ -70,12 +73,12 @@ export interface Intervention {
 
 /** The statement recordIntervention runs, for a phase sent as statements. */
 export function interventionStatement(entry: Intervention): Statement {
-  const { tenantId, operation, key } = entry.scope;
+  const { tenantId, key } = entry.scope;
   return {
     text: INSERT_INTERVENTION,
     values: [
       tenantId,
-      operation.id,
+      entry.admittedAs,
       key,
       entry.action,
       entry.decidedBy,

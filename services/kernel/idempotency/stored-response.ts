@@ -17,17 +17,22 @@ export interface AnswerToStore {
   outcome: string;
 }
 
+/**
+ * `store.admittedAs`: the operation id of the row the answer goes on (an earlier version's, for
+ * a key admitted before a bump), which the sealed answer is bound to.
+ */
 export function answerToStore(
   scope: Scope,
   body: JsonValue,
-  store: { maxBytes: number; keyring: Keyring },
+  store: { maxBytes: number; keyring: Keyring; admittedAs: string },
 ): AnswerToStore {
   const { operation } = scope;
   const json = JSON.stringify(body);
   // The cap is on the answer itself: sealing adds a fixed overhead and a third for base64url.
   const inline = Buffer.byteLength(json, 'utf8') <= store.maxBytes;
+  const boundTo = answerAssociatedData({ ...scope, operation: { id: store.admittedAs } });
   return {
-    body: inline ? JSON.stringify(store.keyring.seal(json, answerAssociatedData(scope))) : null,
+    body: inline ? JSON.stringify(store.keyring.seal(json, boundTo)) : null,
     version: operation.responseVersion,
     storedAs: inline ? 'inline' : 'reference',
     outcome: operation.outcomeOf(body),
@@ -124,6 +129,8 @@ export function storedResponse(row: KeyRow, scope: Scope, keyring: Keyring): Sto
     return { ...common, version: row.response_version, storedAs: 'reference', body: null };
   }
   if (row.response === null) throw new Error('an inline answer without a body'); // a CHECK
-  const body = openStoredAnswer(keyring, scope, row.response);
+  // Bound to the id the row was admitted under, which may be an earlier version's.
+  const admitted = { ...scope, operation: { id: row.operation } };
+  const body = openStoredAnswer(keyring, admitted, row.response);
   return { ...common, version: row.response_version, storedAs: 'inline', body };
 }

@@ -59,6 +59,8 @@ export type StoredResponse = {
 
 export interface KeyRow {
   id: string;
+  /** The operation id the row was admitted under: the current one, or an earlier version's. */
+  operation: string;
   request_hash: Buffer;
   /** The data key the hash was keyed by; null for a plain SHA-256 written before keyed hashes. */
   request_hash_key: string | null;
@@ -81,6 +83,11 @@ export interface KeyRow {
 
 export interface OwnedRow {
   fencing_token: string;
+  /**
+   * The operation id the row was admitted under. The owner's fenced writes name it, and its
+   * answer is sealed to it, whatever version of the operation this process runs.
+   */
+  operation: string;
   recovery_point: string;
   resource_id: string | null;
   created_at: Date;
