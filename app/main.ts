@@ -41,7 +41,11 @@ async function main(): Promise<void> {
   const tenants = await bootstrapTenants(database.url, config.bootstrapTenants);
   const sandbox = config.pspUrl
     ? null
-    : await startSandboxPsp({ blackholeMs: config.sandboxBlackholeMs });
+    : await startSandboxPsp({
+        blackholeMs: config.sandboxBlackholeMs,
+        statementLagMs: config.sandboxStatementLagMs,
+        keyRetentionMs: secondsToMs(config.sandboxKeyRetentionSeconds),
+      });
   const internalToken = config.internalToken ?? randomBytes(24).toString('base64url');
   const app = await startApp({
     databaseUrl: database.url,
@@ -154,6 +158,10 @@ function demoApiKey(): StartupSecret {
   const key = generateApiKey();
   writeFileSync(file, `${key}\n`, { mode: 0o600 });
   return { value: key, generatedNow: true };
+}
+
+function secondsToMs(seconds: number | undefined): number | undefined {
+  return seconds === undefined ? undefined : seconds * 1_000;
 }
 
 /** One line an operator can act on: the reason, and its cause's, without a stack trace. */

@@ -20,6 +20,7 @@ import type { OperationRequest } from './operation-types.ts';
 import { behaviourFor } from './payment-methods.ts';
 import { buildRefund } from './refund-factory.ts';
 import type { RefundStore } from './refund-store.ts';
+import type { SettlementStore } from './settlement-store.ts';
 
 /** Seconds a client is told to wait after an operation's 503; short because the outage
  * clears on the key's very next attempt. */
@@ -32,6 +33,7 @@ export interface ChargeOperations {
 export interface ChargeOperationsDeps {
   store: ChargeStore;
   refunds: RefundStore;
+  settlements: SettlementStore;
   ledger: IdempotencyLedger;
   faults: FaultState;
   log: OperationLog;
@@ -43,7 +45,7 @@ interface Decision {
 }
 
 export function createChargeOperations(deps: ChargeOperationsDeps): ChargeOperations {
-  const { store, refunds, ledger, faults, log } = deps;
+  const { store, refunds, settlements, ledger, faults, log } = deps;
   const chargeQueue = createExclusiveQueue();
 
   async function decide(input: {
@@ -83,7 +85,13 @@ export function createChargeOperations(deps: ChargeOperationsDeps): ChargeOperat
     // provider that lost that queue.
     await nextTurn();
     const updated = store.update(charge.id, () => plan.charge);
-    if (plan.refundAmount === null) return settle({ status: 200, body: { charge: updated } }, true);
+    if (request.kind !== 'refund') {
+      // Kept for the probes only: the answer stays the charge, as it always was.
+      const amount = request.kind === 'capture' ? updated.amountCaptured : null;
+      settlements.record({ kind: request.kind, chargeId: charge.id, amount, idempotencyKey });
+      return settle({ status: 200, body: { charge: updated } }, true);
+    }
+    if (plan.refundAmount === null) throw new Error('a refund planned without its amount');
     const refund = refunds.insert(
       buildRefund({
         chargeId: charge.id,

@@ -8,11 +8,12 @@ import type { Charge, ChargeDraft } from './charge-types.ts';
 
 export interface ChargeStore {
   /** Records a newly applied charge, stamped with the insertion time, and returns a copy of it.
-   * A second charge for the same key is a bug, so it throws. */
+   * A second charge for a key happens only once the ledger has forgotten the key (a retention). */
   insert(draft: ChargeDraft): Charge;
   /** Applies a change to an existing charge (capture, void, refund; see charge-operations.ts). */
   update(id: string, change: (current: Charge) => Charge): Charge;
   byId(id: string): Charge | undefined;
+  /** The newest charge made under the key: the key's only one, unless it was forgotten. */
   byIdempotencyKey(idempotencyKey: string): Charge | undefined;
   /** Every charge, or those for one reference, oldest first. */
   list(filter?: { reference?: string }): Charge[];
@@ -31,9 +32,7 @@ export function createChargeStore(deps: { clock: BooksClock }): ChargeStore {
 
   return {
     insert(draft) {
-      if (idByKey.has(draft.idempotencyKey) || chargesById.has(draft.id)) {
-        throw new Error(`duplicate charge for idempotency key ${draft.idempotencyKey}`);
-      }
+      if (chargesById.has(draft.id)) throw new Error(`duplicate charge id ${draft.id}`);
       const charge: Charge = { ...draft, createdAt: new Date(deps.clock.nowMs()).toISOString() };
       chargesById.set(charge.id, charge);
       idByKey.set(charge.idempotencyKey, charge.id);

@@ -1,7 +1,10 @@
-// The provider's own idempotency: one stored result per Idempotency-Key, ever, plus a per-key
-// queue so that "is there a result?" and "store the result" can never interleave with another
-// request for the same key. Without the queue, two concurrent requests would both see "no
-// result" across an await (e.g. pm_card_slow's sleep) and both create a charge.
+// The provider's own idempotency: one stored result per Idempotency-Key, plus a per-key queue so
+// that "is there a result?" and "store the result" can never interleave with another request for
+// the same key. Without the queue, two concurrent requests would both see "no result" across an
+// await (e.g. pm_card_slow's sleep) and both create a charge.
+// A key is remembered for ever unless a retention is set (SANDBOX_KEY_RETENTION_SECONDS): then,
+// as at a real provider (Stripe keeps keys 24 hours), a key older than that is a new key, and a
+// request sent under it again acts again. The charges and refunds it made stay in the books.
 // Charge creation and the operations on charges share one key space, as at a real provider:
 // a key bound to one kind of request is a mismatch for any other.
 import type { ChargeRequest, JsonAnswer } from './charge-types.ts';
@@ -19,8 +22,10 @@ export interface StoredResult {
 }
 
 export interface IdempotencyLedger {
+  /** The key's result, unless it has none or was stored longer ago than the retention. */
   get(idempotencyKey: string): StoredResult | undefined;
-  /** Binds a key to its one result; storing twice is a bug in the caller, so it throws. */
+  /** Binds a key to its one result; storing twice within the retention is a bug in the caller,
+   * so it throws. */
   store(idempotencyKey: string, result: StoredResult): void;
   /** Runs `work` after every earlier piece of work for the same key has settled. */
   runExclusive<T>(idempotencyKey: string, work: () => Promise<T>): Promise<T>;
@@ -50,20 +55,35 @@ export function answerFromLedger(
   return { ...stored.answer, headers };
 }
 
-export function createIdempotencyLedger(): IdempotencyLedger {
-  const results = new Map<string, StoredResult>();
+export function createIdempotencyLedger(
+  options: {
+    /** How long a key is remembered; undefined: for ever. */
+    retentionMs?: number | undefined;
+  } = {},
+): IdempotencyLedger {
+  const results = new Map<string, StoredResult & { storedAtMs: number }>();
   const queue = createExclusiveQueue();
+  const { retentionMs } = options;
+  const remembered = (idempotencyKey: string) => {
+    const stored = results.get(idempotencyKey);
+    if (stored === undefined) return undefined;
+    if (retentionMs !== undefined && Date.now() - stored.storedAtMs >= retentionMs)
+      return undefined;
+    return stored;
+  };
 
   return {
     get(idempotencyKey) {
-      const stored = results.get(idempotencyKey);
-      return stored === undefined ? undefined : structuredClone(stored);
+      const stored = remembered(idempotencyKey);
+      if (stored === undefined) return undefined;
+      const { request, answer } = stored;
+      return structuredClone({ request, answer });
     },
     store(idempotencyKey, result) {
-      if (results.has(idempotencyKey)) {
+      if (remembered(idempotencyKey) !== undefined) {
         throw new Error(`idempotency key ${idempotencyKey} already has a result`);
       }
-      results.set(idempotencyKey, structuredClone(result));
+      results.set(idempotencyKey, { ...structuredClone(result), storedAtMs: Date.now() });
     },
     runExclusive: (idempotencyKey, work) => queue.runExclusive(idempotencyKey, work),
   };

@@ -16,6 +16,10 @@ const psp = await startSandboxPsp({
   port: config.sandboxPspPort,
   blackholeMs: config.sandboxBlackholeMs,
   statementLagMs: config.sandboxStatementLagMs,
+  keyRetentionMs:
+    config.sandboxKeyRetentionSeconds === undefined
+      ? undefined
+      : config.sandboxKeyRetentionSeconds * 1_000,
 });
 console.log(`sandbox-psp listening on ${psp.url}`);
 

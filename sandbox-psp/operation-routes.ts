@@ -10,10 +10,13 @@ import { acceptKeyedRequest, decodeKeyInPath } from './keyed-request.ts';
 import { parseOperationRequest } from './operation-request-parser.ts';
 import type { OperationKind } from './operation-types.ts';
 import type { RefundStore } from './refund-store.ts';
+import type { SettlementKind } from './operation-types.ts';
+import type { SettlementStore } from './settlement-store.ts';
 
 export interface OperationRoutesDeps {
   store: ChargeStore;
   refunds: RefundStore;
+  settlements: SettlementStore;
   operations: ChargeOperations;
 }
 
@@ -31,10 +34,23 @@ export interface OperationRoutes {
   ): Promise<void>;
   listRefunds(chargeId: string, response: ServerResponse): void;
   getRefundByIdempotencyKey(encodedKey: string, response: ServerResponse): void;
+  /** GET /v1/captures/by-idempotency-key/… and /v1/voids/by-idempotency-key/…: the capture or
+   * void applied under the key, found however long ago (the books keep it after the key is
+   * forgotten), or 404 CAPTURE_NOT_FOUND / VOID_NOT_FOUND. */
+  getSettlementByIdempotencyKey(
+    kind: SettlementKind,
+    encodedKey: string,
+    response: ServerResponse,
+  ): void;
 }
 
+const SETTLEMENT_NOT_FOUND: Readonly<Record<SettlementKind, string>> = {
+  capture: 'CAPTURE_NOT_FOUND',
+  void: 'VOID_NOT_FOUND',
+};
+
 export function createOperationRoutes(deps: OperationRoutesDeps): OperationRoutes {
-  const { store, refunds, operations } = deps;
+  const { store, refunds, settlements, operations } = deps;
 
   return {
     async operate(target, request, response) {
@@ -68,6 +84,18 @@ export function createOperationRoutes(deps: OperationRoutesDeps): OperationRoute
         refund === undefined
           ? errorAnswer({ status: 404, code: 'REFUND_NOT_FOUND' })
           : { status: 200, body: { refund } },
+      );
+    },
+
+    getSettlementByIdempotencyKey(kind, encodedKey, response) {
+      const idempotencyKey = decodeKeyInPath(encodedKey, response);
+      if (idempotencyKey === undefined) return;
+      const settlement = settlements.byIdempotencyKey(kind, idempotencyKey);
+      sendJson(
+        response,
+        settlement === undefined
+          ? errorAnswer({ status: 404, code: SETTLEMENT_NOT_FOUND[kind] })
+          : { status: 200, body: { [kind]: settlement } },
       );
     },
   };

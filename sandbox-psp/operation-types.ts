@@ -22,6 +22,20 @@ export interface Refund {
   createdAt: string;
 }
 
+export type SettlementKind = 'capture' | 'void';
+
+/** An applied capture or void, as its probe answers it (GET /v1/captures/by-idempotency-key/…,
+ * /v1/voids/by-idempotency-key/…). */
+export interface Settlement {
+  id: string;
+  kind: SettlementKind;
+  chargeId: string;
+  /** A capture's amount at the charge's scale; null for a void. */
+  amount: string | null;
+  idempotencyKey: string;
+  createdAt: string;
+}
+
 /** A refund not yet recorded; the store stamps createdAt. */
 export type RefundDraft = Omit<Refund, 'createdAt'>;
 

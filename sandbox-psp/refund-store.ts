@@ -4,8 +4,10 @@ import type { BooksClock } from './books-clock.ts';
 import type { Refund, RefundDraft } from './operation-types.ts';
 
 export interface RefundStore {
-  /** Records a refund and returns a copy; a second refund for one key is a bug, so it throws. */
+  /** Records a refund and returns a copy. A second refund for a key happens only once the
+   * ledger has forgotten the key (a retention). */
   insert(draft: RefundDraft): Refund;
+  /** The newest refund made under the key. */
   byIdempotencyKey(idempotencyKey: string): Refund | undefined;
   /** Every refund, or those of one charge, oldest first. */
   list(filter?: { chargeId?: string }): Refund[];
@@ -13,24 +15,23 @@ export interface RefundStore {
 
 export function createRefundStore(deps: { clock: BooksClock }): RefundStore {
   // Insertion order is creation order, so "oldest first" needs no sorting.
-  const refundsByKey = new Map<string, Refund>();
+  const refunds: Refund[] = [];
+  const newestByKey = new Map<string, Refund>();
 
   return {
     insert(draft) {
-      if (refundsByKey.has(draft.idempotencyKey)) {
-        throw new Error(`duplicate refund for idempotency key ${draft.idempotencyKey}`);
-      }
       const refund: Refund = { ...draft, createdAt: new Date(deps.clock.nowMs()).toISOString() };
-      refundsByKey.set(refund.idempotencyKey, refund);
+      refunds.push(refund);
+      newestByKey.set(refund.idempotencyKey, refund);
       return { ...refund };
     },
     byIdempotencyKey(idempotencyKey) {
-      const refund = refundsByKey.get(idempotencyKey);
+      const refund = newestByKey.get(idempotencyKey);
       return refund === undefined ? undefined : { ...refund };
     },
     list(filter) {
       const chargeId = filter?.chargeId;
-      return [...refundsByKey.values()]
+      return refunds
         .filter((refund) => chargeId === undefined || refund.chargeId === chargeId)
         .map((refund) => ({ ...refund }));
     },

@@ -10,6 +10,10 @@ import type { StatementRoute } from './statement-route.ts';
 
 const BY_KEY_PREFIX = '/v1/charges/by-idempotency-key/';
 const REFUND_BY_KEY_PREFIX = '/v1/refunds/by-idempotency-key/';
+const SETTLEMENT_BY_KEY_PREFIX = {
+  capture: '/v1/captures/by-idempotency-key/',
+  void: '/v1/voids/by-idempotency-key/',
+} as const;
 const CHARGE_PREFIX = '/v1/charges/';
 
 /** The charge id in /v1/charges/<id><suffix>, or undefined when the path has another shape.
@@ -21,6 +25,10 @@ function chargeIdIn(pathname: string, suffix: string): string | undefined {
 }
 
 type Handler = (request: IncomingMessage, response: ServerResponse, url: URL) => Promise<void>;
+
+/** A path that is `prefix` followed by a non-empty key. */
+const keyedPath = (prefix: string) => (pathname: string) =>
+  pathname.startsWith(prefix) && pathname.length > prefix.length;
 
 interface Route {
   matches(pathname: string): boolean;
@@ -96,6 +104,16 @@ export function createRequestRouter(
         },
       },
     },
+    ...(['capture', 'void'] as const).map((kind): Route => ({
+      matches: keyedPath(SETTLEMENT_BY_KEY_PREFIX[kind]),
+      handlers: {
+        GET: (_request, response, url) => {
+          const encodedKey = url.pathname.slice(SETTLEMENT_BY_KEY_PREFIX[kind].length);
+          operations.getSettlementByIdempotencyKey(kind, encodedKey, response);
+          return Promise.resolve();
+        },
+      },
+    })),
     {
       matches: (pathname) => pathname === '/v1/statement',
       handlers: {

@@ -21,6 +21,7 @@ import { createOperationRoutes } from './operation-routes.ts';
 import type { OperationAttempt, Refund } from './operation-types.ts';
 import { createRefundStore } from './refund-store.ts';
 import { createRequestRouter } from './request-router.ts';
+import { createSettlementStore } from './settlement-store.ts';
 import { createStatementRoute } from './statement-route.ts';
 
 export type { Charge, ChargeStatus } from './charge-types.ts';
@@ -50,6 +51,10 @@ export interface SandboxPspOptions {
   /** GET /v1/statement answers completeUntil = now - statementLagMs: every charge created
    * before that instant is already in the books and no later-recorded one can join them. */
   statementLagMs?: number;
+  /** How long an Idempotency-Key is remembered (SANDBOX_KEY_RETENTION_SECONDS); unset: for
+   * ever. Past it a request under the key acts again, as at a real provider; the probes still
+   * find what the key made. */
+  keyRetentionMs?: number;
 }
 
 export interface SandboxPsp {
@@ -89,8 +94,14 @@ export async function startSandboxPsp(options: SandboxPspOptions = {}): Promise<
   const attempts = createAttemptLog();
   const faults = createFaultState();
   // One ledger for charge creation and the operations: they share one key space.
-  const ledger = createIdempotencyLedger();
+  const ledger = createIdempotencyLedger({
+    retentionMs:
+      options.keyRetentionMs === undefined
+        ? undefined
+        : nonNegativeMs('keyRetentionMs', options.keyRetentionMs),
+  });
   const refunds = createRefundStore({ clock });
+  const settlements = createSettlementStore({ clock });
   const operationLog = createOperationLog();
   const processor = createChargeProcessor({
     store,
@@ -105,7 +116,15 @@ export async function startSandboxPsp(options: SandboxPspOptions = {}): Promise<
     operations: createOperationRoutes({
       store,
       refunds,
-      operations: createChargeOperations({ store, refunds, ledger, faults, log: operationLog }),
+      settlements,
+      operations: createChargeOperations({
+        store,
+        refunds,
+        settlements,
+        ledger,
+        faults,
+        log: operationLog,
+      }),
     }),
     statement: createStatementRoute({ store, clock, statementLagMs }),
   });

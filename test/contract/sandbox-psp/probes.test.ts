@@ -17,7 +17,9 @@ import {
   postCharge,
   postOperation,
   probeByKey,
+  probeCaptureByKey,
   probeRefundByKey,
+  probeVoidByKey,
   psp,
   refund,
   refundOf,
@@ -101,6 +103,65 @@ describe('refund probes and operation inspection', () => {
       expect(probe.status).toBe(404);
       expect(probe.json).toEqual({ error: { code: 'REFUND_NOT_FOUND' } });
     }
+  });
+
+  it('finds a capture and a void by the key they were applied under', async () => {
+    const captured = await authorizedCharge('10.00');
+    const captureKey = `${newKey()}/cap ?&#`;
+    await postOperation({
+      chargeId: captured.id,
+      path: 'capture',
+      key: captureKey,
+      body: { amount: '4' },
+    });
+    const capture = await probeCaptureByKey(captureKey);
+    expect(capture.status).toBe(200);
+    expect(capture.json).toEqual({
+      capture: {
+        id: expect.stringMatching(/^cap_[0-9a-f]+$/) as unknown,
+        kind: 'capture',
+        chargeId: captured.id,
+        amount: '4.00',
+        idempotencyKey: captureKey,
+        createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/) as unknown,
+      },
+    });
+    const voided = await authorizedCharge('3.00');
+    const voidKey = newKey();
+    await voidCharge({ chargeId: voided.id, key: voidKey });
+    expect((await probeVoidByKey(voidKey)).json).toEqual({
+      void: {
+        id: expect.stringMatching(/^vo_[0-9a-f]+$/) as unknown,
+        kind: 'void',
+        chargeId: voided.id,
+        amount: null,
+        idempotencyKey: voidKey,
+        createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/) as unknown,
+      },
+    });
+    // Each kind answers for its own: the void's key captured nothing, the capture's voided nothing.
+    expect((await probeCaptureByKey(voidKey)).json).toEqual({
+      error: { code: 'CAPTURE_NOT_FOUND' },
+    });
+    expect((await probeVoidByKey(captureKey)).json).toEqual({ error: { code: 'VOID_NOT_FOUND' } });
+  });
+
+  it('answers 404 for a capture or void that was refused or never sent', async () => {
+    const charge = await capturedCharge('10.00');
+    const refusedKey = newKey();
+    const refused = await postOperation({
+      chargeId: charge.id,
+      path: 'capture',
+      key: refusedKey,
+      body: { amount: '1' },
+    });
+    expect(refused.status).toBe(409);
+    for (const key of [refusedKey, newKey()]) {
+      const probe = await probeCaptureByKey(key);
+      expect(probe.status).toBe(404);
+      expect(probe.json).toEqual({ error: { code: 'CAPTURE_NOT_FOUND' } });
+    }
+    expect((await probeVoidByKey(newKey())).status).toBe(404);
   });
 
   it('lists no refunds for a charge without any', async () => {

@@ -174,6 +174,10 @@ export const refund = (request: {
 export const refundOf = (answer: Answer): Refund => answer.json['refund'] as Refund;
 export const probeRefundByKey = (key: string): Promise<Answer> =>
   get(`/v1/refunds/by-idempotency-key/${encodeURIComponent(key)}`);
+export const probeCaptureByKey = (key: string): Promise<Answer> =>
+  get(`/v1/captures/by-idempotency-key/${encodeURIComponent(key)}`);
+export const probeVoidByKey = (key: string): Promise<Answer> =>
+  get(`/v1/voids/by-idempotency-key/${encodeURIComponent(key)}`);
 /** The provider's current view of one charge (every test charge has its own reference). */
 export const current = (charge: Charge): Charge | undefined =>
   psp.charges({ reference: charge.reference })[0];
