@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Keyring } from '../services/kernel/crypto/keyring.ts';
+import { MIN_LEASE_MS } from '../services/kernel/idempotency/lease-heartbeat.ts';
 import { DEFAULT_RETENTION_POLICY } from '../services/kernel/idempotency/retention.ts';
 import { parseWebhookAllowList } from '../services/notifications/index.ts';
 import { isBearerTokenShape, MAX_BEARER_TOKEN_CHARS } from '../gateway/http/bearer.ts';
@@ -72,7 +73,11 @@ function tenants(raw: string): Array<{ name: string; apiKey: string }> {
   });
 }
 
-/** Default lease: well beyond one provider timeout plus a probe, so a live owner never loses it. */
+/**
+ * Default lease: how long a dead owner's request waits before a retry or the worker takes it
+ * over. A live owner renews it while it waits on the provider (lease-heartbeat.ts), so it need
+ * not outlast a provider call; it is the time an owner may stall before it is presumed dead.
+ */
 const DEFAULT_LEASE_MS = 30_000;
 /** Default provider timeout: card networks answer in well under a second; 5 s is a stall. */
 const DEFAULT_PROVIDER_TIMEOUT_MS = 5_000;
@@ -119,6 +124,13 @@ export const configSchema = z.object({
     unit: 'ms',
     description: 'the sandbox’s statement is final up to now minus this',
   }),
+  sandboxKeyRetentionSeconds: variable(integer(1).optional(), {
+    env: 'SANDBOX_KEY_RETENTION_SECONDS',
+    shown: 'unset: for ever',
+    unit: 's',
+    description:
+      'how long the sandbox remembers an idempotency key; an older key is new, as at real providers',
+  }),
   bootstrapTenants: variable(parsedBy(tenants).optional(), {
     env: 'BOOTSTRAP_TENANTS',
     shown: 'a `demo` tenant with a generated key',
@@ -160,11 +172,24 @@ export const configSchema = z.object({
     unit: 'ms',
     description: 'how often partition maintenance runs',
   }),
-  leaseMs: variable(withDefault(100, DEFAULT_LEASE_MS), {
-    env: 'LEASE_MS',
-    unit: 'ms',
-    description: 'lease of an in-flight request',
-  }),
+  leaseMs: variable(
+    integer(1)
+      .pipe(
+        z
+          .number()
+          .min(
+            MIN_LEASE_MS,
+            `must be at least ${MIN_LEASE_MS} ms: an owner renews its lease every third of it while it waits on the provider`,
+          ),
+      )
+      .default(DEFAULT_LEASE_MS),
+    {
+      env: 'LEASE_MS',
+      unit: 'ms',
+      description:
+        'how long an owner may stall before its request is taken over (renewed while it lives)',
+    },
+  ),
   recoveryIntervalMs: variable(withDefault(10, 5_000), {
     env: 'RECOVERY_INTERVAL_MS',
     unit: 'ms',

@@ -189,9 +189,13 @@ export async function reconcile(ctx: Context, actor: string): Promise<void> {
       ['charge absent (failed)', report.chargeAbsent],
       ['undecided (still unknown)', report.undecided],
       ['failed (needs a person)', report.failed.length],
+      ['captures, refunds, cancels asked again', report.operations.examined],
+      ['  settled (found, or sent again)', report.operations.settled],
+      ['  still unknown (no answer)', report.operations.undecided],
+      ['  failed (needs a person)', report.operations.failed.length],
     ]),
   );
-  for (const failure of report.failed) {
+  for (const failure of [...report.failed, ...report.operations.failed]) {
     ctx.print(
       `  could not settle ${truncateMiddle(failure.key, KEY_COLUMN_CHARS)} (tenant ${shortId(failure.tenantId)}): ${failure.error}`,
     );

@@ -11,7 +11,7 @@ import type { FaultPoints } from './kernel/faults.ts';
 import { IdempotencyEngine } from './kernel/idempotency/engine.ts';
 import { scopeIdsOf } from './kernel/idempotency/operation.ts';
 import { RecoveryWorker } from './kernel/idempotency/recovery-worker.ts';
-import { unfinishedSummary } from './kernel/idempotency/inspection.ts';
+import { unfinishedByOperation } from './kernel/idempotency/inspection.ts';
 import {
   insertableUntil,
   maintainPartitions,
@@ -23,7 +23,7 @@ import { PeriodicJob } from './kernel/periodic-job.ts';
 import { OutboxDispatcher } from './kernel/outbox/dispatcher.ts';
 import { ledgerHandler } from './ledger/index.ts';
 import { notificationHandlers, receiptsHandler } from './notifications/index.ts';
-import { reconcileUnknownPayments } from './payments/index.ts';
+import { reconcileUnknownRequests } from './payments/index.ts';
 import { paymentResumers, RESUMABLE_OPERATIONS } from './payments/index.ts';
 import { initialiseSeries, registerFleetGauges, type ServiceName } from './kernel/metrics.ts';
 import { readBacklog } from './kernel/outbox/outbox.ts';
@@ -108,8 +108,10 @@ function serviceOfConsumer(consumerKind: string): ServiceName {
 function providerThrough(caller: () => ServiceCaller): ServiceDeps['provider'] {
   return {
     charge: (request) => caller().provider.charge(request),
-    statement: (range) => caller().provider.statement(range),
+    probeCharge: (request) => caller().provider.probeCharge(request),
     operate: (request) => caller().provider.operate(request),
+    probeOperation: (request) => caller().provider.probeOperation(request),
+    statement: (range) => caller().provider.statement(range),
   };
 }
 
@@ -231,15 +233,7 @@ export function createServices(config: ServicesConfig): Services {
   );
   initialiseLedgerSeries(config.metrics);
   registerFleetGauges(config.metrics, {
-    unfinished: async () =>
-      (await unfinishedSummary(pool)).map((row) => {
-        const operation = operations.get(row.operation);
-        return {
-          ...row,
-          service: operation?.service ?? 'payments',
-          operation: operation?.publicName ?? 'other',
-        };
-      }),
+    unfinished: () => unfinishedByOperation(pool, operations),
     outbox: async () => {
       // Every known consumer reports, at zero when nothing is pending: "No data" on a panel
       // must mean "not scraped", never "all delivered".
@@ -257,7 +251,7 @@ export function createServices(config: ServicesConfig): Services {
     resumers: paymentResumers(deps),
     onError: config.onError,
   });
-  const reconciler = new PeriodicJob(() => reconcileUnknownPayments(deps, 'reconciliation'), {
+  const reconciler = new PeriodicJob(() => reconcileUnknownRequests(deps, 'reconciliation'), {
     intervalMs: config.reconciliationIntervalMs,
     onError: config.onError,
   });

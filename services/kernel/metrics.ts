@@ -174,12 +174,12 @@ export function registerFleetGauges(
     });
   byOperation({
     name: 'idempotency_in_progress_age_max_seconds',
-    help: 'Age of the oldest unfinished request (started or unknown), per operation.',
+    help: 'Age of the oldest started (not unknown) unfinished request, per operation.',
     value: (row) => row.oldestAgeSeconds,
   });
   byOperation({
     name: 'idempotency_stale_leases',
-    help: 'Unfinished requests whose lease has expired (owner dead or released).',
+    help: 'Unfinished requests whose lease ran out under an owner that stopped (not those released to back off).',
     value: (row) => row.staleLeases,
   });
   byOperation({

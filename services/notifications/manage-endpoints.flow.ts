@@ -25,7 +25,6 @@ const managed = (id: string, publicName: string): OperationDef =>
     publicName,
     service: 'notifications',
     responseVersion: 1,
-    canBecomeUnknown: false,
     outcomeOf: (body) =>
       body !== null && typeof body === 'object' && 'error' in body ? 'refused' : 'done',
   });

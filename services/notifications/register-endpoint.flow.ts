@@ -20,7 +20,6 @@ export const REGISTER_WEBHOOK_ENDPOINT = defineOperation({
   // v1 stored the signing secret in the answer; v2 stores the endpoint without it, and every
   // answer (first or replay) reads the secret from the endpoint's sealed column.
   responseVersion: 2,
-  canBecomeUnknown: false,
   outcomeOf: (body) =>
     body !== null && typeof body === 'object' && 'error' in body ? 'refused' : 'registered',
 });

@@ -7,14 +7,16 @@ import { scopeAnnotation } from '../kernel/idempotency/scope-identity.ts';
 import { claimForSettlement, recordIntervention } from '../kernel/idempotency/settlement.ts';
 import { keysInUse, resealAnswers } from '../kernel/idempotency/reseal-answers.ts';
 import { resealSecrets, secretsByKey } from '../notifications/index.ts';
-import { finishWithOutcome, loadPayment } from '../payments/index.ts';
+import { CREATE_PAYMENT, finishWithOutcome, loadPayment } from '../payments/index.ts';
 import { paymentResumers, RESUMABLE_OPERATIONS } from '../payments/index.ts';
-import { CHARGE_ABSENT_FAILURE_CODE, reconcileUnknownPayments } from '../payments/index.ts';
+import { CHARGE_ABSENT_FAILURE_CODE, reconcileUnknownRequests } from '../payments/index.ts';
 import { procedure, router } from '../trpc.ts';
 import { currentRequest, listUnfinishedRequests } from '../kernel/idempotency/inspection.ts';
 
 /** The operations ops can act on, by id. */
-const OPERATIONS = new Map(RESUMABLE_OPERATIONS.flatMap((op) => scopeIdsOf(op).map((id) => [id, op])));
+const OPERATIONS = new Map(
+  RESUMABLE_OPERATIONS.flatMap((op) => scopeIdsOf(op).map((id) => [id, op])),
+);
 
 /** A re-seal batch: enough rows to amortise a round trip, few enough to be quick beside traffic. */
 const RESEAL_BATCH_MAX_ROWS = 1_000;
@@ -98,6 +100,13 @@ export const opsRouter = router({
         });
       }
       const scope = scopeOf(input);
+      if (scope.operation !== CREATE_PAYMENT) {
+        throw new TRPCError({
+          code: 'BAD_REQUEST',
+          message:
+            'resolve settles an unknown createPayment; an unknown capture, refund or cancel is settled by reconcile or redrive, which ask the provider before sending it again',
+        });
+      }
       const current = await currentOf(deps, input);
       if (current.state !== 'unknown')
         throw conflict('only an unknown outcome can be resolved by hand');
@@ -174,7 +183,7 @@ export const opsRouter = router({
   reconcile: procedure
     .input(z.strictObject({ actor: z.string().min(1).max(100) }))
     .mutation(({ ctx, input }) =>
-      reconcileUnknownPayments(ctx.deps, `reconciliation (run by operator:${input.actor})`),
+      reconcileUnknownRequests(ctx.deps, `reconciliation (run by operator:${input.actor})`),
     ),
 });
 

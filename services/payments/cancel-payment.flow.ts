@@ -4,10 +4,10 @@ import { PAYMENT_ANSWER_VERSION, paymentOutcomeOf } from './stored-answers.ts';
 import {
   paymentOperationResumer,
   runPaymentOperation,
-  type OperationInput,
-  type OperationResult,
   type PaymentOperationSpec,
 } from './payment-operation.flow.ts';
+import type { OperationInput } from './payment-operation.command.ts';
+import type { OperationResult } from './payment-operation.answers.ts';
 import { applySettlement, settlementRefusal } from './settlement-rules.ts';
 
 export const CANCEL_PAYMENT = defineOperation({
@@ -15,7 +15,6 @@ export const CANCEL_PAYMENT = defineOperation({
   publicName: 'cancelPayment',
   service: 'payments',
   responseVersion: PAYMENT_ANSWER_VERSION,
-  canBecomeUnknown: false,
   outcomeOf: paymentOutcomeOf,
 });
 

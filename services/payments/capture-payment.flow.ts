@@ -7,10 +7,10 @@ import { parseAmount } from '../kernel/money/money.ts';
 import {
   paymentOperationResumer,
   runPaymentOperation,
-  type OperationInput,
-  type OperationResult,
   type PaymentOperationSpec,
 } from './payment-operation.flow.ts';
+import type { OperationInput } from './payment-operation.command.ts';
+import type { OperationResult } from './payment-operation.answers.ts';
 import { applySettlement, settlementRefusal } from './settlement-rules.ts';
 
 export const CAPTURE_PAYMENT = defineOperation({
@@ -18,7 +18,6 @@ export const CAPTURE_PAYMENT = defineOperation({
   publicName: 'capturePayment',
   service: 'payments',
   responseVersion: PAYMENT_ANSWER_VERSION,
-  canBecomeUnknown: false,
   outcomeOf: paymentOutcomeOf,
 });
 

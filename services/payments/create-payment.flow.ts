@@ -21,6 +21,7 @@ import { UNKNOWN_RETRY_AFTER_SECONDS } from '../kernel/idempotency/engine.ts';
 import { currentBody } from '../kernel/idempotency/stored-response.ts';
 import type { StoredResponse } from '../kernel/idempotency/types.ts';
 import { providerChargeKey } from '../provider/index.ts';
+import { resolveWithProvider } from './provider-resolution.ts';
 import type { ChargeOutcome } from '../provider/index.ts';
 import { normaliseCreatePayment, type CreatePaymentInput } from './create-payment.command.ts';
 import { paymentOutcomeEvent } from './payment-events.ts';
@@ -45,7 +46,6 @@ export const CREATE_PAYMENT = defineOperation({
   publicName: 'createPayment',
   service: 'payments',
   responseVersion: PAYMENT_ANSWER_VERSION,
-  canBecomeUnknown: true,
   outcomeOf: paymentOutcomeOf,
 });
 
@@ -56,8 +56,9 @@ export const CREATE_PAYMENT = defineOperation({
  *   outcome + stored response ──▶ finished
  *
  * `provider_charge_sent` is ambiguous by construction: a charge with the payment's derived key
- * may or may not exist at the provider. Resuming from it always calls again with the same key,
- * which the provider answers with the one charge it has (or makes it, once).
+ * may or may not exist at the provider. Resuming from it asks the provider first (a probe by the
+ * key, provider-resolution.ts) and sends again under the same key only when the provider says it
+ * has no such charge.
  */
 export const CREATE_PAYMENT_POINTS = {
   chargeSent: 'provider_charge_sent',
@@ -143,7 +144,11 @@ export async function createPayment(
         admission.via === 'new'
           ? (admission.answers[0]?.rows[0] as PaymentRow | undefined)
           : undefined;
-      const driven = await driveCreatePayment(deps, { request: admission.request, known });
+      const driven = await driveCreatePayment(deps, {
+        request: admission.request,
+        known,
+        resumed: admission.via === 'takeover',
+      });
       return 'error' in driven
         ? { ok: false, error: driven.error }
         : answer(deps, driven.stored, { tenantId, key, replayed: false });
@@ -156,18 +161,19 @@ export function createPaymentResumer(deps: PaymentsDeps): Resumer {
   return {
     operation: CREATE_PAYMENT,
     resume: (request, trace) =>
-      driveCreatePayment(deps.forTrace(trace), { request, known: undefined }),
+      driveCreatePayment(deps.forTrace(trace), { request, known: undefined, resumed: true }),
   };
 }
 
 /**
  * Drives an owned createPayment from its recovery point to `finished`, or to a resumable stop.
  * It never reports a charge it could not confirm as failed: a timeout leaves the request at
- * `provider_charge_sent` with its lease released, for the next retry or sweep.
+ * `provider_charge_sent` with its lease released, for the next retry or sweep. `resumed`: an
+ * earlier owner may have sent the charge, so the provider is asked before anything is sent.
  */
 async function driveCreatePayment(
   deps: PaymentsDeps,
-  run: { request: OwnedRequest; known: PaymentRow | undefined },
+  run: { request: OwnedRequest; known: PaymentRow | undefined; resumed: boolean },
 ): Promise<{ stored: StoredResponse } | { error: PublicError }> {
   const { request } = run;
   const { pool, faults, provider } = deps;
@@ -181,17 +187,28 @@ async function driveCreatePayment(
     throw new Error(`payment ${paymentId} of an admitted request is missing`);
 
   await faults.hit('createPayment.provider_charge.before-call');
+  const reference = payment.reference ?? paymentId;
   let outcome: ChargeOutcome;
   try {
-    outcome = await provider.charge({
-      paymentId,
-      amountMinor: payment.amount_minor,
-      currency: payment.currency,
-      paymentMethod: payment.payment_method,
-      reference: payment.reference ?? paymentId,
-      capture: payment.capture_method === 'AUTOMATIC',
+    outcome = await resolveWithProvider(request, {
+      resumed: run.resumed,
+      timeoutMs: deps.config.providerTimeoutMs,
+      send: ({ timeoutMs }) =>
+        provider.charge({
+          paymentId,
+          amountMinor: payment.amount_minor,
+          currency: payment.currency,
+          paymentMethod: payment.payment_method,
+          reference,
+          capture: payment.capture_method === 'AUTOMATIC',
+          timeoutMs,
+        }),
+      probe: ({ timeoutMs }) => provider.probeCharge({ paymentId, reference, timeoutMs }),
     });
   } catch (error) {
+    // Taken over while we waited (or our lease could not be renewed): whoever holds the request
+    // now finishes it. We stopped before any further provider call.
+    if (error instanceof LeaseLostError) return { error: inUse(1, paymentId).error };
     // We cannot tell whether the charge was made: park the request as an unknown attempt and
     // report a failure that is not stored; the same key resumes into the same provider key.
     await request.release('timeout');

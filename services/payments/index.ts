@@ -1,7 +1,9 @@
 /** The payments service's surface: what the rest of the house may import from it. */
 export { paymentResumers, RESUMABLE_OPERATIONS } from './resumable-operations.ts';
 export { CHARGE_ABSENT_FAILURE_CODE, reconcileUnknownPayments } from './reconcile-payments.ts';
+export { reconcileUnknownRequests } from './reconcile-operations.ts';
 export {
+  CREATE_PAYMENT,
   finishWithOutcome,
   loadPayment,
   CREATE_PAYMENT_FAULT_POINTS,

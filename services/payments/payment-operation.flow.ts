@@ -1,10 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import {
-  assertIdempotencyKey,
-  idempotencyInfo,
-  type IdempotencyInfo,
-} from '../kernel/idempotency/idempotency-key.ts';
-import { z } from 'zod';
 import type { PaymentsDeps } from '../context.ts';
 import type { JsonValue } from '../kernel/canonical-json.ts';
 import type { TxClient } from '../kernel/db/pool.ts';
@@ -17,42 +11,49 @@ import {
 } from '../kernel/errors.ts';
 import { PAYMENT_ERRORS, type PaymentRefusal } from './payments.errors.ts';
 import { notAdmitted } from '../kernel/idempotency/not-admitted.ts';
-import { assertFreeText, assertEncodableText } from '../kernel/input/free-text.ts';
 import type { OperationDef } from '../kernel/idempotency/operation.ts';
 import type { OwnedRequest } from '../kernel/idempotency/owned-request.ts';
 import type { Resumer } from '../kernel/idempotency/recovery-worker.ts';
 import type { StoredResponse } from '../kernel/idempotency/types.ts';
 import { providerOperationKey } from '../provider/index.ts';
 import type { ChargeOperationOutcome } from '../provider/index.ts';
+import {
+  normaliseOperation,
+  type OperationCommand,
+  type OperationInput,
+} from './payment-operation.command.ts';
+import {
+  loadOperation,
+  operationAnswer,
+  type OperationResult,
+  type OperationRow,
+} from './payment-operation.answers.ts';
 import { publishOperationOutcome } from './payment-events.ts';
+import { resolveWithProvider } from './provider-resolution.ts';
+import { UNKNOWN_RETRY_AFTER_SECONDS } from '../kernel/idempotency/engine.ts';
 import { refundsOf } from './payment-rows.ts';
-import { paymentAnswerReader } from './stored-answers.ts';
-import { currentBody } from '../kernel/idempotency/stored-response.ts';
 import {
   INSERT_OPERATION,
   RECORD_OPERATION_OUTCOME,
-  SELECT_OPERATION,
-  SELECT_PAYMENT,
   SELECT_PAYMENT_FOR_UPDATE,
 } from './payments.sql.ts';
 import {
-  paymentViewSchema,
-  refundViewSchema,
   toPaymentView,
   toRefundView,
   type PaymentRow,
-  type PaymentView,
-  type RefundView,
 } from './payment.view.ts';
 
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const REASON_MAX_CHARS = 255;
 
 /**
  * An operation on an existing payment whose effect is one provider call (capture, cancel, refund):
  *
  *   admission + payment locked + rules checked + operation row (the intent) ──▶ <sentPoint>
  *   ──(provider call, the operation's derived key)──▶ outcome + payment + stored response ──▶ finished
+ *
+ * Resuming from <sentPoint> asks the provider first (provider-resolution.ts). Attempts the
+ * provider never answers make the request unknown after PROVIDER_UNKNOWN_AFTER_ATTEMPTS, as for
+ * a charge; reconciliation then asks again (reconcile-operations.ts).
  *
  * A rule the payment breaks (not found, wrong state, amount too large) decides the request at
  * admission: the error is stored for the key and replayed with the same code. The payment's row
@@ -75,48 +76,6 @@ export interface PaymentOperationSpec {
     target: { tenantId: string; payment: PaymentRow; operation: OperationRow },
   ): Promise<PaymentRow>;
 }
-
-export interface OperationCommand {
-  [field: string]: JsonValue;
-  paymentId: string;
-  /** Canonical decimal ("10.5" for "10.50"), or null for "all of it". */
-  amount: string | null;
-  reason: string | null;
-}
-
-export const operationInput = z.strictObject({
-  tenantId: z.uuid(),
-  idempotencyKey: z.string(),
-  paymentId: z.string(),
-  amount: z.string().nullish(),
-  reason: z.string().nullish(),
-});
-export type OperationInput = z.infer<typeof operationInput>;
-
-export type OperationResult =
-  | {
-      ok: true;
-      payment: PaymentView;
-      refund: RefundView | null;
-      idempotency: IdempotencyInfo;
-    }
-  | { ok: false; error: PublicError; replayed: boolean };
-
-export interface OperationRow {
-  id: string;
-  payment_id: string;
-  kind: string;
-  amount_minor: string | null;
-  provider_key: string;
-  reason: string | null;
-  status: 'PROCESSING' | 'SUCCEEDED' | 'FAILED';
-  created_at: Date;
-}
-
-const storedResponse = z.union([
-  z.object({ payment: paymentViewSchema, refund: refundViewSchema.nullable() }),
-  z.object({ error: z.object({ code: z.string(), message: z.string() }) }),
-]);
 
 export async function runPaymentOperation(
   deps: PaymentsDeps,
@@ -155,35 +114,38 @@ export async function runPaymentOperation(
     if (error instanceof AppError) return { ok: false, error: error.toPublic(), replayed: false };
     throw error;
   }
-  const key = input.idempotencyKey;
+  const answerOf = (stored: StoredResponse, replayed: boolean) =>
+    operationAnswer(deps, stored, {
+      operation: spec.operation,
+      tenantId: input.tenantId,
+      key: input.idempotencyKey,
+      replayed,
+    });
   switch (admission.kind) {
     case 'replay':
-      return answer(deps, admission.response, {
-        spec,
-        tenantId: input.tenantId,
-        key,
-        replayed: true,
-      });
+      return answerOf(admission.response, true);
     case 'decided':
-      return answer(deps, admission.response, {
-        spec,
-        tenantId: input.tenantId,
-        key,
-        replayed: false,
-      });
+      return answerOf(admission.response, false);
     case 'reused':
     case 'in_use':
-    case 'unknown':
       return notAdmitted(admission);
+    case 'unknown':
+      // The provider never answered its attempts: reconciliation settles it, then retries replay.
+      return {
+        ok: false,
+        error: pending(admission.retryAfterSeconds, normaliseOperation(input).paymentId),
+        replayed: false,
+      };
     case 'owned': {
       const driven = await driveOperation(deps, {
         spec,
         request: admission.request,
         known: admission.via === 'new' ? known : undefined,
+        resumed: admission.via === 'takeover',
       });
       return 'error' in driven
         ? { ok: false, error: driven.error, replayed: false }
-        : answer(deps, driven.stored, { spec, tenantId: input.tenantId, key, replayed: false });
+        : answerOf(driven.stored, false);
     }
   }
 }
@@ -192,36 +154,7 @@ export function paymentOperationResumer(deps: PaymentsDeps, spec: PaymentOperati
   return {
     operation: spec.operation,
     resume: (request, trace) =>
-      driveOperation(deps.forTrace(trace), { spec, request, known: undefined }),
-  };
-}
-
-export function normaliseOperation(input: OperationInput): OperationCommand {
-  assertIdempotencyKey(input.idempotencyKey);
-  const reason = input.reason ?? null;
-  if (reason !== null && (reason.length === 0 || reason.length > REASON_MAX_CHARS)) {
-    throw new AppError(KERNEL_ERRORS.BAD_USER_INPUT, {
-      message: `reason must be 1 to ${REASON_MAX_CHARS} characters`,
-      details: { field: 'reason' },
-    });
-  }
-  assertFreeText('reason', reason);
-  assertEncodableText('paymentId', input.paymentId);
-  const raw = input.amount ?? null;
-  if (raw === null) return { paymentId: input.paymentId.toLowerCase(), amount: null, reason };
-  const match = /^(\d{1,18})(?:\.(\d{1,4}))?$/.exec(raw.trim());
-  if (!match) {
-    throw new AppError(KERNEL_ERRORS.BAD_USER_INPUT, {
-      message: 'amount must be a decimal string such as "10.50"',
-      details: { field: 'amount' },
-    });
-  }
-  const whole = BigInt(match[1] ?? '0').toString();
-  const fraction = (match[2] ?? '').replace(/0+$/, '');
-  return {
-    paymentId: input.paymentId.toLowerCase(),
-    amount: fraction === '' ? whole : `${whole}.${fraction}`,
-    reason,
+      driveOperation(deps.forTrace(trace), { spec, request, known: undefined, resumed: true }),
   };
 }
 
@@ -256,31 +189,47 @@ async function admitOperation(
   return { payment, operation: inserted.rows[0]! };
 }
 
+/**
+ * Drives an owned operation from its intent to `finished`, or to a resumable stop. `resumed`: an
+ * earlier owner may have sent it, so the provider is asked before anything is sent again.
+ */
 async function driveOperation(
   deps: PaymentsDeps,
   run: {
     spec: PaymentOperationSpec;
     request: OwnedRequest;
     known: { payment: PaymentRow; operation: OperationRow } | undefined;
+    resumed: boolean;
   },
 ): Promise<{ stored: StoredResponse } | { error: PublicError }> {
   const { spec, request } = run;
   const { publicName } = spec.operation;
   const { payment, operation } =
     run.known ??
-    (await load(deps, { tenantId: request.scope.tenantId, operationId: request.resourceId ?? '' }));
+    (await loadOperation(deps, {
+      tenantId: request.scope.tenantId,
+      operationId: request.resourceId ?? '',
+    }));
   await deps.faults.hit(`${publicName}.provider_call.before-call`);
+  const target = { operationId: operation.id, kind: spec.providerKind };
   let outcome: ChargeOperationOutcome;
   try {
-    outcome = await deps.provider.operate({
-      operationId: operation.id,
-      kind: spec.providerKind,
-      chargeId: payment.provider_reference ?? '',
-      amountMinor: operation.amount_minor,
-      currency: payment.currency,
-      reason: operation.reason,
+    outcome = await resolveWithProvider(request, {
+      resumed: run.resumed,
+      timeoutMs: deps.config.providerTimeoutMs,
+      send: ({ timeoutMs }) =>
+        deps.provider.operate({
+          ...target,
+          chargeId: payment.provider_reference ?? '',
+          amountMinor: operation.amount_minor,
+          currency: payment.currency,
+          reason: operation.reason,
+          timeoutMs,
+        }),
+      probe: ({ timeoutMs }) => deps.provider.probeOperation({ ...target, timeoutMs }),
     });
   } catch (error) {
+    if (error instanceof LeaseLostError) return { error: inUse(payment.id) };
     await request.release('timeout');
     throw error;
   }
@@ -294,14 +243,13 @@ async function driveOperation(
           paymentId: payment.id,
         }),
       };
-    case 'timeout':
-      await request.release('timeout');
-      return {
-        error: publicError(PAYMENT_ERRORS.OUTCOME_PENDING, {
-          retryAfterSeconds: 1,
-          paymentId: payment.id,
-        }),
-      };
+    case 'timeout': {
+      // After PROVIDER_UNKNOWN_AFTER_ATTEMPTS of these the request is unknown: reconciliation,
+      // not more attempts, settles it (reconcile-operations.ts).
+      const state = await request.release('timeout');
+      const retryAfterSeconds = state === 'unknown' ? UNKNOWN_RETRY_AFTER_SECONDS : 1;
+      return { error: pending(retryAfterSeconds, payment.id) };
+    }
     case 'applied':
     case 'refused':
       try {
@@ -309,14 +257,19 @@ async function driveOperation(
           stored: await finishOperation(deps, { spec, request, payment, operation, outcome }),
         };
       } catch (error) {
-        if (error instanceof LeaseLostError)
-          return {
-            error: publicError(KERNEL_ERRORS.IDEMPOTENCY_KEY_IN_USE, { retryAfterSeconds: 1 }),
-          };
+        if (error instanceof LeaseLostError) return { error: inUse(payment.id) };
         await request.release('interrupted').catch(() => undefined);
         throw error;
       }
   }
+}
+
+function pending(retryAfterSeconds: number, paymentId: string): PublicError {
+  return publicError(PAYMENT_ERRORS.OUTCOME_PENDING, { retryAfterSeconds, paymentId });
+}
+
+function inUse(paymentId: string): PublicError {
+  return publicError(KERNEL_ERRORS.IDEMPOTENCY_KEY_IN_USE, { retryAfterSeconds: 1, paymentId });
 }
 
 /** The provider's refusal codes, as the catalog's business errors. */
@@ -383,56 +336,4 @@ async function finishOperation(
     };
     return response;
   });
-}
-
-async function load(
-  deps: PaymentsDeps,
-  ids: { tenantId: string; operationId: string },
-): Promise<{ payment: PaymentRow; operation: OperationRow }> {
-  const op = await deps.pool.query<OperationRow>(SELECT_OPERATION, [ids.tenantId, ids.operationId]);
-  const operation = op.rows[0];
-  if (operation === undefined)
-    throw new Error(`operation ${ids.operationId} of an admitted request is missing`);
-  const pay = await deps.pool.query<PaymentRow>(SELECT_PAYMENT, [
-    ids.tenantId,
-    operation.payment_id,
-  ]);
-  if (pay.rows[0] === undefined) throw new Error(`payment ${operation.payment_id} is missing`);
-  return { payment: pay.rows[0], operation };
-}
-
-async function answer(
-  deps: PaymentsDeps,
-  stored: StoredResponse,
-  info: { spec: PaymentOperationSpec; tenantId: string; key: string; replayed: boolean },
-): Promise<OperationResult> {
-  const { tenantId } = info;
-  const reader = paymentAnswerReader(deps.pool, {
-    tenantId,
-    // An answer over the size cap (a payment with very many refunds): rendered as it is now.
-    render: async (operationId) => {
-      const { payment, operation } = await load(deps, { tenantId, operationId });
-      const refunds =
-        (await refundsOf(deps.pool, { tenantId, paymentIds: [payment.id] })).get(payment.id) ?? [];
-      const refund = refunds.find((r) => r.id === operation.id);
-      return {
-        payment: toPaymentView(payment, refunds),
-        refund: refund === undefined ? null : toRefundView(refund, payment.currency),
-      };
-    },
-  });
-  const body = storedResponse.parse(await currentBody(info.spec.operation, stored, reader));
-  if ('error' in body) {
-    return {
-      ok: false,
-      error: { code: body.error.code, message: body.error.message },
-      replayed: info.replayed,
-    };
-  }
-  return {
-    ok: true,
-    payment: body.payment,
-    refund: body.refund,
-    idempotency: idempotencyInfo(stored, info),
-  };
 }

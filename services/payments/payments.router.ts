@@ -5,7 +5,7 @@ import { createPaymentInput } from './create-payment.command.ts';
 import { capturePayment } from './capture-payment.flow.ts';
 import { cancelPayment } from './cancel-payment.flow.ts';
 import { refundPayment } from './refund-payment.flow.ts';
-import { operationInput } from './payment-operation.flow.ts';
+import { operationInput } from './payment-operation.command.ts';
 import { getPayment, listPayments, listPaymentsInput } from './payment-queries.ts';
 
 /** The payments service: owns client-key idempotency records and the payment phases. */

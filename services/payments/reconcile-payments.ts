@@ -67,14 +67,22 @@ export async function reconcileUnknownPayments(
     try {
       report[await settleOne(deps, { row, byKey, completeUntil, decidedBy })] += 1;
     } catch (error) {
-      report.failed.push({
-        tenantId: row.tenant_id,
-        key: row.key,
-        error: error instanceof Error ? error.message : String(error),
-      });
+      report.failed.push(unsettled(row, error));
     }
   }
   return report;
+}
+
+/** A record that could not be settled by machine, as a report lists it for an operator. */
+export function unsettled(
+  row: UnknownRequest,
+  error: unknown,
+): { tenantId: string; key: string; error: string } {
+  return {
+    tenantId: row.tenant_id,
+    key: row.key,
+    error: error instanceof Error ? error.message : String(error),
+  };
 }
 
 async function settleOne(

@@ -7,10 +7,10 @@ import { parseAmount } from '../kernel/money/money.ts';
 import {
   paymentOperationResumer,
   runPaymentOperation,
-  type OperationInput,
-  type OperationResult,
   type PaymentOperationSpec,
 } from './payment-operation.flow.ts';
+import type { OperationInput } from './payment-operation.command.ts';
+import type { OperationResult } from './payment-operation.answers.ts';
 import { APPLY_REFUND, SELECT_REFUNDABLE } from './payments.sql.ts';
 import type { PaymentRow } from './payment.view.ts';
 
@@ -19,7 +19,6 @@ export const REFUND_PAYMENT = defineOperation({
   publicName: 'refundPayment',
   service: 'payments',
   responseVersion: PAYMENT_ANSWER_VERSION,
-  canBecomeUnknown: false,
   outcomeOf: paymentOutcomeOf,
 });
 

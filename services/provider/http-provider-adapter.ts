@@ -2,7 +2,8 @@ import { EventEmitter } from 'node:events';
 import { Agent, type Dispatcher } from 'undici';
 import type {
   AdapterChargeRequest,
-  ProbeOutcome,
+  ChargeProbe,
+  OperationProbe,
   ProviderAdapter,
   Traced,
 } from './provider-adapter.ts';
@@ -152,7 +153,8 @@ export function createHttpProviderAdapter(
       throw new ProviderRequestRejectedError(status, body.error?.code);
     },
 
-    async probe({ idempotencyKey, timeoutMs, requestId }): Promise<ProbeOutcome> {
+    async probeCharge({ idempotencyKey, reference, timeoutMs, requestId }): Promise<ChargeProbe> {
+      const deadline = Date.now() + timeoutMs;
       const result = await call({
         method: 'GET',
         path: `/v1/charges/by-idempotency-key/${encodeURIComponent(idempotencyKey)}`,
@@ -161,14 +163,49 @@ export function createHttpProviderAdapter(
         requestId,
       });
       if (result.kind !== 'answered') return { kind: 'timeout' };
-      if (result.status === 404) return { kind: 'missing' };
-      const body = result.body as { charge?: unknown } | undefined;
-      if (result.status !== 200 || body === undefined) return { kind: 'timeout' };
+      const byKey = probeAnswer(result, 'CHARGE_NOT_FOUND', (body) => ({
+        charge: parseCharge((body as { charge?: unknown }).charge),
+      }));
+      if (byKey !== 'unsupported') return byKey;
+      // No lookup by key at this provider: its charges for our reference, ours among them or not.
+      const listed = await call({
+        method: 'GET',
+        path: `/v1/charges?${new URLSearchParams({ reference }).toString()}`,
+        headers: {},
+        timeoutMs: Math.max(1, deadline - Date.now()),
+        requestId,
+      });
+      if (listed.kind !== 'answered' || listed.status !== 200) return { kind: 'timeout' };
+      const data = (listed.body as { data?: unknown } | undefined)?.data;
+      if (!Array.isArray(data)) return { kind: 'timeout' };
       try {
-        return { kind: 'found', charge: parseCharge(body.charge) };
+        const charge = data.map(parseCharge).find((c) => c.idempotencyKey === idempotencyKey);
+        return charge === undefined ? { kind: 'missing' } : { kind: 'found', charge };
       } catch {
         return { kind: 'timeout' };
       }
+    },
+
+    async probeOperation({ kind, idempotencyKey, timeoutMs, requestId }): Promise<OperationProbe> {
+      const { collection, field, notFound } = OPERATION_PROBES[kind];
+      const result = await call({
+        method: 'GET',
+        path: `/v1/${collection}/by-idempotency-key/${encodeURIComponent(idempotencyKey)}`,
+        headers: {},
+        timeoutMs,
+        requestId,
+      });
+      if (result.kind !== 'answered') return { kind: 'timeout' };
+      const probed = probeAnswer(result, notFound, (body) => {
+        const found = (body as Record<string, unknown>)[field] as
+          { id?: unknown; chargeId?: unknown } | undefined;
+        // The reference `operate` answers when it applies: the refund's id, or the charge's.
+        const reference = kind === 'refund' ? found?.id : found?.chargeId;
+        if (typeof reference !== 'string')
+          throw new Error(`provider answered a malformed ${field}`);
+        return { providerReference: reference };
+      });
+      return probed === 'unsupported' ? { kind: 'timeout' } : probed;
     },
 
     async statement({ from, to, timeoutMs, requestId }): Promise<ProviderStatement> {
@@ -227,6 +264,35 @@ export function createHttpProviderAdapter(
 
     close: () => pool.close(),
   };
+}
+
+/** Where each operation's probe looks, and the code its provider gives for "none". */
+const OPERATION_PROBES = {
+  capture: { collection: 'captures', field: 'capture', notFound: 'CAPTURE_NOT_FOUND' },
+  void: { collection: 'voids', field: 'void', notFound: 'VOID_NOT_FOUND' },
+  refund: { collection: 'refunds', field: 'refund', notFound: 'REFUND_NOT_FOUND' },
+} as const;
+
+/**
+ * A probe's answer read strictly: `missing` only when the provider says that nothing has this
+ * key in its own words (a 404 with `notFound`), since a "missing" is what licenses sending the
+ * instruction again; `unsupported` when the provider has no such lookup (a 404 for the route,
+ * 405, 501); anything else unreadable is no answer.
+ */
+function probeAnswer<Found>(
+  result: Extract<CallResult, { kind: 'answered' }>,
+  notFound: string,
+  read: (body: unknown) => Found,
+): ({ kind: 'found' } & Found) | { kind: 'missing' } | { kind: 'timeout' } | 'unsupported' {
+  const code = (result.body as { error?: { code?: unknown } } | undefined)?.error?.code;
+  if (result.status === 404 && code === notFound) return { kind: 'missing' };
+  if (result.status === 404 || result.status === 405 || result.status === 501) return 'unsupported';
+  if (result.status !== 200 || result.body === undefined) return { kind: 'timeout' };
+  try {
+    return { kind: 'found', ...read(result.body) };
+  } catch {
+    return { kind: 'timeout' };
+  }
 }
 
 function parseJson(text: string): unknown {

@@ -4,6 +4,9 @@ export type {
   ProviderCharge,
   ChargeOperationOutcome,
   ChargeOutcome,
+  FinalChargeOutcome,
+  FinalOperationOutcome,
+  Probed,
   ProviderPort,
 } from './provider-port.ts';
 export { providerOperationKey, providerChargeKey } from './provider-keys.ts';

@@ -57,16 +57,51 @@ export type ChargeOperationOutcome =
   | { kind: 'unavailable'; retryAfterSeconds: number }
   | { kind: 'timeout' };
 
+/** The outcomes a charge can be settled by: what an answer or a probe can prove. */
+export type FinalChargeOutcome = Extract<ChargeOutcome, { kind: 'approved' | 'declined' }>;
+/** The outcomes an operation can be settled by. */
+export type FinalOperationOutcome = Extract<
+  ChargeOperationOutcome,
+  { kind: 'applied' | 'refused' }
+>;
+
+/**
+ * What a probe learnt of an earlier attempt: its outcome, proof that the provider has nothing
+ * under the key (`missing`: the instruction may be sent again under it), or no answer.
+ */
+export type Probed<Outcome> =
+  { kind: 'found'; outcome: Outcome } | { kind: 'missing' } | { kind: 'timeout' };
+
+/**
+ * How long the caller can still wait for this one call: its own budget, capped by the provider
+ * service's PROVIDER_TIMEOUT_MS. Unset: the provider timeout.
+ */
+export interface CallBudget {
+  timeoutMs?: number | undefined;
+}
+
+/**
+ * How the payments service reaches the provider service. Each call is one attempt (refusals that
+ * prove nothing happened are retried inside it, under the same key); what to do after a timeout
+ * (probe, send again) is the caller's, who holds the lease (payments' provider-resolution.ts).
+ */
 export interface ProviderPort {
-  charge(request: ChargeRequest): Promise<ChargeOutcome>;
-  operate(request: ChargeOperationRequest): Promise<ChargeOperationOutcome>;
+  charge(request: ChargeRequest & CallBudget): Promise<ChargeOutcome>;
+  /** The charge the payment's derived key made, found by key (or by reference). */
+  probeCharge(
+    request: { paymentId: string; reference: string } & CallBudget,
+  ): Promise<Probed<FinalChargeOutcome>>;
+  operate(request: ChargeOperationRequest & CallBudget): Promise<ChargeOperationOutcome>;
+  /** The capture, void or refund the operation's derived key made. A refusal is not found:
+   * sending again under the key replays it. */
+  probeOperation(
+    request: { operationId: string; kind: ChargeOperationRequest['kind'] } & CallBudget,
+  ): Promise<Probed<Extract<ChargeOperationOutcome, { kind: 'applied' }>>>;
   statement(range: { from: string; to: string }): Promise<ProviderStatement>;
 }
 
 /** What a charge found in the provider's books means for the payment. */
-export function outcomeOfCharge(
-  charge: ProviderCharge,
-): Extract<ChargeOutcome, { kind: 'approved' | 'declined' }> {
+export function outcomeOfCharge(charge: ProviderCharge): FinalChargeOutcome {
   switch (charge.status) {
     case 'authorized':
       return { kind: 'approved', providerReference: charge.id, captured: false };

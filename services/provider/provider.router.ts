@@ -10,47 +10,67 @@ import {
   type ChargeOperationRequest,
   type ChargeOutcome,
   type ChargeRequest,
+  type FinalChargeOutcome,
+  type Probed,
 } from './provider-port.ts';
 
 /** Pause between attempts that the provider refused outright (503, 429). Short: the client is
  * waiting, and the refusal proves nothing happened, so giving up early is always safe. */
 const UNAVAILABLE_RETRY_BACKOFF_MS = [50, 200, 500] as const;
-/** A re-call after a probe found nothing is only worth making with at least this much time left. */
-const MIN_RECALL_BUDGET_MS = 100;
+
+const amountMinor = z.string().regex(/^[1-9]\d{0,17}$/);
+const currency = z.string().regex(/^[A-Z]{3}$/);
+const operationKind = z.enum(['capture', 'void', 'refund']);
+/** The caller's remaining budget for this call (CallBudget); the provider timeout caps it. */
+const budget = { timeoutMs: z.number().int().positive().optional() };
 
 const chargeInput = z.strictObject({
   paymentId: z.uuid(),
-  amountMinor: z.string().regex(/^[1-9]\d{0,17}$/),
-  currency: z.string().regex(/^[A-Z]{3}$/),
+  amountMinor,
+  currency,
   paymentMethod: z.string().min(1).max(200),
   reference: z.string().min(1).max(255),
   capture: z.boolean(),
+  ...budget,
 });
+
+/** The public operation each provider call serves, for the metrics' `operation` label. */
+const OPERATION_LABEL = {
+  capture: 'capturePayment',
+  void: 'cancelPayment',
+  refund: 'refundPayment',
+} as const;
 
 /**
  * The provider service: owns the PSP adapter and the key of every call. A charge is always sent
- * with the payment's derived key, so retrying it — here, after a crash, or from another
- * process — can never make a second charge.
+ * with the payment's derived key, an operation with the operation's, so sending one again —
+ * after a crash, a takeover, or from another process — can never make a second effect while the
+ * provider remembers the key. Each procedure is one attempt; what follows a timeout (a probe,
+ * sending again) is decided by the caller, who holds the request's lease.
  */
 export const providerRouter = router({
-  charge: procedure
-    .input(chargeInput)
-    .mutation(({ ctx, input }) => chargeResolved(ctx.deps, input)),
+  charge: procedure.input(chargeInput).mutation(({ ctx, input }) => charge(ctx.deps, input)),
+  probeCharge: procedure
+    .input(
+      z.strictObject({ paymentId: z.uuid(), reference: z.string().min(1).max(255), ...budget }),
+    )
+    .query(({ ctx, input }) => probeCharge(ctx.deps, input)),
   operate: procedure
     .input(
       z.strictObject({
         operationId: z.uuid(),
-        kind: z.enum(['capture', 'void', 'refund']),
+        kind: operationKind,
         chargeId: z.string().min(1).max(255),
-        amountMinor: z
-          .string()
-          .regex(/^[1-9]\d{0,17}$/)
-          .nullable(),
-        currency: z.string().regex(/^[A-Z]{3}$/),
+        amountMinor: amountMinor.nullable(),
+        currency,
         reason: z.string().max(255).nullable(),
+        ...budget,
       }),
     )
-    .mutation(({ ctx, input }) => operateWithRetries(ctx.deps, input)),
+    .mutation(({ ctx, input }) => operate(ctx.deps, input)),
+  probeOperation: procedure
+    .input(z.strictObject({ operationId: z.uuid(), kind: operationKind, ...budget }))
+    .query(({ ctx, input }) => probeOperation(ctx.deps, input)),
   statement: procedure
     .input(z.strictObject({ from: z.iso.datetime(), to: z.iso.datetime() }))
     .query(({ ctx, input }) =>
@@ -62,121 +82,94 @@ export const providerRouter = router({
     ),
 });
 
-/**
- * A charge, resolved as far as one provider timeout plus one probe allow:
- *   call ─timeout─▶ probe by derived key ─found─▶ that charge's outcome
- *                                        ─missing─▶ call again, same key, in the time left
- *                                        ─no answer─▶ timeout (the caller parks the request)
- */
-async function chargeResolved(deps: ProviderDeps, request: ChargeRequest): Promise<ChargeOutcome> {
-  const timeoutMs = deps.config.providerTimeoutMs;
-  const deadline = Date.now() + 2 * timeoutMs;
-  const first = await chargeWithRetries(deps, { request, timeoutMs });
-  if (first.kind !== 'timeout') return first;
-  const probe = await deps.providerAdapter.probe({
-    idempotencyKey: providerChargeKey(request.paymentId),
-    timeoutMs,
-    requestId: deps.trace?.requestId,
-  });
-  const labels = { service: 'provider' as const, operation: 'createPayment' };
-  switch (probe.kind) {
-    case 'found':
-      countCall(deps, labels, 'probe_found');
-      return outcomeOfCharge(probe.charge);
-    case 'timeout':
-      countCall(deps, labels, 'timeout');
-      return { kind: 'timeout' };
-    case 'missing': {
-      countCall(deps, labels, 'probe_missing');
-      const left = deadline - Date.now();
-      if (left < MIN_RECALL_BUDGET_MS) return { kind: 'timeout' };
-      // Safe because the key is the same: if the first attempt is still in flight at the
-      // provider, this one joins it instead of charging again.
-      return chargeOnce(deps, { request, timeoutMs: left });
-    }
-  }
+/** The caller's budget, never more than one provider timeout. */
+function timeoutOf(deps: ProviderDeps, requested: number | undefined): number {
+  const { providerTimeoutMs } = deps.config;
+  return Math.min(requested ?? providerTimeoutMs, providerTimeoutMs);
 }
 
-async function chargeWithRetries(
+/**
+ * Sends `attempt` again after refusals that prove nothing happened (503, 429), under the same
+ * key, a few times with a short backoff; any other outcome is the answer.
+ */
+async function withRetriesOfRefusals<O extends { kind: string }>(
   deps: ProviderDeps,
-  call: { request: ChargeRequest; timeoutMs: number },
-): Promise<ChargeOutcome> {
+  attempt: () => Promise<O>,
+): Promise<O> {
   const attempts = Math.max(1, deps.config.providerMaxAttempts);
-  let outcome: ChargeOutcome = { kind: 'unavailable', retryAfterSeconds: 1 };
-  for (let attempt = 1; attempt <= attempts; attempt++) {
-    outcome = await chargeOnce(deps, call);
-    if (outcome.kind !== 'unavailable' || attempt === attempts) return outcome;
+  for (let n = 1; ; n++) {
+    const outcome = await attempt();
+    if (outcome.kind !== 'unavailable' || n >= attempts) return outcome;
     const backoffMs =
-      UNAVAILABLE_RETRY_BACKOFF_MS[Math.min(attempt, UNAVAILABLE_RETRY_BACKOFF_MS.length) - 1] ?? 0;
+      UNAVAILABLE_RETRY_BACKOFF_MS[Math.min(n, UNAVAILABLE_RETRY_BACKOFF_MS.length) - 1] ?? 0;
     await new Promise((resolve) => setTimeout(resolve, backoffMs));
   }
-  return outcome;
 }
 
-async function chargeOnce(
+function charge(
   deps: ProviderDeps,
-  call: { request: ChargeRequest; timeoutMs: number },
+  request: ChargeRequest & { timeoutMs?: number | undefined },
 ): Promise<ChargeOutcome> {
-  const { request } = call;
   const labels = { service: 'provider' as const, operation: 'createPayment' };
-  const stopTimer = deps.metrics.providerDuration.startTimer(labels);
-  try {
-    const outcome = await deps.providerAdapter.charge({
-      idempotencyKey: providerChargeKey(request.paymentId),
-      amount: formatAmount(BigInt(request.amountMinor), request.currency),
-      currency: request.currency,
-      paymentMethod: request.paymentMethod,
-      reference: request.reference,
-      capture: request.capture,
-      timeoutMs: call.timeoutMs,
-      requestId: deps.trace?.requestId,
-    });
-    countCall(deps, labels, metricOutcome(outcome));
-    return outcome;
-  } catch (error) {
-    countCall(deps, labels, 'error');
-    throw error;
-  } finally {
-    stopTimer();
-  }
+  const timeoutMs = timeoutOf(deps, request.timeoutMs);
+  return withRetriesOfRefusals(deps, () =>
+    timed(deps, labels, async () => {
+      const outcome = await deps.providerAdapter.charge({
+        idempotencyKey: providerChargeKey(request.paymentId),
+        amount: formatAmount(BigInt(request.amountMinor), request.currency),
+        currency: request.currency,
+        paymentMethod: request.paymentMethod,
+        reference: request.reference,
+        capture: request.capture,
+        timeoutMs,
+        requestId: deps.trace?.requestId,
+      });
+      countCall(deps, labels, CHARGE_METRIC[outcome.kind]);
+      return outcome;
+    }),
+  );
 }
 
-function metricOutcome(outcome: ChargeOutcome): 'approved' | 'declined' | 'timeout' | 'error' {
-  switch (outcome.kind) {
-    case 'approved':
-      return 'approved';
-    case 'declined':
-      return 'declined';
-    case 'timeout':
-      return 'timeout';
-    case 'unavailable':
-      return 'error';
-  }
-}
-
-/** The public operation a capture or void serves, for the metrics' `operation` label. */
-const OPERATION_LABEL = {
-  capture: 'capturePayment',
-  void: 'cancelPayment',
-  refund: 'refundPayment',
+const CHARGE_METRIC = {
+  approved: 'approved',
+  declined: 'declined',
+  timeout: 'timeout',
+  unavailable: 'error',
 } as const;
 
-/**
- * A capture or void under the operation's derived key. Refusals that prove nothing happened are
- * retried briefly, like charges; a timeout is left to the caller, which re-sends the same key
- * later (a capture or void of an existing charge is always safe to repeat under its key).
- */
-async function operateWithRetries(
+const OPERATION_METRIC = {
+  applied: 'approved',
+  refused: 'declined',
+  unavailable: 'error',
+  timeout: 'timeout',
+} as const;
+
+async function probeCharge(
   deps: ProviderDeps,
-  request: ChargeOperationRequest,
+  request: { paymentId: string; reference: string; timeoutMs?: number | undefined },
+): Promise<Probed<FinalChargeOutcome>> {
+  const labels = { service: 'provider' as const, operation: 'createPayment' };
+  const probe = await timed(deps, labels, () =>
+    deps.providerAdapter.probeCharge({
+      idempotencyKey: providerChargeKey(request.paymentId),
+      reference: request.reference,
+      timeoutMs: timeoutOf(deps, request.timeoutMs),
+      requestId: deps.trace?.requestId,
+    }),
+  );
+  countCall(deps, labels, probeMetric(probe.kind));
+  return probe.kind === 'found' ? { kind: 'found', outcome: outcomeOfCharge(probe.charge) } : probe;
+}
+
+function operate(
+  deps: ProviderDeps,
+  request: ChargeOperationRequest & { timeoutMs?: number | undefined },
 ): Promise<ChargeOperationOutcome> {
-  const attempts = Math.max(1, deps.config.providerMaxAttempts);
   const labels = { service: 'provider' as const, operation: OPERATION_LABEL[request.kind] };
-  let outcome: ChargeOperationOutcome = { kind: 'unavailable', retryAfterSeconds: 1 };
-  for (let attempt = 1; attempt <= attempts; attempt++) {
-    const stopTimer = deps.metrics.providerDuration.startTimer(labels);
-    try {
-      outcome = await deps.providerAdapter.operate({
+  const timeoutMs = timeoutOf(deps, request.timeoutMs);
+  return withRetriesOfRefusals(deps, () =>
+    timed(deps, labels, async () => {
+      const outcome = await deps.providerAdapter.operate({
         kind: request.kind,
         chargeId: request.chargeId,
         reason: request.reason,
@@ -185,28 +178,57 @@ async function operateWithRetries(
             ? null
             : formatAmount(BigInt(request.amountMinor), request.currency),
         idempotencyKey: providerOperationKey(request.kind, request.operationId),
-        timeoutMs: deps.config.providerTimeoutMs,
+        timeoutMs,
         requestId: deps.trace?.requestId,
       });
-    } catch (error) {
-      countCall(deps, labels, 'error');
-      throw error;
-    } finally {
-      stopTimer();
-    }
-    const metric = {
-      applied: 'approved',
-      refused: 'declined',
-      unavailable: 'error',
-      timeout: 'timeout',
-    } as const;
-    countCall(deps, labels, metric[outcome.kind]);
-    if (outcome.kind !== 'unavailable' || attempt === attempts) return outcome;
-    const backoffMs =
-      UNAVAILABLE_RETRY_BACKOFF_MS[Math.min(attempt, UNAVAILABLE_RETRY_BACKOFF_MS.length) - 1] ?? 0;
-    await new Promise((resolve) => setTimeout(resolve, backoffMs));
+      countCall(deps, labels, OPERATION_METRIC[outcome.kind]);
+      return outcome;
+    }),
+  );
+}
+
+async function probeOperation(
+  deps: ProviderDeps,
+  request: {
+    operationId: string;
+    kind: ChargeOperationRequest['kind'];
+    timeoutMs?: number | undefined;
+  },
+): Promise<Probed<Extract<ChargeOperationOutcome, { kind: 'applied' }>>> {
+  const labels = { service: 'provider' as const, operation: OPERATION_LABEL[request.kind] };
+  const probe = await timed(deps, labels, () =>
+    deps.providerAdapter.probeOperation({
+      kind: request.kind,
+      idempotencyKey: providerOperationKey(request.kind, request.operationId),
+      timeoutMs: timeoutOf(deps, request.timeoutMs),
+      requestId: deps.trace?.requestId,
+    }),
+  );
+  countCall(deps, labels, probeMetric(probe.kind));
+  return probe.kind === 'found'
+    ? { kind: 'found', outcome: { kind: 'applied', providerReference: probe.providerReference } }
+    : probe;
+}
+
+function probeMetric(kind: 'found' | 'missing' | 'timeout') {
+  return ({ found: 'probe_found', missing: 'probe_missing', timeout: 'timeout' } as const)[kind];
+}
+
+/** One provider call, timed; an adapter error is counted as one. */
+async function timed<T>(
+  deps: ProviderDeps,
+  labels: { service: 'provider'; operation: string },
+  call: () => Promise<T>,
+): Promise<T> {
+  const stopTimer = deps.metrics.providerDuration.startTimer(labels);
+  try {
+    return await call();
+  } catch (error) {
+    countCall(deps, labels, 'error');
+    throw error;
+  } finally {
+    stopTimer();
   }
-  return outcome;
 }
 
 /** One provider call's outcome, counted and logged where it is known. */

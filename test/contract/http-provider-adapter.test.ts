@@ -116,3 +116,104 @@ describe('http provider adapter', () => {
     await adapter.close();
   });
 });
+
+/** A provider answering each probe path with `answers[path]` (status and JSON body). */
+async function providerProbedWith(
+  answers: Record<string, { status: number; body: unknown }>,
+): Promise<{ url: string; paths: string[] }> {
+  const paths: string[] = [];
+  const url = await providerAnswering((req, res) => {
+    paths.push(req.url ?? '');
+    const answer = answers[(req.url ?? '').split('?')[0] ?? ''] ?? {
+      status: 404,
+      body: { error: { code: 'NOT_FOUND' } },
+    };
+    res.writeHead(answer.status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(answer.body));
+  });
+  return { url, paths };
+}
+
+const charge = (idempotencyKey: string) => ({
+  id: `ch_${idempotencyKey}`,
+  idempotencyKey,
+  status: 'captured',
+  createdAt: '2026-12-05T00:00:00.000Z',
+});
+const probe = { idempotencyKey: 'k1', reference: 'order-1', timeoutMs: 1_000 };
+
+describe('http provider adapter probes', () => {
+  it('calls a charge missing only when the provider says so in its own words', async () => {
+    const { url } = await providerProbedWith({
+      '/v1/charges/by-idempotency-key/k1': {
+        status: 404,
+        body: { error: { code: 'CHARGE_NOT_FOUND' } },
+      },
+    });
+    const adapter = createHttpProviderAdapter(url);
+    expect(await adapter.probeCharge(probe)).toEqual({ kind: 'missing' });
+    await adapter.close();
+  });
+
+  it('a 500 or an unreadable answer to a probe proves nothing: no answer', async () => {
+    const { url } = await providerProbedWith({
+      '/v1/charges/by-idempotency-key/k1': { status: 500, body: { error: { code: 'OOPS' } } },
+      '/v1/refunds/by-idempotency-key/k1': { status: 200, body: { refund: { nope: 1 } } },
+    });
+    const adapter = createHttpProviderAdapter(url);
+    expect(await adapter.probeCharge(probe)).toEqual({ kind: 'timeout' });
+    expect(
+      await adapter.probeOperation({ kind: 'refund', idempotencyKey: 'k1', timeoutMs: 1_000 }),
+    ).toEqual({ kind: 'timeout' });
+    await adapter.close();
+  });
+
+  it('without a lookup by key, finds the charge among those for its reference', async () => {
+    const found = await providerProbedWith({
+      '/v1/charges': { status: 200, body: { data: [charge('other'), charge('k1')] } },
+    });
+    const adapter = createHttpProviderAdapter(found.url);
+    expect(await adapter.probeCharge(probe)).toEqual({
+      kind: 'found',
+      charge: { ...charge('k1'), failureCode: null },
+    });
+    expect(found.paths).toEqual([
+      '/v1/charges/by-idempotency-key/k1',
+      '/v1/charges?reference=order-1',
+    ]);
+    await adapter.close();
+    server?.close();
+    const none = await providerProbedWith({
+      '/v1/charges': { status: 200, body: { data: [charge('other')] } },
+    });
+    const second = createHttpProviderAdapter(none.url);
+    expect(await second.probeCharge(probe)).toEqual({ kind: 'missing' });
+    await second.close();
+  });
+
+  it('finds a capture, a void and a refund by key, each as operate would answer it', async () => {
+    const { url } = await providerProbedWith({
+      '/v1/captures/by-idempotency-key/c1': {
+        status: 200,
+        body: { capture: { id: 'cap_1', chargeId: 'ch_9' } },
+      },
+      '/v1/voids/by-idempotency-key/v1': {
+        status: 404,
+        body: { error: { code: 'VOID_NOT_FOUND' } },
+      },
+      '/v1/refunds/by-idempotency-key/r1': {
+        status: 200,
+        body: { refund: { id: 're_1', chargeId: 'ch_9' } },
+      },
+    });
+    const adapter = createHttpProviderAdapter(url);
+    const probeOf = (kind: 'capture' | 'void' | 'refund', idempotencyKey: string) =>
+      adapter.probeOperation({ kind, idempotencyKey, timeoutMs: 1_000 });
+    expect(await probeOf('capture', 'c1')).toEqual({ kind: 'found', providerReference: 'ch_9' });
+    expect(await probeOf('void', 'v1')).toEqual({ kind: 'missing' });
+    expect(await probeOf('refund', 'r1')).toEqual({ kind: 'found', providerReference: 're_1' });
+    // A route the provider does not have is not proof that nothing was done.
+    expect(await probeOf('void', 'other')).toEqual({ kind: 'timeout' });
+    await adapter.close();
+  });
+});

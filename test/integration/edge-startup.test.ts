@@ -43,6 +43,7 @@ describe('npm start with a bad edge variable', () => {
     [{ RATE_LIMIT_TENANT_BURST: '10' }, 'RATE_LIMIT_TENANT_BURST'],
     [{ RATE_LIMIT_UNAUTHENTICATED_PER_SECOND: 'many' }, 'RATE_LIMIT_UNAUTHENTICATED_PER_SECOND'],
     [{ INTERNAL_PORT: '-1' }, 'INTERNAL_PORT'],
+    [{ LEASE_MS: '500' }, 'LEASE_MS must be at least 1000 ms: an owner renews its lease'],
   ])('%j fails naming %s', async (env, variable) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'app/main.ts'], {
       cwd: new URL('../..', import.meta.url).pathname,

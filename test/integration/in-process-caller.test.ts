@@ -48,8 +48,7 @@ describe('the direct in-process caller', () => {
       (c) => c.payments.get({ tenantId: 'not-a-uuid', id: payment.id }),
       (c) => c.ledger.balances({} as { tenantId: string }),
       // Refused by the procedure itself: an AppError inside a TRPCError.
-      (c) =>
-        c.tenants.createApiKey({ tenant: 'tenant-a', expiresAt: '2000-01-01T00:00:00.000Z' }),
+      (c) => c.tenants.createApiKey({ tenant: 'tenant-a', expiresAt: '2000-01-01T00:00:00.000Z' }),
     ];
     for (const call of calls) {
       const expected = await outcome(() => call(trpc));

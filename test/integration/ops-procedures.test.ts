@@ -9,7 +9,7 @@ import {
   useTestStack,
 } from '../support/test-stack.ts';
 
-const LEASE_MS = 400;
+const LEASE_MS = 1_000;
 /** Past the lease: redrive takes over only an expired lease, so time must pass. */
 const LEASE_EXPIRED_WAIT_MS = LEASE_MS + 100;
 const stack = useTestStack('ops-procedures', { app: { leaseMs: LEASE_MS } });

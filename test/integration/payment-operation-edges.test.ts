@@ -93,9 +93,13 @@ describe('payment operation edges', () => {
     await expect(insert('capture', 'SUCCEEDED')).rejects.toMatchObject({ code: '23505' });
   });
 
-  it('a capture whose provider call times out stays started (retryable), never unknown', async () => {
+  it('a capture the provider never answers becomes unknown, and its retries send nothing', async () => {
     const { id } = await paid('edge-timeout', { captureMethod: 'MANUAL' });
-    const hanging: Server = createServer(() => undefined); // accepts, never answers
+    const seen: string[] = [];
+    // Accepts, never answers.
+    const hanging: Server = createServer((request) =>
+      seen.push(`${request.method} ${request.url}`),
+    );
     await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
     const address = hanging.address();
     if (address === null || typeof address === 'string') throw new Error('no port');
@@ -119,10 +123,28 @@ describe('payment operation edges', () => {
         variables: { input: { idempotencyKey: 'edge-timeout-cap', paymentId: id } },
       });
       expect(errorCodeOf(answer)).toBe('OUTCOME_PENDING');
+      expect(answer.body.errors?.[0]?.extensions?.['paymentId']).toBe(id);
       const { rows } = await stack.db.query(
         `SELECT state FROM idempotency_keys WHERE key = 'edge-timeout-cap'`,
       );
-      expect(rows).toEqual([{ state: 'started' }]);
+      // PROVIDER_UNKNOWN_AFTER_ATTEMPTS is 1 here: the one unanswered attempt makes it unknown.
+      expect(rows).toEqual([{ state: 'unknown' }]);
+      // The capture, then a probe for it within the same attempt.
+      expect(seen).toEqual([
+        expect.stringMatching(/^POST \/v1\/charges\/ch_\w+\/capture$/),
+        expect.stringMatching(/^GET \/v1\/captures\/by-idempotency-key\//),
+      ]);
+      const retry = await graphql(app.url, {
+        apiKey: TENANT_A.apiKey,
+        query: CAPTURE_PAYMENT,
+        variables: { input: { idempotencyKey: 'edge-timeout-cap', paymentId: id } },
+      });
+      expect(errorCodeOf(retry)).toBe('OUTCOME_PENDING');
+      expect(retry.body.errors?.[0]?.extensions).toMatchObject({
+        paymentId: id,
+        retryAfterSeconds: 30,
+      });
+      expect(seen).toHaveLength(2);
     } finally {
       await app.stop();
       hanging.closeAllConnections();

@@ -183,7 +183,6 @@ describe('dedupe across a partition boundary', () => {
     publicName: 'straddle',
     service: 'payments',
     responseVersion: 1,
-    canBecomeUnknown: false,
     outcomeOf: () => 'done',
   });
 

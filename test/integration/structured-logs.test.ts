@@ -173,7 +173,8 @@ describe('structured logs', () => {
         msg: 'stale request resumed',
         result: 'finished',
         phases: ['finished'],
-        providerCalls: ['approved'],
+        // A resumption asks the provider before it charges again.
+        providerCalls: ['probe_missing', 'approved'],
       }),
     ]);
   });
@@ -231,7 +232,7 @@ describe('structured logs', () => {
       tenantId: stack.tenantIds.a,
       keyRef: first?.['keyRef'],
       phases: ['finished'],
-      providerCalls: ['approved'],
+      providerCalls: ['probe_missing', 'approved'],
     });
     expect(line?.['requestId']).not.toBe('req-log-redriven');
   });
@@ -362,7 +363,12 @@ describe('the provider adapter', () => {
     try {
       const { port } = psp.address() as AddressInfo;
       const adapter = createHttpProviderAdapter(`http://127.0.0.1:${port}`);
-      await adapter.probe({ idempotencyKey: 'pay_x', timeoutMs: 1_000, requestId: 'req-psp-1' });
+      await adapter.probeCharge({
+        idempotencyKey: 'pay_x',
+        reference: 'ref_x',
+        timeoutMs: 1_000,
+        requestId: 'req-psp-1',
+      });
       expect(seen[0]?.['x-request-id']).toBe('req-psp-1');
     } finally {
       await new Promise((resolve) => psp.close(resolve));

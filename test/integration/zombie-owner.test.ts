@@ -6,7 +6,7 @@ import { errorCodeOf, paymentOf } from '../support/graphql-client.ts';
 import { createPaymentOn, paymentInput, useTestStack } from '../support/test-stack.ts';
 import { waitUntil } from '../support/wait-until.ts';
 
-const LEASE_MS = 300;
+const LEASE_MS = 1_000;
 /** Past the lease: the test's point is that the zombie's lease has expired, so time must pass. */
 const LEASE_EXPIRED_WAIT_MS = LEASE_MS + 100;
 const stack = useTestStack('zombie', { app: { leaseMs: LEASE_MS } });

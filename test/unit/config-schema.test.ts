@@ -54,6 +54,14 @@ describe('the configuration schema', () => {
     expect(message).not.toContain('\n');
   });
 
+  it('refuses a lease too short for its heartbeat, and keeps leases of a second and more', () => {
+    expect(() => loadConfig({ LEASE_MS: '999' })).toThrow(
+      /^LEASE_MS must be at least 1000 ms: an owner renews its lease every third of it/,
+    );
+    expect(loadConfig({ LEASE_MS: '1000' }).leaseMs).toBe(1_000);
+    expect(loadConfig({ LEASE_MS: '2000' }).leaseMs).toBe(2_000);
+  });
+
   it('serves the explorer unless EXPLORER turns it off', () => {
     expect(defaultConfig().explorer).toBe(true);
     expect(loadConfig({ EXPLORER: 'false' }).explorer).toBe(false);

@@ -6,7 +6,7 @@ import type { OperationDef } from '../../services/kernel/idempotency/operation.t
 import { keyedRequestHash, requestHash } from '../../services/kernel/idempotency/request-hash.ts';
 import { CANCEL_PAYMENT } from '../../services/payments/cancel-payment.flow.ts';
 import { CAPTURE_PAYMENT } from '../../services/payments/capture-payment.flow.ts';
-import { normaliseOperation } from '../../services/payments/payment-operation.flow.ts';
+import { normaliseOperation } from '../../services/payments/payment-operation.command.ts';
 import { REFUND_PAYMENT } from '../../services/payments/refund-payment.flow.ts';
 import {
   normaliseCreatePayment,

@@ -16,6 +16,7 @@ import type { KeyWaitOutcome } from '../metrics.ts';
 import { waitForKey, waitOutcome } from './key-wait.ts';
 import { assertIdempotencyKey } from './idempotency-key.ts';
 import { scopeIdsOf, type OperationDef } from './operation.ts';
+import { MIN_LEASE_MS } from './lease-heartbeat.ts';
 import { OwnedRequest } from './owned-request.ts';
 import { keyedRequestHash, requestHashMatches, type StoredRequestHash } from './request-hash.ts';
 import { answerToStore, storedResponse } from './stored-response.ts';
@@ -101,7 +102,13 @@ export type FirstPhase = {
  * taker-over of an expired lease, and the fencing token stops everyone else from writing.
  */
 export class IdempotencyEngine {
-  constructor(readonly deps: EngineDeps) {}
+  constructor(readonly deps: EngineDeps) {
+    if (deps.leaseMs < MIN_LEASE_MS) {
+      throw new Error(
+        `a lease of ${deps.leaseMs} ms is too short to keep alive (${MIN_LEASE_MS} ms at least)`,
+      );
+    }
+  }
 
   /** This engine working for one request: its lines carry the request, and admission annotates it. */
   forTrace(trace: RequestTrace): IdempotencyEngine {

@@ -183,6 +183,18 @@ WITH finished AS (
 ), ${storeAnswer('$7::smallint', '$6::jsonb', '$8')}${FINISHED_OR_FENCE_LOST}`;
 
 /**
+ * An owner's heartbeat while it waits outside a transaction (lease-heartbeat.ts): the lease moves
+ * on only while the owner still holds the token. It changes nothing else, and a lease moved into
+ * the future wakes no waiter (the trigger of migrations/0011 fires on a lease that ends).
+ * $1 tenant, $2 the row's operation, $3 key, $4 our token, $5 lease ms. One row: still ours.
+ */
+export const HEARTBEAT_KEY = `
+UPDATE idempotency_keys
+   SET lease_expires_at = now() + make_interval(secs => $5::float8 / 1000)
+ WHERE tenant_id = $1 AND operation = $2 AND key = $3 AND fencing_token = $4 AND state = 'started'
+RETURNING 1`;
+
+/**
  * Marks a key in flight as waited for (Prefer: wait): its next transition out of its owner's
  * hands notifies (the trigger of migrations/0011). Only at the token and lease the waiter saw:
  * a row that moved on since is not marked, and the waiter reads it again instead.
@@ -279,13 +291,18 @@ RETURNING k.tenant_id, k.operation, k.key, k.fencing_token, k.recovery_point, k.
 /**
  * Fleet-wide gauges, per operation, from the partial index of unfinished rows. The age is of
  * started requests only (someone, or the worker, should be finishing them); an unknown outcome
- * waits for reconciliation and is counted by its own gauge.
+ * waits for reconciliation and is counted by its own gauge. A stale lease is one that ran out
+ * under an owner that stopped (died, wedged, paused): a live owner renews its lease, and a
+ * request released on purpose to back off (RELEASE_KEY) ends its lease at the instant of its
+ * last attempt, which a later owner's lease always outlasts.
  */
 export const UNFINISHED_SUMMARY = `
 SELECT operation,
        COALESCE(EXTRACT(EPOCH FROM now() - min(created_at) FILTER (WHERE state = 'started')), 0)::float8
          AS oldest_age_seconds,
-       count(*) FILTER (WHERE state = 'started' AND lease_expires_at <= now())::int AS stale_leases,
+       count(*) FILTER (WHERE state = 'started' AND lease_expires_at <= now()
+                          AND (last_attempt_at IS NULL OR lease_expires_at > last_attempt_at))::int
+         AS stale_leases,
        count(*) FILTER (WHERE state = 'unknown')::int AS unknown_outcomes
   FROM idempotency_keys
  WHERE state <> 'finished'

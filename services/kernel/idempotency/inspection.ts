@@ -3,6 +3,8 @@ import type { Queryable } from '../db/pool.ts';
 import { IdempotencyKey } from './idempotency-key.entity.ts';
 import { LIST_UNFINISHED } from './inspection.sql.ts';
 import { UNFINISHED_SUMMARY } from './idempotency.sql.ts';
+import type { UnfinishedReading } from '../metrics.ts';
+import type { OperationDef } from './operation.ts';
 
 /**
  * The engine's read API for people on call: what the ops service shows and acts on, without
@@ -50,8 +52,41 @@ export async function currentRequest(
   };
 }
 
+/**
+ * The gauges' reading: every operation in `operations` reports, at zero when nothing of it is
+ * unfinished ("No data" on a panel must mean "not scraped", never "all clear"), and the rows of
+ * an operation's versions count as one (scope-identity.ts). Rows of an operation this process
+ * does not know are `other`.
+ */
+export async function unfinishedByOperation(
+  pool: Queryable,
+  operations: ReadonlyMap<string, OperationDef>,
+): Promise<UnfinishedReading[]> {
+  const readings = new Map<string, UnfinishedReading>();
+  const zero = { oldestAgeSeconds: 0, staleLeases: 0, unknownOutcomes: 0 };
+  for (const op of operations.values()) {
+    readings.set(op.publicName, { service: op.service, operation: op.publicName, ...zero });
+  }
+  for (const row of await unfinishedSummary(pool)) {
+    const op = operations.get(row.operation);
+    const name = op?.publicName ?? 'other';
+    const seen = readings.get(name) ?? {
+      service: op?.service ?? 'payments',
+      operation: name,
+      ...zero,
+    };
+    readings.set(name, {
+      ...seen,
+      oldestAgeSeconds: Math.max(seen.oldestAgeSeconds, row.oldestAgeSeconds),
+      staleLeases: seen.staleLeases + row.staleLeases,
+      unknownOutcomes: seen.unknownOutcomes + row.unknownOutcomes,
+    });
+  }
+  return [...readings.values()];
+}
+
 /** Fleet-wide summary of unfinished requests for the gauges, keyed by operation id. */
-export async function unfinishedSummary(pool: Queryable): Promise<
+async function unfinishedSummary(pool: Queryable): Promise<
   Array<{
     operation: string;
     oldestAgeSeconds: number;

@@ -33,12 +33,6 @@ export interface OperationDef {
    * after the body itself has been dropped with the replay window.
    */
   readonly outcomeOf: (body: JsonValue) => string;
-  /**
-   * Whether unanswered provider attempts can make a request 'unknown'. Operations on a charge
-   * that surely exists (capture, void) are safe to re-send forever with their key, so they only
-   * back off; only creating a charge needs reconciliation.
-   */
-  readonly canBecomeUnknown: boolean;
 }
 
 const OPERATION_ID_PATTERN = /^([a-z]+(?:\.[a-z][a-z-]*)+)\.v(\d+)$/;

@@ -8,6 +8,7 @@ import { LeaseLostError } from '../errors.ts';
 import { FaultInjectedError } from '../faults.ts';
 import { logStep } from '../logging/request-trace.ts';
 import { ADVANCE_KEY, FINISH_KEY, LOCK_KEY, RELEASE_KEY, SELECT_KEY } from './idempotency.sql.ts';
+import { LeaseHeartbeat } from './lease-heartbeat.ts';
 import { answerToStore } from './stored-response.ts';
 import type { EngineDeps, OwnedRow, Scope, StoredResponse } from './types.ts';
 
@@ -20,9 +21,6 @@ export const FINISHED = 'finished';
  * depend on must fail its own statement (failed-checks.ts).
  */
 export type PhaseWork = ((tx: TxClient) => Promise<void>) | Statement[];
-
-/** An attempt count no request reaches: for operations that never become unknown. */
-const NEVER_UNKNOWN = 2_147_483_647;
 
 /**
  * A request this process owns, under a fencing token. Every phase is one local transaction that
@@ -42,6 +40,7 @@ export class OwnedRequest {
   private point: string;
   /** Moves later when the request finishes: the answer is replayable for a window from then. */
   private expiry: Date;
+  private readonly heartbeat: LeaseHeartbeat;
 
   constructor(
     private readonly deps: EngineDeps,
@@ -50,6 +49,21 @@ export class OwnedRequest {
   ) {
     this.point = row.recovery_point;
     this.expiry = row.expires_at;
+    this.heartbeat = new LeaseHeartbeat(deps, {
+      tenantId: scope.tenantId,
+      operation: row.operation,
+      key: scope.key,
+      fencingToken: row.fencing_token,
+    });
+  }
+
+  /**
+   * Runs `wait`, a call outside any transaction (a provider call, a probe), with the lease kept
+   * alive meanwhile (lease-heartbeat.ts). Throws LeaseLostError without starting it when the
+   * request is no longer ours: an owner stops before its next external call.
+   */
+  external<T>(wait: () => Promise<T>): Promise<T> {
+    return this.heartbeat.during(wait);
   }
 
   get recoveryPoint(): string {
@@ -126,11 +140,8 @@ export class OwnedRequest {
   async release(
     outcome: 'timeout' | 'unavailable' | 'interrupted',
   ): Promise<'started' | 'unknown' | null> {
-    const { tenantId, operation, key } = this.scope;
-    const { backoffBaseMs, backoffCapMs } = this.deps;
-    const unknownAfterAttempts = operation.canBecomeUnknown
-      ? this.deps.unknownAfterAttempts
-      : NEVER_UNKNOWN;
+    const { tenantId, key } = this.scope;
+    const { backoffBaseMs, backoffCapMs, unknownAfterAttempts } = this.deps;
     const { rows } = await this.deps.pool.query<{ state: 'started' | 'unknown' }>(RELEASE_KEY, [
       tenantId,
       this.row.operation,
@@ -182,6 +193,7 @@ export class OwnedRequest {
     };
     const beforeCommit = () => this.deps.faults.hit(`${faultPrefix}.before-commit`);
     const work = phase.work;
+    const sentAtMs = Date.now();
     const transaction = Array.isArray(work)
       ? // The fence, the work's statements and COMMIT: one round trip (withOneRoundTrip).
         withOneRoundTrip(this.deps.pool, [fencing(phase.response), ...work], {
@@ -227,6 +239,7 @@ export class OwnedRequest {
     }
     this.point = phase.to;
     this.expiry = expiresAt;
+    this.heartbeat.renewed(sentAtMs); // the fence extended the lease
     logStep(this.deps, {
       msg: 'phase committed',
       recoveryPoint: phase.to,
@@ -248,7 +261,7 @@ export class OwnedRequest {
     to: string,
   ): Promise<{ expiresAt: Date } | null> {
     if (error instanceof LeaseLostError || error instanceof FaultInjectedError) return null;
-    const { tenantId, operation, key } = this.scope;
+    const { tenantId, key } = this.scope;
     const { rows } = await this.deps.pool.query<{
       recovery_point: string;
       fencing_token: string;
