@@ -25,6 +25,7 @@ const SQL_FILES = [
   '0014-outbox-subscriptions.sql',
   '0015-outbox-claim-lease.sql',
   '0016-outbox-event-log-cursors.sql',
+  '0017-reference-guard.sql',
 ] as const;
 
 function sqlMigration(file: string): MigrationObject {

@@ -24,7 +24,12 @@ export type Command =
   | { name: 'reconcile'; actor: string }
   | { name: 'redrive-all'; state: UnfinishedState; reason: string; limit: number; actor: string }
   | { name: 'reencrypt'; batch: number }
-  | ApiKeysCommand;
+  | ApiKeysCommand
+  | ReferenceGuardCommand;
+
+export type ReferenceGuardCommand =
+  | { name: 'reference-guard'; action: 'show'; tenant: string }
+  | { name: 'reference-guard'; action: 'on' | 'off'; tenant: string; actor: string };
 
 export type ApiKeysCommand =
   | { name: 'api-keys'; action: 'create'; tenant: string; expiresAt: string | null }
@@ -59,6 +64,7 @@ const OPTIONS_BY_COMMAND = {
     'expires-at': { type: 'string' },
     id: { type: 'string' },
   },
+  'reference-guard': { ...ACTOR, tenant: { type: 'string' } },
 } satisfies Record<string, Options>;
 type CommandName = keyof typeof OPTIONS_BY_COMMAND;
 
@@ -84,6 +90,7 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): C
   if (first === '--help' || first === '-h' || first === 'help') return { name: 'help' };
   if (!isCommandName(first)) throw new UsageError(`unknown command: ${first}`);
   if (first === 'api-keys') return apiKeysCommand(rest);
+  if (first === 'reference-guard') return referenceGuardCommand(rest, env);
   const values = parseOptions(first, rest);
   if (values['help'] === true) return { name: 'help' };
   switch (first) {
@@ -155,6 +162,27 @@ function apiKeysCommand(args: readonly string[]): Command {
     default:
       throw new UsageError(
         `api-keys: the action must be create, list or revoke, not ${action ?? 'none'}`,
+      );
+  }
+}
+
+/** `reference-guard show|on|off --tenant NAME`: the action is the first argument. */
+function referenceGuardCommand(args: readonly string[], env: NodeJS.ProcessEnv): Command {
+  const [action, ...rest] = args;
+  if (action === '--help' || action === '-h') return { name: 'help' };
+  const values = parseOptions('reference-guard', rest);
+  if (values['help'] === true) return { name: 'help' };
+  const tenant = required(values, 'tenant');
+  switch (action) {
+    case 'show':
+      return { name: 'reference-guard', action, tenant };
+    case 'on':
+    case 'off':
+      return { name: 'reference-guard', action, tenant, actor: actorOf(values, env) };
+    case undefined:
+    default:
+      throw new UsageError(
+        `reference-guard: the action must be show, on or off, not ${action ?? 'none'}`,
       );
   }
 }

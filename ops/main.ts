@@ -9,6 +9,7 @@ import { list, reconcile, redrive, resolve, type Context } from './commands.ts';
 import { redriveAll } from './redrive-all.ts';
 import { reencrypt } from './reencrypt.ts';
 import { apiKeys } from './api-keys.ts';
+import { referenceGuard } from './reference-guard.ts';
 import { ConfigError, EXIT, USAGE, UsageError } from './usage.ts';
 
 /** Signals closer together than this are one Ctrl-C delivered twice. */
@@ -69,6 +70,9 @@ async function run(ctx: Context, command: Exclude<Command, { name: 'help' }>): P
       return reencrypt(ctx, command);
     case 'api-keys':
       await apiKeys(ctx, command);
+      return EXIT.ok;
+    case 'reference-guard':
+      await referenceGuard(ctx, command);
       return EXIT.ok;
   }
 }

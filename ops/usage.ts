@@ -27,7 +27,8 @@ Commands:
       Settle an UNKNOWN request by hand after checking the provider's dashboard. A charged
       outcome needs --provider-reference (the provider's charge id).
   reconcile [--actor NAME]
-      Settle unknown payments against the provider's statement now.
+      Settle unknown payments against the provider's statement now, and ask the provider
+      again about unknown captures, refunds and cancels.
   redrive-all [--state started|unknown] --reason "..." [--limit N] [--actor NAME]
       Re-drive every matching request one by one (default --state started, --limit 100),
       continuing past conflicts, then print a summary.
@@ -42,6 +43,10 @@ Commands:
   api-keys revoke --tenant NAME --id KEY-ID
       Revoke a key; running gateways refuse it within their authentication cache lifetime
       (5 seconds). The tenant's other keys go on working.
+  reference-guard show|on|off --tenant NAME [--actor NAME]
+      A tenant's reference guard: when on, a second live payment (not FAILED or CANCELED)
+      with the same reference is refused (DUPLICATE_REFERENCE) under any key. Off by default.
+      Turning it on fails (CONFLICT) while two live payments already share a reference.
 
 Options:
   --actor NAME   who acts, recorded with the intervention (default: $USER)

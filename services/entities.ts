@@ -10,7 +10,7 @@ import { OutboxEvent } from './kernel/outbox/outbox-event.entity.ts';
 import { OutboxSubscription } from './kernel/outbox/outbox-subscription.entity.ts';
 import { LedgerLine, LedgerPosting } from './ledger/index.ts';
 import { Receipt, WebhookEndpoint } from './notifications/index.ts';
-import { Payment, PaymentOperation } from './payments/index.ts';
+import { Payment, PaymentOperation, PaymentSetting } from './payments/index.ts';
 import { ApiKey, Tenant } from './tenants/index.ts';
 
 /**
@@ -28,6 +28,7 @@ export const ENTITIES = [
   IdempotencyPartition,
   Payment,
   PaymentOperation,
+  PaymentSetting,
   OutboxEvent,
   OutboxDelivery,
   OutboxSubscription,

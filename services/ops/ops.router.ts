@@ -8,6 +8,8 @@ import { claimForSettlement, recordIntervention } from '../kernel/idempotency/se
 import { keysInUse, resealAnswers } from '../kernel/idempotency/reseal-answers.ts';
 import { resealSecrets, secretsByKey } from '../notifications/index.ts';
 import { CREATE_PAYMENT, finishWithOutcome, loadPayment } from '../payments/index.ts';
+import { referenceGuardOf, setReferenceGuard } from '../payments/index.ts';
+import { findTenantByName } from '../tenants/index.ts';
 import { paymentResumers, RESUMABLE_OPERATIONS } from '../payments/index.ts';
 import { CHARGE_ABSENT_FAILURE_CODE, reconcileUnknownRequests } from '../payments/index.ts';
 import { procedure, router } from '../trpc.ts';
@@ -180,6 +182,37 @@ export const opsRouter = router({
     )
     .mutation(({ ctx, input }) => resealSecrets(ctx.deps.pool, ctx.deps.keyring, input)),
 
+  /** A tenant's reference guard (DUPLICATE_REFERENCE, docs/api.md §3): read, or switched. */
+  referenceGuard: procedure
+    .input(z.strictObject({ tenant: z.string().min(1).max(255) }))
+    .query(async ({ ctx, input }) => {
+      const tenantId = await tenantIdNamed(ctx.deps, input.tenant);
+      return { tenant: input.tenant, enabled: await referenceGuardOf(ctx.deps, tenantId) };
+    }),
+
+  setReferenceGuard: procedure
+    .input(
+      z.strictObject({
+        tenant: z.string().min(1).max(255),
+        enabled: z.boolean(),
+        actor: z.string().min(1).max(100),
+      }),
+    )
+    .mutation(async ({ ctx, input }) => {
+      const tenantId = await tenantIdNamed(ctx.deps, input.tenant);
+      const set = await setReferenceGuard(ctx.deps, { tenantId, enabled: input.enabled });
+      if ('sharedReference' in set) {
+        throw conflict(
+          `two live payments of ${input.tenant} share the reference ${JSON.stringify(set.sharedReference)}: the guard cannot hold until one is failed or canceled`,
+        );
+      }
+      ctx.deps.log.info(
+        { tenantId, actor: input.actor, enabled: set.enabled, claimed: set.claimed },
+        'reference guard switched',
+      );
+      return { tenant: input.tenant, ...set };
+    }),
+
   reconcile: procedure
     .input(z.strictObject({ actor: z.string().min(1).max(100) }))
     .mutation(({ ctx, input }) =>
@@ -206,6 +239,13 @@ async function currentOf(
     fencing_token: current.fencingToken,
     resource_id: current.resourceId,
   };
+}
+
+async function tenantIdNamed(deps: ServiceDeps, name: string): Promise<string> {
+  const tenant = await findTenantByName(deps.orm.em.fork(), name);
+  if (tenant === null)
+    throw new TRPCError({ code: 'NOT_FOUND', message: `no tenant named ${name}` });
+  return tenant.id;
 }
 
 function conflict(message: string): TRPCError {

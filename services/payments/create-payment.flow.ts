@@ -17,7 +17,7 @@ import {
   interventionStatement,
   type InterventionAction,
 } from '../kernel/idempotency/settlement.ts';
-import { UNKNOWN_RETRY_AFTER_SECONDS } from '../kernel/idempotency/engine.ts';
+import { UNKNOWN_RETRY_AFTER_SECONDS, type Admission } from '../kernel/idempotency/engine.ts';
 import { currentBody } from '../kernel/idempotency/stored-response.ts';
 import type { StoredResponse } from '../kernel/idempotency/types.ts';
 import { providerChargeKey } from '../provider/index.ts';
@@ -29,9 +29,11 @@ import { isFailedCheck } from '../kernel/db/failed-checks.ts';
 import { paymentViewOf } from './payment-rows.ts';
 import { PAYMENT_ANSWER_VERSION, paymentAnswerReader, paymentOutcomeOf } from './stored-answers.ts';
 import {
+  GUARDED_REFERENCE_CONSTRAINT,
   INSERT_PAYMENT,
   PAYMENT_CHECKS,
   RECORD_CHARGE_OUTCOME,
+  SELECT_GUARDED_REFERENCE,
   SELECT_PAYMENT,
 } from './payments.sql.ts';
 import {
@@ -100,32 +102,18 @@ export async function createPayment(
   const { key, command } = normalised;
   const tenantId = input.tenantId;
   const paymentId = randomUUID();
-  const admission = await deps.engine.admit({
-    scope: { tenantId: input.tenantId, operation: CREATE_PAYMENT, key },
-    command,
-    first: {
-      to: CREATE_PAYMENT_POINTS.chargeSent,
-      resourceId: paymentId,
-      // Committed with the key in one round trip: a payment row exists exactly when its key does.
-      statements: [
-        {
-          text: INSERT_PAYMENT,
-          values: [
-            input.tenantId,
-            paymentId,
-            command.amountMinor,
-            command.currency,
-            command.paymentMethod,
-            command.captureMethod,
-            command.reference,
-            command.description,
-            command.metadata === null ? null : JSON.stringify(command.metadata),
-            providerChargeKey(paymentId),
-          ],
-        },
-      ],
-    },
-  });
+  let admission: Admission;
+  try {
+    admission = await admitCreatePayment(deps, { input, key, command, paymentId });
+  } catch (error) {
+    // The tenant's reference guard: another live payment holds this reference (nothing of this
+    // request was stored; the statement failed and took the whole admission with it).
+    if (!referenceTaken(error) || command.reference === null) throw error;
+    return {
+      ok: false,
+      error: await duplicateReference(deps, { tenantId, reference: command.reference }),
+    };
+  }
   switch (admission.kind) {
     case 'replay':
       return answer(deps, admission.response, { tenantId, key, replayed: true });
@@ -154,6 +142,67 @@ export async function createPayment(
         : answer(deps, driven.stored, { tenantId, key, replayed: false });
     }
   }
+}
+
+/** Admission of a new payment: its key, its payment row and the intent, in one round trip. */
+function admitCreatePayment(
+  deps: PaymentsDeps,
+  request: {
+    input: CreatePaymentInput;
+    key: string;
+    command: ReturnType<typeof normaliseCreatePayment>['command'];
+    paymentId: string;
+  },
+): Promise<Admission> {
+  const { input, key, command, paymentId } = request;
+  return deps.engine.admit({
+    scope: { tenantId: input.tenantId, operation: CREATE_PAYMENT, key },
+    command,
+    first: {
+      to: CREATE_PAYMENT_POINTS.chargeSent,
+      resourceId: paymentId,
+      // Committed with the key in one round trip: a payment row exists exactly when its key does.
+      statements: [
+        {
+          text: INSERT_PAYMENT,
+          values: [
+            input.tenantId,
+            paymentId,
+            command.amountMinor,
+            command.currency,
+            command.paymentMethod,
+            command.captureMethod,
+            command.reference,
+            command.description,
+            command.metadata === null ? null : JSON.stringify(command.metadata),
+            providerChargeKey(paymentId),
+          ],
+        },
+      ],
+    },
+  });
+}
+
+/** Whether `error` is the reference guard refusing a second live payment for a reference. */
+function referenceTaken(error: unknown): boolean {
+  const { code, constraint } = (error ?? {}) as { code?: unknown; constraint?: unknown };
+  return code === '23505' && constraint === GUARDED_REFERENCE_CONSTRAINT;
+}
+
+/** DUPLICATE_REFERENCE, naming the live payment that holds the reference when it still does. */
+async function duplicateReference(
+  deps: PaymentsDeps,
+  target: { tenantId: string; reference: string },
+): Promise<PublicError> {
+  const { rows } = await deps.pool.query<{ id: string }>(SELECT_GUARDED_REFERENCE, [
+    target.tenantId,
+    target.reference,
+  ]);
+  const holder = rows[0]?.id;
+  return publicError(
+    PAYMENT_ERRORS.DUPLICATE_REFERENCE,
+    holder === undefined ? {} : { paymentId: holder },
+  );
 }
 
 /** The recovery worker's entry: the same drive a client retry's takeover runs. */

@@ -15,5 +15,7 @@ export { CANCEL_PAYMENT_FAULT_POINTS } from './cancel-payment.flow.ts';
 /** Its tables' entities: the composition lists them (entities.ts) for the process's one ORM. */
 export { Payment } from './payment.entity.ts';
 export { PaymentOperation } from './payment-operation.entity.ts';
+export { PaymentSetting } from './payment-setting.entity.ts';
+export { referenceGuardOf, setReferenceGuard } from './reference-guard.ts';
 export { PAYMENT_ERRORS } from './payments.errors.ts';
 export { PAYMENT_EVENT_TYPES } from './payment-events.ts';

@@ -37,11 +37,7 @@ import {
   RECORD_OPERATION_OUTCOME,
   SELECT_PAYMENT_FOR_UPDATE,
 } from './payments.sql.ts';
-import {
-  toPaymentView,
-  toRefundView,
-  type PaymentRow,
-} from './payment.view.ts';
+import { toPaymentView, toRefundView, type PaymentRow } from './payment.view.ts';
 
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -1,7 +1,7 @@
 import { defineEntity, p } from '@mikro-orm/core';
 
 /**
- * `payments` (migrations/0001, fillfactor in 0008). Amounts are bigint minor units, read as
+ * `payments` (migrations/0001, fillfactor in 0008, the reference guard in 0017). Amounts are bigint minor units, read as
  * strings so no amount is ever rounded through a JS number. Written only by the payment phases
  * (payments.sql.ts); read here for queries.
  */
@@ -24,6 +24,8 @@ export const Payment = defineEntity({
     providerKey: p.text(),
     providerReference: p.text().nullable(),
     failureCode: p.text().nullable(),
+    /** The reference again while the tenant's reference guard holds it (migrations/0017). */
+    guardedReference: p.text().nullable(),
     createdAt: p.datetime().defaultRaw('now()'),
     updatedAt: p.datetime().defaultRaw('now()'),
     /**
@@ -52,6 +54,11 @@ export const Payment = defineEntity({
       name: 'payments_tenant_reference_ix',
       expression:
         'CREATE INDEX payments_tenant_reference_ix ON payments (tenant_id, reference, created_at DESC, id DESC) WHERE reference IS NOT NULL',
+    },
+    {
+      name: 'payments_guarded_reference_uq',
+      expression:
+        'CREATE UNIQUE INDEX payments_guarded_reference_uq ON payments (tenant_id, guarded_reference) WHERE guarded_reference IS NOT NULL',
     },
   ],
 });

@@ -15,6 +15,12 @@ export const PAYMENT_ERRORS = defineErrors({
     stored: false,
     message: 'The payment provider is unavailable. Nothing was charged; retry with the same key.',
   },
+  DUPLICATE_REFERENCE: {
+    httpStatus: 409,
+    stored: false,
+    message:
+      'A payment with this reference exists and is not failed or canceled (the reference guard is on). See extensions.paymentId.',
+  },
   PAYMENT_NOT_FOUND: { httpStatus: 404, stored: true, message: 'No such payment.' },
   INVALID_PAYMENT_STATE: {
     httpStatus: 422,

@@ -17,12 +17,26 @@ const PAYMENT_COLUMNS = `
 
 /** $1 tenant, $2 id, $3 amount minor, $4 currency, $5 payment method, $6 capture method,
  * $7 reference, $8 description, $9 metadata, $10 provider key (the durable intent).
- * Returns the row, so the owner goes on without reading it back. */
+ * Returns the row, so the owner goes on without reading it back. With the tenant's reference
+ * guard on, the reference is claimed too (guarded_reference, migrations/0017): a live payment
+ * of the tenant holding it already fails the statement on payments_guarded_reference_uq. */
 export const INSERT_PAYMENT = `
 INSERT INTO payments (tenant_id, id, status, amount_minor, currency, payment_method, capture_method,
-                      reference, description, metadata, provider_key)
-VALUES ($1, $2, 'PROCESSING', $3, $4, $5, $6, $7, $8, $9, $10)
+                      reference, description, metadata, provider_key, guarded_reference)
+VALUES ($1, $2, 'PROCESSING', $3, $4, $5, $6, $7, $8, $9, $10,
+        CASE WHEN (SELECT reference_guard FROM payment_settings WHERE tenant_id = $1) THEN $7 END)
 RETURNING ${PAYMENT_COLUMNS}`;
+
+/** The reference guard's unique index: a violation of it is DUPLICATE_REFERENCE. */
+export const GUARDED_REFERENCE_CONSTRAINT = 'payments_guarded_reference_uq';
+
+/** The live payment holding a guarded reference. $1 tenant, $2 reference. */
+export const SELECT_GUARDED_REFERENCE = `
+SELECT id FROM payments WHERE tenant_id = $1 AND guarded_reference = $2`;
+
+/** An ended payment gives its guarded reference up (the value `status` $n is set to). */
+const releasingGuardedReference = (status: string) =>
+  `guarded_reference = CASE WHEN ${status}::text IN ('FAILED', 'CANCELED') THEN NULL ELSE guarded_reference END`;
 
 /** $1 tenant, $2 id. */
 export const SELECT_PAYMENT = `
@@ -35,7 +49,7 @@ export const RECORD_CHARGE_OUTCOME = `
 WITH recorded AS (
   UPDATE payments
      SET status = $3, amount_captured_minor = $4, provider_reference = $5, failure_code = $6,
-         updated_at = now()
+         ${releasingGuardedReference('$3')}, updated_at = now()
    WHERE tenant_id = $1 AND id = $2 AND status = 'PROCESSING'
   RETURNING 1
 )
@@ -88,7 +102,8 @@ UPDATE payment_operations SET status = $3, failure_code = $4, provider_reference
 
 /** A capture or cancel applied to the payment. $1 tenant, $2 id, $3 new status, $4 captured minor. */
 export const APPLY_SETTLEMENT = `
-UPDATE payments SET status = $3, amount_captured_minor = $4, updated_at = now()
+UPDATE payments SET status = $3, amount_captured_minor = $4, ${releasingGuardedReference('$3')},
+       updated_at = now()
  WHERE tenant_id = $1 AND id = $2 AND status = 'REQUIRES_CAPTURE'
 RETURNING ${PAYMENT_COLUMNS}`;
 
@@ -111,3 +126,36 @@ export const APPLY_REFUND = `
 UPDATE payments SET amount_refunded_minor = amount_refunded_minor + $3, updated_at = now()
  WHERE tenant_id = $1 AND id = $2
 RETURNING ${PAYMENT_COLUMNS}`;
+
+/**
+ * Turns a tenant's reference guard on or off, and makes its payments' claims agree: on, every
+ * live payment with a reference claims it (two live payments sharing one fail the statement on
+ * payments_guarded_reference_uq, and nothing changes); off, every claim is dropped. One
+ * statement, so the setting and the claims commit together. $1 tenant, $2 on.
+ */
+export const SET_REFERENCE_GUARD = `
+WITH setting AS (
+  INSERT INTO payment_settings (tenant_id, reference_guard) VALUES ($1, $2)
+  ON CONFLICT ON CONSTRAINT payment_settings_pk
+  DO UPDATE SET reference_guard = EXCLUDED.reference_guard, updated_at = now()
+  RETURNING reference_guard
+), claims AS (
+  UPDATE payments
+     SET guarded_reference = CASE WHEN $2 THEN reference END
+   WHERE tenant_id = $1
+     AND (CASE WHEN $2 THEN reference IS NOT NULL AND status NOT IN ('FAILED', 'CANCELED')
+               ELSE guarded_reference IS NOT NULL END)
+  RETURNING 1
+)
+SELECT (SELECT reference_guard FROM setting) AS enabled, (SELECT count(*)::int FROM claims) AS claimed`;
+
+/** $1 tenant. No row: the guard is off. */
+export const SELECT_REFERENCE_GUARD = `
+SELECT reference_guard FROM payment_settings WHERE tenant_id = $1`;
+
+/** Two of the tenant's live payments that share a reference, if any. $1 tenant. */
+export const SELECT_SHARED_REFERENCE = `
+SELECT reference FROM payments
+ WHERE tenant_id = $1 AND reference IS NOT NULL AND status NOT IN ('FAILED', 'CANCELED')
+ GROUP BY reference HAVING count(*) > 1
+ LIMIT 1`;

@@ -1,0 +1,51 @@
+import type { PaymentsDeps } from '../context.ts';
+import { withTransaction } from '../kernel/db/pool.ts';
+import {
+  SELECT_REFERENCE_GUARD,
+  SELECT_SHARED_REFERENCE,
+  SET_REFERENCE_GUARD,
+} from './payments.sql.ts';
+
+/**
+ * A tenant's reference guard (migrations/0017): when on, no two of its live payments (neither
+ * FAILED nor CANCELED) share a `reference`, under any idempotency key; a second one is refused
+ * with DUPLICATE_REFERENCE. Off unless an operator turns it on for the tenant.
+ */
+export async function referenceGuardOf(
+  deps: Pick<PaymentsDeps, 'pool'>,
+  tenantId: string,
+): Promise<boolean> {
+  const { rows } = await deps.pool.query<{ reference_guard: boolean }>(SELECT_REFERENCE_GUARD, [
+    tenantId,
+  ]);
+  return rows[0]?.reference_guard ?? false;
+}
+
+/**
+ * Turns the guard on or off. On, the tenant's live payments claim their references at once,
+ * so a payment made before the switch is guarded too; if two of them share a reference the
+ * guard cannot hold, nothing changes, and the answer names the reference. A payment admitted
+ * in the instant the switch commits may miss it (its INSERT read the setting before): the guard
+ * is a merchant's convenience, not a ledger invariant.
+ */
+export async function setReferenceGuard(
+  deps: Pick<PaymentsDeps, 'pool'>,
+  change: { tenantId: string; enabled: boolean },
+): Promise<{ enabled: boolean; claimed: number } | { sharedReference: string }> {
+  try {
+    return await withTransaction(deps.pool, async (tx) => {
+      const { rows } = await tx.query<{ enabled: boolean; claimed: number }>(SET_REFERENCE_GUARD, [
+        change.tenantId,
+        change.enabled,
+      ]);
+      return rows[0]!;
+    });
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== '23505') throw error;
+    const { rows } = await deps.pool.query<{ reference: string }>(SELECT_SHARED_REFERENCE, [
+      change.tenantId,
+    ]);
+    if (rows[0] === undefined) throw error; // a concurrent payment took one: try again
+    return { sharedReference: rows[0].reference };
+  }
+}
