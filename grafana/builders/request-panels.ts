@@ -155,7 +155,9 @@ export function staleLeases(scope: Scope): PanelSpec {
   return {
     title: 'Stale leases',
     description:
-      'Unfinished requests whose owner lost its lease (crashed or stalled); the recovery worker ' +
+      'Unfinished requests whose lease ran out under an owner that stopped (crashed, paused or ' +
+      'wedged; a live owner renews its lease, and a request released to back off is not ' +
+      'counted); the recovery worker ' +
       'should take them over within seconds. Staying red (10 or more): the worker is not ' +
       'keeping up or not running.',
     runbook: RUNBOOK.recoveryNotSweeping,
