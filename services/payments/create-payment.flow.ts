@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { idempotencyInfo, type IdempotencyInfo } from '../kernel/idempotency/idempotency-key.ts';
-import { z } from 'zod';
+import type { IdempotencyInfo } from '../kernel/idempotency/idempotency-key.ts';
 import type { ServiceDeps, PaymentsDeps } from '../context.ts';
 import {
   AppError,
@@ -18,30 +17,28 @@ import {
   type InterventionAction,
 } from '../kernel/idempotency/settlement.ts';
 import { UNKNOWN_RETRY_AFTER_SECONDS, type Admission } from '../kernel/idempotency/engine.ts';
-import { currentBody } from '../kernel/idempotency/stored-response.ts';
 import type { StoredResponse } from '../kernel/idempotency/types.ts';
 import { providerChargeKey } from '../provider/index.ts';
 import { resolveWithProvider } from './provider-resolution.ts';
+import {
+  createPaymentAnswer,
+  inUseAnswer,
+  pendingError,
+  type CreatePaymentResult,
+} from './create-payment.answers.ts';
 import type { ChargeOutcome } from '../provider/index.ts';
 import { normaliseCreatePayment, type CreatePaymentInput } from './create-payment.command.ts';
 import { paymentOutcomeEvent } from './payment-events.ts';
 import { isFailedCheck } from '../kernel/db/failed-checks.ts';
-import { paymentViewOf } from './payment-rows.ts';
-import { PAYMENT_ANSWER_VERSION, paymentAnswerReader, paymentOutcomeOf } from './stored-answers.ts';
+import { PAYMENT_ANSWER_VERSION, paymentOutcomeOf } from './stored-answers.ts';
 import {
-  GUARDED_REFERENCE_CONSTRAINT,
   INSERT_PAYMENT,
   PAYMENT_CHECKS,
   RECORD_CHARGE_OUTCOME,
-  SELECT_GUARDED_REFERENCE,
   SELECT_PAYMENT,
 } from './payments.sql.ts';
-import {
-  paymentViewSchema,
-  toPaymentView,
-  type PaymentRow,
-  type PaymentView,
-} from './payment.view.ts';
+import { duplicateReference, referenceTaken } from './reference-guard.ts';
+import { toPaymentView, type PaymentRow } from './payment.view.ts';
 
 export const CREATE_PAYMENT = defineOperation({
   id: 'payments.create.v1',
@@ -81,11 +78,14 @@ export const CREATE_PAYMENT_FAULT_POINTS = [
 
 export type { IdempotencyInfo };
 
-export type CreatePaymentResult =
-  | { ok: true; payment: PaymentView; idempotency: IdempotencyInfo }
-  | { ok: false; error: PublicError };
+export type { CreatePaymentResult };
 
-const storedAnswer = z.object({ payment: paymentViewSchema });
+/** A stored answer as this request's caller gets it. */
+const answerOf = (
+  deps: PaymentsDeps,
+  stored: StoredResponse,
+  info: { tenantId: string; key: string; replayed: boolean },
+) => createPaymentAnswer(deps, stored, { operation: CREATE_PAYMENT, ...info });
 
 export async function createPayment(
   deps: PaymentsDeps,
@@ -116,15 +116,15 @@ export async function createPayment(
   }
   switch (admission.kind) {
     case 'replay':
-      return answer(deps, admission.response, { tenantId, key, replayed: true });
+      return answerOf(deps, admission.response, { tenantId, key, replayed: true });
     case 'decided': // createPayment decides nothing at admission; answered as stored
-      return answer(deps, admission.response, { tenantId, key, replayed: false });
+      return answerOf(deps, admission.response, { tenantId, key, replayed: false });
     case 'reused':
       return { ok: false, error: publicError(KERNEL_ERRORS.IDEMPOTENCY_KEY_REUSED) };
     case 'in_use':
-      return inUse(admission.retryAfterSeconds, admission.resourceId);
+      return inUseAnswer(admission.retryAfterSeconds, admission.resourceId);
     case 'unknown':
-      return { ok: false, error: pending(admission.retryAfterSeconds, admission.resourceId) };
+      return { ok: false, error: pendingError(admission.retryAfterSeconds, admission.resourceId) };
     case 'owned': {
       // A new owner has the row it just inserted (unless the answer was lost with the
       // connection after the commit); a retry that took over reads it.
@@ -139,7 +139,7 @@ export async function createPayment(
       });
       return 'error' in driven
         ? { ok: false, error: driven.error }
-        : answer(deps, driven.stored, { tenantId, key, replayed: false });
+        : answerOf(deps, driven.stored, { tenantId, key, replayed: false });
     }
   }
 }
@@ -181,28 +181,6 @@ function admitCreatePayment(
       ],
     },
   });
-}
-
-/** Whether `error` is the reference guard refusing a second live payment for a reference. */
-function referenceTaken(error: unknown): boolean {
-  const { code, constraint } = (error ?? {}) as { code?: unknown; constraint?: unknown };
-  return code === '23505' && constraint === GUARDED_REFERENCE_CONSTRAINT;
-}
-
-/** DUPLICATE_REFERENCE, naming the live payment that holds the reference when it still does. */
-async function duplicateReference(
-  deps: PaymentsDeps,
-  target: { tenantId: string; reference: string },
-): Promise<PublicError> {
-  const { rows } = await deps.pool.query<{ id: string }>(SELECT_GUARDED_REFERENCE, [
-    target.tenantId,
-    target.reference,
-  ]);
-  const holder = rows[0]?.id;
-  return publicError(
-    PAYMENT_ERRORS.DUPLICATE_REFERENCE,
-    holder === undefined ? {} : { paymentId: holder },
-  );
 }
 
 /** The recovery worker's entry: the same drive a client retry's takeover runs. */
@@ -257,7 +235,7 @@ async function driveCreatePayment(
   } catch (error) {
     // Taken over while we waited (or our lease could not be renewed): whoever holds the request
     // now finishes it. We stopped before any further provider call.
-    if (error instanceof LeaseLostError) return { error: inUse(1, paymentId).error };
+    if (error instanceof LeaseLostError) return { error: inUseAnswer(1, paymentId).error };
     // We cannot tell whether the charge was made: park the request as an unknown attempt and
     // report a failure that is not stored; the same key resumes into the same provider key.
     await request.release('timeout');
@@ -276,7 +254,9 @@ async function driveCreatePayment(
       };
     case 'timeout': {
       const state = await request.release('timeout');
-      return { error: pending(state === 'unknown' ? UNKNOWN_RETRY_AFTER_SECONDS : 1, paymentId) };
+      return {
+        error: pendingError(state === 'unknown' ? UNKNOWN_RETRY_AFTER_SECONDS : 1, paymentId),
+      };
     }
     case 'approved':
     case 'declined':
@@ -286,7 +266,7 @@ async function driveCreatePayment(
         };
       } catch (error) {
         // A zombie: someone took the request over while we were away. They will finish it.
-        if (error instanceof LeaseLostError) return { error: inUse(1, paymentId).error };
+        if (error instanceof LeaseLostError) return { error: inUseAnswer(1, paymentId).error };
         // The final phase did not commit (the database dropped out): hand the request on at
         // once instead of holding it for a whole lease. The provider's answer is not lost —
         // the next owner asks again with the same key and gets the same charge.
@@ -389,43 +369,4 @@ function settle(
         provider_reference: outcome.providerReference,
       }
     : { ...payment, status: 'REQUIRES_CAPTURE', provider_reference: outcome.providerReference };
-}
-
-async function answer(
-  deps: PaymentsDeps,
-  stored: StoredResponse,
-  info: { tenantId: string; key: string; replayed: boolean },
-): Promise<CreatePaymentResult> {
-  const reader = paymentAnswerReader(deps.pool, {
-    tenantId: info.tenantId,
-    render: async (paymentId) => ({
-      payment: await paymentViewOf(deps.pool, { tenantId: info.tenantId, id: paymentId }),
-    }),
-  });
-  const body = storedAnswer.parse(await currentBody(CREATE_PAYMENT, stored, reader));
-  return {
-    ok: true,
-    payment: body.payment,
-    idempotency: idempotencyInfo(stored, info),
-  };
-}
-
-function pending(retryAfterSeconds: number, paymentId: string | null): PublicError {
-  return publicError(
-    PAYMENT_ERRORS.OUTCOME_PENDING,
-    paymentId === null ? { retryAfterSeconds } : { retryAfterSeconds, paymentId },
-  );
-}
-
-function inUse(
-  retryAfterSeconds: number,
-  paymentId: string | null,
-): { ok: false; error: PublicError } {
-  return {
-    ok: false,
-    error: publicError(
-      KERNEL_ERRORS.IDEMPOTENCY_KEY_IN_USE,
-      paymentId === null ? { retryAfterSeconds } : { retryAfterSeconds, paymentId },
-    ),
-  };
 }

@@ -1,6 +1,10 @@
 import type { PaymentsDeps } from '../context.ts';
 import { withTransaction } from '../kernel/db/pool.ts';
+import { publicError, type PublicError } from '../kernel/errors.ts';
+import { PAYMENT_ERRORS } from './payments.errors.ts';
 import {
+  GUARDED_REFERENCE_CONSTRAINT,
+  SELECT_GUARDED_REFERENCE,
   SELECT_REFERENCE_GUARD,
   SELECT_SHARED_REFERENCE,
   SET_REFERENCE_GUARD,
@@ -48,4 +52,26 @@ export async function setReferenceGuard(
     if (rows[0] === undefined) throw error; // a concurrent payment took one: try again
     return { sharedReference: rows[0].reference };
   }
+}
+
+/** Whether `error` is the reference guard refusing a second live payment for a reference. */
+export function referenceTaken(error: unknown): boolean {
+  const { code, constraint } = (error ?? {}) as { code?: unknown; constraint?: unknown };
+  return code === '23505' && constraint === GUARDED_REFERENCE_CONSTRAINT;
+}
+
+/** DUPLICATE_REFERENCE, naming the live payment that holds the reference when it still does. */
+export async function duplicateReference(
+  deps: Pick<PaymentsDeps, 'pool'>,
+  target: { tenantId: string; reference: string },
+): Promise<PublicError> {
+  const { rows } = await deps.pool.query<{ id: string }>(SELECT_GUARDED_REFERENCE, [
+    target.tenantId,
+    target.reference,
+  ]);
+  const holder = rows[0]?.id;
+  return publicError(
+    PAYMENT_ERRORS.DUPLICATE_REFERENCE,
+    holder === undefined ? {} : { paymentId: holder },
+  );
 }

@@ -1,0 +1,57 @@
+import type { PaymentsDeps } from '../context.ts';
+import { KERNEL_ERRORS, publicError, type PublicError } from '../kernel/errors.ts';
+import { idempotencyInfo, type IdempotencyInfo } from '../kernel/idempotency/idempotency-key.ts';
+import type { OperationDef } from '../kernel/idempotency/operation.ts';
+import { currentBody } from '../kernel/idempotency/stored-response.ts';
+import type { StoredResponse } from '../kernel/idempotency/types.ts';
+import { z } from 'zod';
+import { paymentViewOf } from './payment-rows.ts';
+import { paymentViewSchema, type PaymentView } from './payment.view.ts';
+import { PAYMENT_ERRORS } from './payments.errors.ts';
+import { paymentAnswerReader } from './stored-answers.ts';
+
+/** What createPayment answers: the payment as stored for the key, or a refusal not stored. */
+export type CreatePaymentResult =
+  | { ok: true; payment: PaymentView; idempotency: IdempotencyInfo }
+  | { ok: false; error: PublicError };
+
+const storedAnswer = z.object({ payment: paymentViewSchema });
+
+export async function createPaymentAnswer(
+  deps: PaymentsDeps,
+  stored: StoredResponse,
+  info: { operation: OperationDef; tenantId: string; key: string; replayed: boolean },
+): Promise<CreatePaymentResult> {
+  const reader = paymentAnswerReader(deps.pool, {
+    tenantId: info.tenantId,
+    render: async (paymentId) => ({
+      payment: await paymentViewOf(deps.pool, { tenantId: info.tenantId, id: paymentId }),
+    }),
+  });
+  const body = storedAnswer.parse(await currentBody(info.operation, stored, reader));
+  return {
+    ok: true,
+    payment: body.payment,
+    idempotency: idempotencyInfo(stored, info),
+  };
+}
+
+export function pendingError(retryAfterSeconds: number, paymentId: string | null): PublicError {
+  return publicError(
+    PAYMENT_ERRORS.OUTCOME_PENDING,
+    paymentId === null ? { retryAfterSeconds } : { retryAfterSeconds, paymentId },
+  );
+}
+
+export function inUseAnswer(
+  retryAfterSeconds: number,
+  paymentId: string | null,
+): { ok: false; error: PublicError } {
+  return {
+    ok: false,
+    error: publicError(
+      KERNEL_ERRORS.IDEMPOTENCY_KEY_IN_USE,
+      paymentId === null ? { retryAfterSeconds } : { retryAfterSeconds, paymentId },
+    ),
+  };
+}
