@@ -12,11 +12,12 @@ import { waitUntil } from '../support/wait-until.ts';
  * its request over; an owner that stops (SIGSTOP) renews nothing, is taken over once its lease
  * runs out, and its late writes are refused.
  */
-const LEASE_MS = 1_000;
+/** Two seconds (beats every 667 ms), so a loaded CI machine's pauses cannot pass for a death. */
+const LEASE_MS = 2_000;
 /** pm_card_slow here: three leases. */
 const SLOW_MS = 3 * LEASE_MS;
 /** Longer than the slow card, so its call is an answer, never a timeout. */
-const PROVIDER_TIMEOUT_MS = 5_000;
+const PROVIDER_TIMEOUT_MS = 10_000;
 const database = useTestDatabase('lease_heartbeat');
 const stack = useTestStackOn(database, {
   sandbox: { slowMs: SLOW_MS },
