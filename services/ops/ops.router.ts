@@ -63,8 +63,7 @@ export const opsRouter = router({
       throw conflict('the request is finished, or its owner still holds a live lease');
     await withTransaction(deps.pool, (tx) =>
       recordIntervention(tx, {
-        scope,
-        admittedAs: request.admittedAs,
+        request,
         action: 'redriven',
         decidedBy: `operator:${input.actor}`,
         reason: input.reason,

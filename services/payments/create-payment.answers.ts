@@ -1,5 +1,5 @@
 import type { PaymentsDeps } from '../context.ts';
-import { KERNEL_ERRORS, publicError, type PublicError } from '../kernel/errors.ts';
+import type { PublicError } from '../kernel/errors.ts';
 import { idempotencyInfo, type IdempotencyInfo } from '../kernel/idempotency/idempotency-key.ts';
 import type { OperationDef } from '../kernel/idempotency/operation.ts';
 import { currentBody } from '../kernel/idempotency/stored-response.ts';
@@ -7,7 +7,6 @@ import type { StoredResponse } from '../kernel/idempotency/types.ts';
 import { z } from 'zod';
 import { paymentViewOf } from './payment-rows.ts';
 import { paymentViewSchema, type PaymentView } from './payment.view.ts';
-import { PAYMENT_ERRORS } from './payments.errors.ts';
 import { paymentAnswerReader } from './stored-answers.ts';
 
 /** What createPayment answers: the payment as stored for the key, or a refusal not stored. */
@@ -33,25 +32,5 @@ export async function createPaymentAnswer(
     ok: true,
     payment: body.payment,
     idempotency: idempotencyInfo(stored, info),
-  };
-}
-
-export function pendingError(retryAfterSeconds: number, paymentId: string | null): PublicError {
-  return publicError(
-    PAYMENT_ERRORS.OUTCOME_PENDING,
-    paymentId === null ? { retryAfterSeconds } : { retryAfterSeconds, paymentId },
-  );
-}
-
-export function inUseAnswer(
-  retryAfterSeconds: number,
-  paymentId: string | null,
-): { ok: false; error: PublicError } {
-  return {
-    ok: false,
-    error: publicError(
-      KERNEL_ERRORS.IDEMPOTENCY_KEY_IN_USE,
-      paymentId === null ? { retryAfterSeconds } : { retryAfterSeconds, paymentId },
-    ),
   };
 }

@@ -8,7 +8,7 @@ import {
   publicError,
   type PublicError,
 } from '../kernel/errors.ts';
-import { PAYMENT_ERRORS } from './payments.errors.ts';
+import { keyInUse, outcomePending, PAYMENT_ERRORS } from './payments.errors.ts';
 import { defineOperation } from '../kernel/idempotency/operation.ts';
 import type { OwnedRequest } from '../kernel/idempotency/owned-request.ts';
 import type { Resumer } from '../kernel/idempotency/recovery-worker.ts';
@@ -20,12 +20,7 @@ import { UNKNOWN_RETRY_AFTER_SECONDS, type Admission } from '../kernel/idempoten
 import type { StoredResponse } from '../kernel/idempotency/types.ts';
 import { providerChargeKey } from '../provider/index.ts';
 import { resolveWithProvider } from './provider-resolution.ts';
-import {
-  createPaymentAnswer,
-  inUseAnswer,
-  pendingError,
-  type CreatePaymentResult,
-} from './create-payment.answers.ts';
+import { createPaymentAnswer, type CreatePaymentResult } from './create-payment.answers.ts';
 import type { ChargeOutcome } from '../provider/index.ts';
 import { normaliseCreatePayment, type CreatePaymentInput } from './create-payment.command.ts';
 import { paymentOutcomeEvent } from './payment-events.ts';
@@ -122,9 +117,12 @@ export async function createPayment(
     case 'reused':
       return { ok: false, error: publicError(KERNEL_ERRORS.IDEMPOTENCY_KEY_REUSED) };
     case 'in_use':
-      return inUseAnswer(admission.retryAfterSeconds, admission.resourceId);
+      return { ok: false, error: keyInUse(admission.retryAfterSeconds, admission.resourceId) };
     case 'unknown':
-      return { ok: false, error: pendingError(admission.retryAfterSeconds, admission.resourceId) };
+      return {
+        ok: false,
+        error: outcomePending(admission.retryAfterSeconds, admission.resourceId),
+      };
     case 'owned': {
       // A new owner has the row it just inserted (unless the answer was lost with the
       // connection after the commit); a retry that took over reads it.
@@ -235,7 +233,7 @@ async function driveCreatePayment(
   } catch (error) {
     // Taken over while we waited (or our lease could not be renewed): whoever holds the request
     // now finishes it. We stopped before any further provider call.
-    if (error instanceof LeaseLostError) return { error: inUseAnswer(1, paymentId).error };
+    if (error instanceof LeaseLostError) return { error: keyInUse(1, paymentId) };
     // We cannot tell whether the charge was made: park the request as an unknown attempt and
     // report a failure that is not stored; the same key resumes into the same provider key.
     await request.release('timeout');
@@ -255,7 +253,7 @@ async function driveCreatePayment(
     case 'timeout': {
       const state = await request.release('timeout');
       return {
-        error: pendingError(state === 'unknown' ? UNKNOWN_RETRY_AFTER_SECONDS : 1, paymentId),
+        error: outcomePending(state === 'unknown' ? UNKNOWN_RETRY_AFTER_SECONDS : 1, paymentId),
       };
     }
     case 'approved':
@@ -266,7 +264,7 @@ async function driveCreatePayment(
         };
       } catch (error) {
         // A zombie: someone took the request over while we were away. They will finish it.
-        if (error instanceof LeaseLostError) return { error: inUseAnswer(1, paymentId).error };
+        if (error instanceof LeaseLostError) return { error: keyInUse(1, paymentId) };
         // The final phase did not commit (the database dropped out): hand the request on at
         // once instead of holding it for a whole lease. The provider's answer is not lost —
         // the next owner asks again with the same key and gets the same charge.
@@ -321,8 +319,7 @@ export async function finishWithOutcome(
       ? []
       : [
           interventionStatement({
-            scope: request.scope,
-            admittedAs: request.admittedAs,
+            request,
             ...settlement,
             providerReference: settled.provider_reference,
           }),

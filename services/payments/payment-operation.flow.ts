@@ -2,14 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { PaymentsDeps } from '../context.ts';
 import type { JsonValue } from '../kernel/canonical-json.ts';
 import type { TxClient } from '../kernel/db/pool.ts';
+import { AppError, LeaseLostError, publicError, type PublicError } from '../kernel/errors.ts';
 import {
-  AppError,
-  KERNEL_ERRORS,
-  LeaseLostError,
-  publicError,
-  type PublicError,
-} from '../kernel/errors.ts';
-import { PAYMENT_ERRORS, type PaymentRefusal } from './payments.errors.ts';
+  keyInUse,
+  outcomePending,
+  PAYMENT_ERRORS,
+  type PaymentRefusal,
+} from './payments.errors.ts';
 import { notAdmitted } from '../kernel/idempotency/not-admitted.ts';
 import type { OperationDef } from '../kernel/idempotency/operation.ts';
 import type { OwnedRequest } from '../kernel/idempotency/owned-request.ts';
@@ -81,9 +80,10 @@ export async function runPaymentOperation(
   const operationId = randomUUID();
   let known: { payment: PaymentRow; operation: OperationRow } | undefined;
   let admission;
+  let command: OperationCommand;
   try {
     deps.engine.checkKey(spec.operation, input.idempotencyKey);
-    const command = normaliseOperation(input);
+    command = normaliseOperation(input);
     admission = await deps.engine.admit({
       scope: { tenantId: input.tenantId, operation: spec.operation, key: input.idempotencyKey },
       command,
@@ -129,7 +129,7 @@ export async function runPaymentOperation(
       // The provider never answered its attempts: reconciliation settles it, then retries replay.
       return {
         ok: false,
-        error: pending(admission.retryAfterSeconds, normaliseOperation(input).paymentId),
+        error: outcomePending(admission.retryAfterSeconds, command.paymentId),
         replayed: false,
       };
     case 'owned': {
@@ -225,7 +225,7 @@ async function driveOperation(
       probe: ({ timeoutMs }) => deps.provider.probeOperation({ ...target, timeoutMs }),
     });
   } catch (error) {
-    if (error instanceof LeaseLostError) return { error: inUse(payment.id) };
+    if (error instanceof LeaseLostError) return { error: keyInUse(1, payment.id) };
     await request.release('timeout');
     throw error;
   }
@@ -244,7 +244,7 @@ async function driveOperation(
       // not more attempts, settles it (reconcile-operations.ts).
       const state = await request.release('timeout');
       const retryAfterSeconds = state === 'unknown' ? UNKNOWN_RETRY_AFTER_SECONDS : 1;
-      return { error: pending(retryAfterSeconds, payment.id) };
+      return { error: outcomePending(retryAfterSeconds, payment.id) };
     }
     case 'applied':
     case 'refused':
@@ -253,19 +253,11 @@ async function driveOperation(
           stored: await finishOperation(deps, { spec, request, payment, operation, outcome }),
         };
       } catch (error) {
-        if (error instanceof LeaseLostError) return { error: inUse(payment.id) };
+        if (error instanceof LeaseLostError) return { error: keyInUse(1, payment.id) };
         await request.release('interrupted').catch(() => undefined);
         throw error;
       }
   }
-}
-
-function pending(retryAfterSeconds: number, paymentId: string): PublicError {
-  return publicError(PAYMENT_ERRORS.OUTCOME_PENDING, { retryAfterSeconds, paymentId });
-}
-
-function inUse(paymentId: string): PublicError {
-  return publicError(KERNEL_ERRORS.IDEMPOTENCY_KEY_IN_USE, { retryAfterSeconds: 1, paymentId });
 }
 
 /** The provider's refusal codes, as the catalog's business errors. */

@@ -1,4 +1,4 @@
-import { defineErrors } from '../kernel/errors.ts';
+import { defineErrors, KERNEL_ERRORS, publicError, type PublicError } from '../kernel/errors.ts';
 
 /**
  * The payments service's codes. The business refusals are stored for the key and replayed;
@@ -45,3 +45,21 @@ export type PaymentRefusal = (typeof PAYMENT_ERRORS)[
   | 'INVALID_PAYMENT_STATE'
   | 'AMOUNT_EXCEEDS_CAPTURABLE'
   | 'AMOUNT_EXCEEDS_REFUNDABLE'];
+
+/** The details a not-stored answer carries: when to retry, and the payment when it exists. */
+function retryDetails(retryAfterSeconds: number, paymentId: string | null) {
+  return paymentId === null ? { retryAfterSeconds } : { retryAfterSeconds, paymentId };
+}
+
+/** OUTCOME_PENDING: the provider's outcome is not known yet; the key stays resumable. */
+export function outcomePending(retryAfterSeconds: number, paymentId: string | null): PublicError {
+  return publicError(PAYMENT_ERRORS.OUTCOME_PENDING, retryDetails(retryAfterSeconds, paymentId));
+}
+
+/** IDEMPOTENCY_KEY_IN_USE: another owner holds the request (or took it over from this one). */
+export function keyInUse(retryAfterSeconds: number, paymentId: string | null): PublicError {
+  return publicError(
+    KERNEL_ERRORS.IDEMPOTENCY_KEY_IN_USE,
+    retryDetails(retryAfterSeconds, paymentId),
+  );
+}

@@ -88,8 +88,7 @@ async function settleOne(
   if (request === null) return false; // someone else is settling or re-driving it
   await withTransaction(deps.pool, (tx) =>
     recordIntervention(tx, {
-      scope,
-      admittedAs: request.admittedAs,
+      request,
       action: 'redriven',
       decidedBy,
       reason: `unknown ${spec.operation.publicName}: the provider is asked before anything is sent`,

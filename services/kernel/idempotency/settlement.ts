@@ -62,9 +62,8 @@ export async function recordIntervention(tx: TxClient, entry: Intervention): Pro
 }
 
 export interface Intervention {
-  scope: Scope;
-  /** The operation id the request was admitted under (OwnedRequest.admittedAs). */
-  admittedAs: string;
+  /** The request acted on: recorded under its scope, as admitted (OwnedRequest.admittedAs). */
+  request: Pick<OwnedRequest, 'scope' | 'admittedAs'>;
   action: InterventionAction;
   decidedBy: string;
   reason: string;
@@ -73,13 +72,13 @@ export interface Intervention {
 
 /** The statement recordIntervention runs, for a phase sent as statements. */
 export function interventionStatement(entry: Intervention): Statement {
-  const { tenantId, key } = entry.scope;
+  const { scope, admittedAs } = entry.request;
   return {
     text: INSERT_INTERVENTION,
     values: [
-      tenantId,
-      entry.admittedAs,
-      key,
+      scope.tenantId,
+      admittedAs,
+      scope.key,
       entry.action,
       entry.decidedBy,
       entry.reason,
