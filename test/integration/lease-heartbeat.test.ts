@@ -1,4 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { LeaseLostError } from '../../services/kernel/errors.ts';
+import { CREATE_PAYMENT as CREATE_PAYMENT_OP } from '../../services/payments/create-payment.flow.ts';
+import { resolveWithProvider } from '../../services/payments/provider-resolution.ts';
 import { errorCodeOf, graphql, paymentOf, type GraphQLAnswer } from '../support/graphql-client.ts';
 import { startGatewayProcess } from '../support/gateway-process.ts';
 import { CREATE_PAYMENT } from '../support/operations.ts';
@@ -182,5 +186,39 @@ describe('the gauges that find stuck requests', () => {
     expect(rows).toEqual([{ expired: true }]);
     expect(await gauge('idempotency_stale_leases')).toBe(0);
     expect(await gauge('idempotency_in_progress_age_max_seconds')).toBeGreaterThan(0);
+  });
+});
+
+describe('an owner whose request is taken over while it waits', () => {
+  it('learns it from its heartbeat and stops before its next provider call', async () => {
+    const key = 'hb-taken';
+    const admission = await stack.app.services.deps.engine.admit({
+      scope: { tenantId: stack.tenantIds.a, operation: CREATE_PAYMENT_OP, key },
+      command: { note: key },
+      first: { to: 'provider_charge_sent', resourceId: randomUUID(), statements: [] },
+    });
+    if (admission.kind !== 'owned') throw new Error(`expected owned, got ${admission.kind}`);
+    const calls: string[] = [];
+    const resolution = resolveWithProvider(admission.request, {
+      resumed: false,
+      timeoutMs: PROVIDER_TIMEOUT_MS,
+      send: async () => {
+        calls.push('send');
+        // Meanwhile another owner takes the request over (as after a long pause of ours).
+        await stack.db.query(
+          `UPDATE idempotency_keys SET fencing_token = fencing_token + 1 WHERE key = $1`,
+          [key],
+        );
+        // Long enough for a beat to find the token gone; then no answer, as a timeout.
+        await new Promise((resolve) => setTimeout(resolve, LEASE_MS / 2));
+        return { kind: 'timeout' };
+      },
+      probe: () => {
+        calls.push('probe');
+        return Promise.resolve({ kind: 'missing' });
+      },
+    });
+    await expect(resolution).rejects.toBeInstanceOf(LeaseLostError);
+    expect(calls).toEqual(['send']);
   });
 });
