@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import pg from 'pg';
-import { sqlState } from '../../services/kernel/db/pool.ts';
+import { sqlState } from '../../services/kernel/db/sql-state.ts';
 import { readPostmasterPid, removeStalePostmasterPid, stopPostmaster } from './postmaster-pid.ts';
 import { reachableBinaries } from './postgres-binaries.ts';
 import { initialiseCluster, startPostmaster } from './postgres-process.ts';

@@ -11,12 +11,12 @@ import {
 import { CHECKS, failUnless, isFailedCheck } from '../../services/kernel/db/failed-checks.ts';
 import {
   createPool,
-  sqlState,
   InterruptedAfterSendError,
   withOneRoundTrip,
   withTransaction,
   type TxClient,
 } from '../../services/kernel/db/pool.ts';
+import { sqlState } from '../../services/kernel/db/sql-state.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import { waitUntil } from '../support/wait-until.ts';
 

@@ -1,4 +1,4 @@
-import { sqlState } from './pool.ts';
+import { sqlState } from './sql-state.ts';
 
 /**
  * A condition a statement checks for itself with `fail_unless` (migrations/0009-fail-unless.sql),
