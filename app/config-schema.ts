@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DatabaseUrlError, parseDatabaseUrl } from '../services/kernel/db/database-url.ts';
 import { Keyring } from '../services/kernel/crypto/keyring.ts';
 import { MIN_LEASE_MS } from '../services/kernel/idempotency/lease-heartbeat.ts';
 import { DEFAULT_RETENTION_POLICY } from '../services/kernel/idempotency/retention.ts';
@@ -100,10 +101,11 @@ export const configSchema = z.object({
     env: 'PORT',
     description: 'HTTP port: GraphQL, health (tRPC, metrics unless `INTERNAL_PORT`)',
   }),
-  databaseUrl: variable(z.string().optional(), {
+  databaseUrl: variable(z.string().superRefine(refuseUnusableDatabaseUrl).optional(), {
     env: 'DATABASE_URL',
     shown: 'embedded PostgreSQL, data under `.data/`',
-    description: 'a PostgreSQL 15+ server, any form libpq accepts (`?host=/socket/dir` too)',
+    description:
+      'a PostgreSQL 15+ server, any form libpq accepts (`?host=/socket/dir` too); several hosts with `target_session_attrs=read-write` follow a failover',
   }),
   pspUrl: variable(z.string().url('must be a URL').optional(), {
     env: 'PSP_URL',
@@ -313,4 +315,14 @@ export function configVariables(): Array<
 
 function defaultShown(schema: z.ZodType): string | undefined {
   return schema instanceof z.ZodDefault ? String(schema.def.defaultValue) : undefined;
+}
+
+/** A DATABASE_URL the gateway could not use (a standby's target_session_attrs, a bad port). */
+function refuseUnusableDatabaseUrl(value: string, ctx: z.RefinementCtx): void {
+  try {
+    parseDatabaseUrl(value);
+  } catch (error) {
+    if (!(error instanceof DatabaseUrlError)) throw error;
+    ctx.addIssue({ code: 'custom', message: error.message });
+  }
 }

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
+import { createPool } from '../services/kernel/db/pool.ts';
 import { migrateDatabase } from '../migrations/migrate.ts';
 import { startSandboxPsp } from '../sandbox-psp/sandbox-server.ts';
 import { ensureDatabase } from '../dev/embedded-postgres/database-server.ts';
@@ -141,7 +141,11 @@ async function bootstrapTenants(
     name: t.name,
     apiKey: { value: t.apiKey, generatedNow: false },
   })) ?? [{ name: 'demo', apiKey: demoApiKey() }];
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+  const pool = createPool({
+    connectionString: databaseUrl,
+    max: 1,
+    applicationName: 'payments-start',
+  });
   try {
     for (const tenant of tenants)
       await upsertTenant(pool, { name: tenant.name, apiKey: tenant.apiKey.value });

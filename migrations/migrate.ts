@@ -1,6 +1,6 @@
 import { MikroORM } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
-import pg from 'pg';
+import { connectionFor } from '../services/kernel/db/primary-client.ts';
 import { migrationsList } from './migration-list.ts';
 import { ormConnection } from './orm-connection.ts';
 
@@ -13,12 +13,16 @@ const MIGRATION_ADVISORY_LOCK_ID = 0x70_61_79_6d; // "paym"
  * left to run.
  */
 export async function migrateDatabase(databaseUrl: string): Promise<void> {
-  const lock = new pg.Client({ connectionString: databaseUrl });
+  // On a URL with several hosts the lock's connection finds the primary, and the migrator
+  // follows it there: migrations run on the primary, or not at all.
+  const { config, Client } = connectionFor(databaseUrl, { applicationName: 'payments-migrate' });
+  const lock = new Client(config);
+  lock.on('error', () => undefined);
   await lock.connect();
   try {
     await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_ADVISORY_LOCK_ID]);
     const orm = await MikroORM.init({
-      ...ormConnection(databaseUrl),
+      ...ormConnection(databaseUrl, { host: lock.host, port: lock.port }),
       entities: [],
       discovery: { warnWhenNoEntities: false },
       extensions: [Migrator],

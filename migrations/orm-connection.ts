@@ -1,26 +1,33 @@
-import connectionString from 'pg-connection-string';
-
-const { parse } = connectionString;
+import type pg from 'pg';
+import { parseDatabaseUrl, type Endpoint } from '../services/kernel/db/database-url.ts';
 
 /**
  * MikroORM's connection options for a libpq-style URL. MikroORM parses `clientUrl` with the WHATWG
  * URL parser, which refuses forms libpq and `pg` accept (a unix socket as
- * `postgresql://user@/db?host=/var/run/postgresql`), so the URL is parsed the way `pg` parses it
- * and handed over as discrete fields.
+ * `postgresql://user@/db?host=/var/run/postgresql`, several hosts), so the URL is parsed the way
+ * `pg` parses it and handed over as discrete fields. For a URL with several hosts, `endpoint`
+ * says which one (the primary, found by the caller); without it the first is named, and the
+ * caller must replace it (services/orm.ts does, per connection).
  */
-export function ormConnection(databaseUrl: string): {
+export function ormConnection(
+  databaseUrl: string,
+  endpoint?: Endpoint,
+): {
   host?: string;
   port?: number;
   user?: string;
   password?: string;
   dbName?: string;
 } {
-  const parsed = parse(databaseUrl);
+  const url = parseDatabaseUrl(databaseUrl);
+  const parsed: pg.ClientConfig = url.configFor(endpoint ?? url.endpoints[0]!);
   return {
     ...(parsed.host ? { host: parsed.host } : {}),
     ...(parsed.port ? { port: Number(parsed.port) } : {}),
     ...(parsed.user ? { user: parsed.user } : {}),
-    ...(parsed.password ? { password: parsed.password } : {}),
+    ...(typeof parsed.password === 'string' && parsed.password !== ''
+      ? { password: parsed.password }
+      : {}),
     ...(parsed.database ? { dbName: parsed.database } : {}),
   };
 }

@@ -2,6 +2,7 @@ import pg from 'pg';
 import { BatchingTransaction } from './batching-transaction.ts';
 import { SkippedStatementError, type Statement } from './pipelined-statements.ts';
 import { preparingClientClass } from './prepared-client.ts';
+import { connectionFor } from './primary-client.ts';
 
 /** Anything that runs a query: the pool itself (autocommit) or a client inside a transaction. */
 export interface Queryable {
@@ -50,8 +51,13 @@ export function createPool(opts: {
   /** Defaults to REQUEST_STATEMENT_TIMEOUT_MS; 0 turns it off. */
   statementTimeoutMs?: number;
 }): pg.Pool {
+  const connection = connectionFor(opts.connectionString, {
+    applicationName: opts.applicationName,
+    // Parameterised statements are prepared once per connection (see prepared-client.ts).
+    base: preparingClientClass(),
+  });
   const pool = new pg.Pool({
-    connectionString: opts.connectionString,
+    ...connection.config,
     max: opts.max,
     // Sent in the connection's startup packet: no extra round trip, and a connection opened
     // anew after a backend was killed has it too.
@@ -59,8 +65,10 @@ export function createPool(opts: {
     connectionTimeoutMillis: POOL_CONNECTION_TIMEOUT_MS,
     idleTimeoutMillis: POOL_IDLE_TIMEOUT_MS,
     application_name: opts.applicationName,
-    // Parameterised statements are prepared once per connection (see prepared-client.ts).
-    Client: preparingClientClass(),
+    // TCP keepalives, so a connection whose peer vanished (a host powered off, a network
+    // partition) is found dead by the kernel instead of being kept for ever.
+    keepAlive: true,
+    Client: connection.Client,
   });
   // An idle connection whose backend was terminated emits 'error' on the pool. Unhandled, it
   // would crash the process; handled, pg drops that client and the next checkout opens anew.
@@ -255,13 +263,4 @@ function assertCommitted(answer: pg.QueryResult | undefined): void {
   if (answer?.command !== 'COMMIT') {
     throw new Error(`COMMIT was answered ${answer?.command ?? 'nothing'}: rolled back`);
   }
-}
-
-/** SQLSTATE of a pg error, or undefined. Branch on this, never on message text. */
-export function sqlState(error: unknown): string | undefined {
-  if (typeof error === 'object' && error !== null && 'code' in error) {
-    const { code } = error;
-    return typeof code === 'string' ? code : undefined;
-  }
-  return undefined;
 }

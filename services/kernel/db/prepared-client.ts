@@ -23,7 +23,7 @@ import pg from 'pg';
  * - A new connection (after a backend kill, say) starts with no statements and prepares them
  *   again on first use.
  */
-export function preparingClientClass(): typeof pg.Client {
+export function preparingClientClass(base: typeof pg.Client = pg.Client): typeof pg.Client {
   const names = new Map<string, string>();
   const nameOf = (text: string): string => {
     let name = names.get(text);
@@ -34,7 +34,7 @@ export function preparingClientClass(): typeof pg.Client {
     return name;
   };
 
-  class PreparingClient extends pg.Client {
+  class PreparingClient extends base {
     /** The name `text` is prepared under on every connection (batching-transaction.ts). */
     statementName(text: string): string {
       return nameOf(text);
@@ -44,7 +44,7 @@ export function preparingClientClass(): typeof pg.Client {
     // (text, values[], callback?), which becomes a named QueryConfig.
     override query(...args: unknown[]): never {
       const [config, values, callback] = args;
-      const forward = (pg.Client.prototype.query as (...a: unknown[]) => never).bind(this);
+      const forward = (base.prototype.query as (...a: unknown[]) => never).bind(this);
       if (typeof config === 'string' && Array.isArray(values)) {
         const named = { name: nameOf(config), text: config, values };
         return callback === undefined ? forward(named) : forward(named, callback);

@@ -1,4 +1,5 @@
-import pg from 'pg';
+import { connectionFor } from '../db/primary-client.ts';
+import type pg from 'pg';
 import type { Logger } from '../logging/logger.ts';
 
 /** The channel migrations/0011-key-waiters.sql notifies on: the payload is a key row's id. */
@@ -98,10 +99,11 @@ export class KeyWatcher {
   }
 
   private async listen(): Promise<void> {
-    const client = new pg.Client({
-      connectionString: this.opts.connectionString,
-      application_name: this.opts.applicationName,
+    // NOTIFY is only ever sent on the primary: on a URL with several hosts, listen there.
+    const { config, Client } = connectionFor(this.opts.connectionString, {
+      applicationName: this.opts.applicationName,
     });
+    const client = new Client({ ...config, application_name: this.opts.applicationName });
     // A lost connection (terminated backend, network) is an 'error' and an 'end'; both lead to
     // one relisten. Unhandled, 'error' would crash the process.
     client.on('error', () => undefined);
