@@ -10,6 +10,9 @@
 #   formation.sh state DIR                    pg_autoctl show state
 #   formation.sh kill-node DIR NODE           SIGKILL a node's pg_autoctl and its postmaster
 #   formation.sh run-node DIR NODE            start a node again (an old primary rejoins: pg_rewind)
+#   formation.sh freeze-node DIR NODE         SIGSTOP every process of a node: a stalled machine
+#   formation.sh thaw-node DIR NODE           SIGCONT them
+#   formation.sh switchover DIR               a planned failover (routine maintenance)
 #   formation.sh stop DIR                     stop everything started under DIR and delete DIR
 #
 # NODE is node_1 or node_2. Ports: HA_BASE_PORT (default 6100) for the monitor, the next two for
@@ -35,7 +38,7 @@ DBNAME=payments
 READY_TIMEOUT_SECONDS=60
 
 usage() {
-  sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -153,6 +156,26 @@ kill_node() {
   done
 }
 
+# Every process of a node: its keeper's session, and the postmaster's children, which each run
+# in a session of their own (PostgreSQL's children call setsid), so a signal to the keeper's
+# session alone would leave the walreceiver streaming.
+node_processes() {
+  local dir="$1" node="$2" sid postmaster
+  sid="$(cat "$dir/$node.pid")"
+  pgrep -s "$sid" || true
+  postmaster="$(head -n 1 "$dir/$node/postmaster.pid" 2>/dev/null || true)"
+  [ -n "$postmaster" ] && pgrep -P "$postmaster" || true
+}
+
+signal_node() {
+  local signal="$1" dir="$2" node="$3" pids
+  pids="$(node_processes "$dir" "$node" | sort -u | tr '\n' ' ')"
+  [ -n "$pids" ] || return 0
+  # shellcheck disable=SC2086
+  if [ "$(id -u)" -eq 0 ]; then kill "-$signal" $pids 2>/dev/null || true
+  else as_postgres kill "-$signal" $pids 2>/dev/null || true; fi
+}
+
 run_node() {
   local dir="$1" node="$2"
   # The killed postmaster left postmaster.pid behind; pg_ctl clears a stale one on start.
@@ -188,6 +211,9 @@ case "${1:-}" in
   state) [ $# -ge 2 ] || usage; as_postgres pg_autoctl show state --pgdata "$2/monitor" ;;
   kill-node) [ $# -ge 3 ] || usage; kill_node "$2" "$3" ;;
   run-node) [ $# -ge 3 ] || usage; run_node "$2" "$3" ;;
+  freeze-node) [ $# -ge 3 ] || usage; signal_node STOP "$2" "$3" ;;
+  thaw-node) [ $# -ge 3 ] || usage; signal_node CONT "$2" "$3" ;;
+  switchover) [ $# -ge 2 ] || usage; as_postgres pg_autoctl perform switchover --pgdata "$2/monitor" >>"$2/monitor.log" 2>&1 ;;
   stop) [ $# -ge 2 ] || usage; stop "$2" ;;
   *) usage ;;
 esac

@@ -1,0 +1,229 @@
+/**
+ * The database layer on a real pg_auto_failover formation (scripts/ha/formation.sh): a primary
+ * and a synchronous standby behind one multi-host DATABASE_URL. Every pool reaches the primary
+ * whatever order the URL names the hosts in, follows it through a crash and a switchover, and
+ * loses nothing it acknowledged; the LISTEN connection follows too; a stalled standby delays
+ * commits and never turns one into a silent local-only success.
+ */
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrateDatabase } from '../../migrations/migrate.ts';
+import { createPool } from '../../services/kernel/db/pool.ts';
+import { KEY_SETTLED_CHANNEL, KeyWatcher } from '../../services/kernel/idempotency/key-watcher.ts';
+import { createLogger } from '../../services/kernel/logging/logger.ts';
+import { startFormation, type Formation, type NodeName } from '../support/ha-formation.ts';
+import { waitUntil } from '../support/wait-until.ts';
+
+let formation: Formation;
+
+beforeAll(async () => {
+  formation = await startFormation();
+  const admin = new pg.Client({ connectionString: formation.nodeUrl('node_1') });
+  await admin.connect();
+  await admin.query('CREATE TABLE acks (id int PRIMARY KEY, at timestamptz DEFAULT now())');
+  await admin.end();
+}, 300_000);
+
+afterAll(async () => {
+  await formation?.stop();
+}, 60_000);
+
+const serverOf = (pool: pg.Pool) =>
+  pool
+    .query<{ port: number; in_recovery: boolean }>(
+      'SELECT inet_server_port() AS port, pg_is_in_recovery() AS in_recovery',
+    )
+    .then((r) => r.rows[0]!);
+
+const portOf = (node: NodeName) => Number(new URL(formation.nodeUrl(node)).port);
+
+/**
+ * Writers that insert ids one after another, counting an id as acknowledged only when its
+ * COMMIT came back. Failures (the outage) are retried with the next id. Stopped by `stop()`.
+ */
+function startWriters(pool: pg.Pool, writers: number, firstId: number) {
+  const acknowledged: number[] = [];
+  const failures: string[] = [];
+  let nextId = firstId;
+  let stopped = false;
+  let lastAckAt = 0;
+  const loops = Array.from({ length: writers }, async () => {
+    while (!stopped) {
+      const id = nextId++;
+      try {
+        await pool.query('INSERT INTO acks (id) VALUES ($1)', [id]);
+        acknowledged.push(id);
+        lastAckAt = Date.now();
+      } catch (error) {
+        failures.push(error instanceof Error ? error.message : String(error));
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    }
+  });
+  return {
+    acknowledged,
+    failures,
+    lastAckAt: () => lastAckAt,
+    async stop() {
+      stopped = true;
+      await Promise.all(loops);
+    },
+  };
+}
+
+async function idsOn(node: NodeName, ids: number[]): Promise<Set<number>> {
+  const client = new pg.Client({ connectionString: formation.nodeUrl(node) });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ id: number }>('SELECT id FROM acks WHERE id = ANY($1)', [
+      ids,
+    ]);
+    return new Set(rows.map((r) => r.id));
+  } finally {
+    await client.end();
+  }
+}
+
+describe('a multi-host DATABASE_URL on a pg_auto_failover formation', () => {
+  it('reaches the primary whatever order the URL names the hosts in', async () => {
+    const primary = await formation.primary();
+    expect(primary).toBe('node_1');
+    const standbyFirst = `postgresql://postgres@127.0.0.1:${portOf('node_2')},127.0.0.1:${portOf('node_1')}/payments?target_session_attrs=read-write`;
+    const pool = createPool({ connectionString: standbyFirst, max: 2, applicationName: 'ha-test' });
+    try {
+      expect(await serverOf(pool)).toEqual({ port: portOf('node_1'), in_recovery: false });
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('runs the migrations on the primary', async () => {
+    const admin = createPool({
+      connectionString: formation.url,
+      max: 1,
+      applicationName: 'ha-test',
+    });
+    await admin.query('CREATE DATABASE pgw_ha_migrated');
+    await admin.end();
+    // The URL names the standby first: a migrator that took the first host would fail there.
+    const url = `postgresql://postgres@127.0.0.1:${portOf('node_2')},127.0.0.1:${portOf('node_1')}/pgw_ha_migrated?target_session_attrs=read-write`;
+    await migrateDatabase(url);
+    const check = new pg.Client({
+      connectionString: formation.nodeUrl('node_2', 'pgw_ha_migrated'),
+    });
+    await check.connect();
+    const { rows } = await check.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_tables WHERE tablename = 'payments'`,
+    );
+    await check.end();
+    expect(rows[0]?.n).toBe(1); // replicated from the primary to the standby
+  });
+
+  it('follows a crashed primary to the promoted standby and loses no acknowledged commit', async () => {
+    const pool = createPool({
+      connectionString: formation.url,
+      max: 4,
+      applicationName: 'ha-test',
+    });
+    const watcher = new KeyWatcher({
+      connectionString: formation.url,
+      applicationName: 'ha-test-listen',
+      log: createLogger({ level: 'silent' }),
+    });
+    try {
+      await watcher.listening();
+      const writers = startWriters(pool, 4, 1_000);
+      await waitUntil(() => writers.acknowledged.length >= 50, {
+        timeoutMs: 10_000,
+        what: 'writes before the crash',
+      });
+      await formation.killNode('node_1');
+      const crashedAt = Date.now(); // node_1 no longer answers: later acks come from node_2
+      await waitUntil(() => writers.lastAckAt() > crashedAt, {
+        timeoutMs: 45_000,
+        what: 'a write acknowledged by the promoted standby',
+      });
+      const acknowledged = [...writers.acknowledged];
+      await writers.stop();
+      expect(await serverOf(pool)).toEqual({ port: portOf('node_2'), in_recovery: false });
+      // Every commit whose answer came back is on the new primary: the standby was synchronous.
+      const present = await idsOn('node_2', acknowledged);
+      expect(acknowledged.filter((id) => !present.has(id))).toEqual([]);
+
+      // The LISTEN connection for Prefer: wait is on the new primary too.
+      const subscription = watcher.subscribe('row-after-failover');
+      await waitUntil(
+        async () => {
+          await watcher.listening();
+          await pool.query(`SELECT pg_notify($1, 'row-after-failover')`, [KEY_SETTLED_CHANNEL]);
+          return (await subscription.next(500)) === 'notified';
+        },
+        { timeoutMs: 30_000, what: 'a notification from the new primary' },
+      );
+      subscription.cancel();
+    } finally {
+      await watcher.close();
+      await pool.end();
+    }
+    // The old primary rejoins as a standby (pg_rewind).
+    await formation.runNode('node_1');
+    await formation.waitForStates('secondary,primary');
+  }, 120_000);
+
+  it('follows a switchover and loses no acknowledged commit', async () => {
+    const pool = createPool({
+      connectionString: formation.url,
+      max: 4,
+      applicationName: 'ha-test',
+    });
+    try {
+      const writers = startWriters(pool, 4, 100_000);
+      await waitUntil(() => writers.acknowledged.length >= 50, {
+        timeoutMs: 10_000,
+        what: 'writes before the switchover',
+      });
+      const before = await formation.primary();
+      const switchedAt = Date.now();
+      await formation.switchover();
+      await waitUntil(() => writers.lastAckAt() > switchedAt + 100, {
+        timeoutMs: 45_000,
+        what: 'a write acknowledged after the switchover',
+      });
+      const after = await formation.primary();
+      expect(after).not.toBe(before);
+      const acknowledged = [...writers.acknowledged];
+      await writers.stop();
+      expect((await serverOf(pool)).port).toBe(portOf(after!));
+      const present = await idsOn(after!, acknowledged);
+      expect(acknowledged.filter((id) => !present.has(id))).toEqual([]);
+    } finally {
+      await pool.end();
+    }
+    await formation.waitForStates((s) => s.split(',').sort().join(',') === 'primary,secondary');
+  }, 120_000);
+
+  it('holds commits while the synchronous standby stalls, and completes them once it is dropped', async () => {
+    const primary = (await formation.primary())!;
+    const standby: NodeName = primary === 'node_1' ? 'node_2' : 'node_1';
+    const pool = createPool({
+      connectionString: formation.url,
+      max: 2,
+      applicationName: 'ha-test',
+    });
+    try {
+      await pool.query('SELECT 1');
+      await formation.freezeNode(standby, true);
+      // No statement_timeout cancels this wait (it would turn the commit into a local-only
+      // success with a WARNING): it completes when the monitor takes the standby out of the
+      // synchronous set, and it is then on the primary.
+      await pool.query('INSERT INTO acks (id) VALUES (999999)');
+      // It came back only once the monitor had told the primary to go on alone.
+      expect(await formation.states('assigned')).toMatch(/wait_primary/);
+      expect(await idsOn(primary, [999_999])).toEqual(new Set([999_999]));
+    } finally {
+      await formation.freezeNode(standby, false);
+      await pool.end();
+    }
+    await formation.waitForStates((s) => s.split(',').sort().join(',') === 'primary,secondary');
+  }, 120_000);
+});
