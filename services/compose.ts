@@ -1,6 +1,7 @@
 import { createTRPCClient, localLink, type TRPCClient } from '@trpc/client';
 import type { ServiceContext, ServiceDeps, ServiceMetrics } from './context.ts';
 import { warnIfAutovacuumOff } from './kernel/db/autovacuum-check.ts';
+import { readReplication } from './kernel/db/replication.ts';
 import { createPool } from './kernel/db/pool.ts';
 import { KeyWatcher } from './kernel/idempotency/key-watcher.ts';
 import { createOrm } from './orm.ts';
@@ -245,6 +246,8 @@ export function createServices(config: ServicesConfig): Services {
         oldestAgeSeconds: pending.get(consumer)?.oldestAgeSeconds ?? 0,
       }));
     },
+    // The request pool: it writes, so it reaches the primary, whose standbys these are.
+    replication: () => readReplication(pool),
   });
   const worker = new RecoveryWorker(engine, {
     intervalMs: config.recoveryIntervalMs,

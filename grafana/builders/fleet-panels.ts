@@ -1,6 +1,6 @@
 /**
- * Panels with no `operation` label: the recovery worker, retention, the outbox, the ledger and
- * the processes themselves. Only the overview shows them.
+ * Panels with no `operation` label: the recovery worker, retention, the outbox, the ledger, the
+ * database's standbys and the processes themselves. Only the overview shows them.
  */
 import type { PanelSpec } from './panels.ts';
 import { rate } from './promql.ts';
@@ -168,6 +168,45 @@ export function ledgerPostings(): PanelSpec {
     unit: 'ops',
     queries: [{ expr: `sum by (kind) (${rate('ledger_postings_total')})`, legend: '{{kind}}' }],
     thresholds: [],
+  };
+}
+
+/**
+ * No threshold: no count is bad in itself (a single-node database has no standby at all);
+ * what is bad is a synchronous standby gone, which only the alert's memory of it can tell.
+ */
+export function databaseStandbys(): PanelSpec {
+  return {
+    title: 'Database standbys',
+    description:
+      'Standbys streaming from the database primary (connected) and those it waits for at ' +
+      'commit (synchronous), as the primary sees them. synchronous down to 0 where it was 1: ' +
+      'commits are acknowledged by a single copy, and DatabaseSynchronousStandbyLost fires; ' +
+      'with connected still 1 the standby is catching up, with 0 it is gone. Check ' +
+      '`pg_autoctl show state`; bring the standby back, never turn synchronous replication ' +
+      'off. No synchronous line: the role cannot see it (Replication state visible).',
+    runbook: RUNBOOK.synchronousStandbyLost,
+    unit: 'short',
+    queries: [
+      { expr: 'max(payments_db_standbys)', legend: 'connected' },
+      { expr: 'max(payments_db_synchronous_standbys)', legend: 'synchronous' },
+    ],
+    thresholds: [],
+  };
+}
+
+export function replicationVisible(): PanelSpec {
+  return {
+    title: 'Replication state visible',
+    description:
+      "Whether the gateway's database role can read if its standbys are synchronous " +
+      '(superuser, or granted pg_monitor). Yellow (No): Database standbys has no synchronous ' +
+      'line and DatabaseSynchronousStandbyLost cannot fire; grant the role pg_monitor.',
+    runbook: RUNBOOK.replicationStateHidden,
+    unit: 'bool_yes_no',
+    queries: [{ expr: 'min(payments_db_replication_visible)', legend: 'visible' }],
+    thresholds: [{ value: 1, color: 'yellow' }],
+    lowIsBad: true,
   };
 }
 

@@ -1,4 +1,7 @@
-/** The fleet at a glance: traffic, stuck and unknown requests, provider, outbox, processes. */
+/**
+ * The fleet at a glance: traffic, stuck and unknown requests, provider, outbox, processes, the
+ * database's standbys.
+ */
 import type * as dashboard from '@grafana/grafana-foundation-sdk/dashboard';
 import * as fleet from './fleet-panels.ts';
 import { addRows } from './layout.ts';
@@ -62,6 +65,14 @@ export function overviewDashboard(): dashboard.Dashboard {
       panels: [
         timeseries({ ...fleet.processCpu(), width: 12 }),
         timeseries({ ...fleet.eventLoopLag(), width: 12 }),
+      ],
+    },
+    // Last, so that the panels above keep their ids (and links to them keep working).
+    {
+      title: 'Database',
+      panels: [
+        timeseries({ ...fleet.databaseStandbys(), width: 16 }),
+        stat({ ...fleet.replicationVisible(), width: 8 }),
       ],
     },
   ]).build();

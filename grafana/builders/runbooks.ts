@@ -13,5 +13,7 @@ export const RUNBOOK = {
   outboxLagging: `${RUNBOOKS}#outboxdeliverylagging`,
   recoveryNotSweeping: `${RUNBOOKS}#recoveryworkernotsweeping`,
   partitionsRunningOut: `${RUNBOOKS}#idempotencypartitionsrunningout`,
+  synchronousStandbyLost: `${RUNBOOKS}#databasesynchronousstandbylost`,
+  replicationStateHidden: `${RUNBOOKS}#databasereplicationstatehidden`,
   saturation: `${RUNBOOKS}#gateway-saturation-no-alert`,
 } as const;

@@ -139,6 +139,16 @@ export interface OutboxReading {
   oldestAgeSeconds: number;
 }
 
+/** The primary's standbys (services/kernel/db/replication.ts); null read from a standby. */
+export interface ReplicationReading {
+  /** The role may read the standbys' state: superuser, or pg_monitor's pg_read_all_stats. */
+  visible: boolean;
+  /** WAL senders to physical standbys, synchronous or not. */
+  standbys: number;
+  /** Standbys the primary waits for at commit; null when not `visible`, never a blind 0. */
+  synchronous: number | null;
+}
+
 /**
  * Gauges whose value is read from the database at scrape time, so they are true for the whole
  * fleet rather than for the process that happens to be scraped (every process reports the same
@@ -149,11 +159,13 @@ export function registerFleetGauges(
   read: {
     unfinished: () => Promise<UnfinishedReading[]>;
     outbox: () => Promise<OutboxReading[]>;
+    replication: () => Promise<ReplicationReading | null>;
   },
 ): void {
   const registers = [metrics.registry];
   const unfinished = oncePerScrape(read.unfinished);
   const outbox = oncePerScrape(read.outbox);
+  registerReplicationGauges(registers, oncePerScrape(read.replication));
   const byOperation = (spec: {
     name: string;
     help: string;
@@ -214,6 +226,53 @@ export function registerFleetGauges(
     name: 'outbox_oldest_pending_age_seconds',
     help: 'Age of the oldest undelivered outbox delivery, per consumer.',
     value: (row) => row.oldestAgeSeconds,
+  });
+}
+
+/**
+ * How many copies acknowledge a commit (grafana/RUNBOOKS.md#databasesynchronousstandbylost).
+ * A value that could not be read has no sample rather than 0: with a reading from a standby,
+ * none of them; without the privilege to see sync states, no synchronous count.
+ */
+function registerReplicationGauges(
+  registers: Registry[],
+  replication: () => Promise<ReplicationReading | null>,
+): void {
+  const gauge = (spec: {
+    name: string;
+    help: string;
+    value: (reading: ReplicationReading) => number | null;
+  }) =>
+    new Gauge({
+      name: spec.name,
+      help: spec.help,
+      labelNames: ['service'] as const,
+      registers,
+      async collect() {
+        const reading = await replication();
+        this.reset();
+        const value = reading === null ? null : spec.value(reading);
+        if (value !== null) this.set({ service: 'gateway' }, value);
+      },
+    });
+  gauge({
+    name: 'payments_db_synchronous_standbys',
+    help:
+      'Standbys the primary waits for at commit (sync_state sync or quorum); absent when the ' +
+      'role cannot see it (payments_db_replication_visible 0).',
+    value: (reading) => reading.synchronous,
+  });
+  gauge({
+    name: 'payments_db_standbys',
+    help: 'Physical standbys streaming from the primary, synchronous or not.',
+    value: (reading) => reading.standbys,
+  });
+  gauge({
+    name: 'payments_db_replication_visible',
+    help:
+      "1 when the database role can read its standbys' sync state (superuser or pg_monitor), " +
+      'else 0.',
+    value: (reading) => (reading.visible ? 1 : 0),
   });
 }
 

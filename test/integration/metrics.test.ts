@@ -1,4 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { readReplication } from '../../services/kernel/db/replication.ts';
+import {
+  createKernelMetrics,
+  createMetricsRegistry,
+  registerFleetGauges,
+} from '../../services/kernel/metrics.ts';
 import { drainOutbox } from '../support/event-log.ts';
 import { errorCodeOf, paymentOf } from '../support/graphql-client.ts';
 import { createPaymentOn, keyRowOf, paymentInput, useTestStack } from '../support/test-stack.ts';
@@ -142,5 +148,54 @@ describe('the fleet gauges and the outbox', () => {
     expect(
       samples.get('idempotency_recovery_last_sweep_timestamp_seconds{service="gateway"}'),
     ).toBeGreaterThanOrEqual(Math.floor(before));
+  });
+});
+
+/**
+ * The test database is a single node: no standby, and a superuser role. The test against a real
+ * synchronous standby belongs with the failover tests, on test/support/ha-formation.ts's
+ * formation: 1, then 0 once the standby's node is killed (killNode), then 1 again after runNode
+ * and its catch-up; and 0 throughout with `startFormation({ async: true })`.
+ */
+describe('the replication gauges', () => {
+  it('read no synchronous standby on a single node, through /metrics', async () => {
+    const samples = await scrape();
+    expect(samples.get('payments_db_synchronous_standbys{service="gateway"}')).toBe(0);
+    expect(samples.get('payments_db_standbys{service="gateway"}')).toBe(0);
+    expect(samples.get('payments_db_replication_visible{service="gateway"}')).toBe(1);
+  });
+
+  it('never count blind: a role that cannot see sync states reports no count, and says so', async () => {
+    // Predefined roles, so the test creates none in the shared cluster: pg_signal_backend has
+    // no pg_read_all_stats privileges (sync_state reads NULL to it); pg_monitor has them.
+    const client = await stack.db.connect();
+    try {
+      await client.query('SET ROLE pg_signal_backend');
+      expect(await readReplication(client)).toEqual({
+        visible: false,
+        standbys: 0,
+        synchronous: null,
+      });
+      const metrics = createKernelMetrics(createMetricsRegistry({ defaultMetrics: false }));
+      registerFleetGauges(metrics, {
+        unfinished: () => Promise.resolve([]),
+        outbox: () => Promise.resolve([]),
+        replication: () => readReplication(client),
+      });
+      const text = await metrics.registry.metrics();
+      expect(text).toContain('payments_db_replication_visible{service="gateway"} 0');
+      expect(text).toContain('payments_db_standbys{service="gateway"} 0');
+      expect(text).not.toMatch(/^payments_db_synchronous_standbys\{/m);
+
+      await client.query('SET ROLE pg_monitor');
+      expect(await readReplication(client)).toEqual({
+        visible: true,
+        standbys: 0,
+        synchronous: 0,
+      });
+    } finally {
+      await client.query('RESET ROLE');
+      client.release();
+    }
   });
 });

@@ -123,6 +123,21 @@ const ALERTS: Readonly<Record<string, AlertExpectation>> = {
       'time() - max by (service, instance) (idempotency_recovery_last_sweep_timestamp_seconds > 0)',
     ],
   },
+  DatabaseSynchronousStandbyLost: {
+    pending: false,
+    why:
+      'needs a synchronous standby, then its loss; the test database is a single node, whose ' +
+      'count of 0 must read as "never had one"',
+    signals: [
+      'max(payments_db_synchronous_standbys) == 0',
+      'max(max_over_time(payments_db_synchronous_standbys[7d]))',
+    ],
+  },
+  DatabaseReplicationStateHidden: {
+    pending: false,
+    why: 'needs a role without pg_monitor and a standby; the test role is a superuser',
+    signals: ['min(payments_db_replication_visible) == 1', 'max(payments_db_standbys) == 0'],
+  },
 };
 
 /**

@@ -77,6 +77,7 @@ async function definedMetricNames(): Promise<Set<string>> {
   registerFleetGauges(metrics, {
     unfinished: () => Promise.resolve([]),
     outbox: () => Promise.resolve([]),
+    replication: () => Promise.resolve({ visible: true, standbys: 0, synchronous: 0 }),
   });
   const names = new Set<string>();
   for (const metric of await metrics.registry.getMetricsAsJSON()) {
