@@ -10,14 +10,14 @@ import type { KeyRow, Snapshot } from './snapshot.ts';
 import { CHARGE_ABSENT } from './audit-provider.ts';
 import type { Findings } from './verdict.ts';
 
-const OPERATION_IDS: Record<PlannedOp['kind'], string> = {
+export const OPERATION_IDS: Record<PlannedOp['kind'], string> = {
   create: 'payments.create.v1',
   capture: 'payments.capture.v1',
   refund: 'payments.refund.v1',
   cancel: 'payments.cancel.v1',
 };
 
-interface PaymentAnswer {
+export interface PaymentAnswer {
   id: string;
   status: string;
   amount: string;
@@ -42,25 +42,27 @@ export function auditAnswers(input: {
   const ownerOf = new Map<string, string>(snapshot.payments.map((p) => [p.id, p.tenant_id]));
   for (const record of journal.records) {
     const { op } = record;
-    const label = `op ${op.index} ${op.kind} ${op.key} (tenant ${op.tenant}${'foreign' in op && op.foreign ? ', foreign' : ''})`;
+    const label = operationLabel(op);
     if (!checkFinal({ record, label, findings })) continue;
     checkReplays({ record, label, findings });
     const tenantId = snapshot.tenantIds[op.tenant];
     const rows = keys.get(`${tenantId}/${OPERATION_IDS[op.kind]}/${op.key}`) ?? [];
-    // Unfinished rows are reported once, by the auditor's sweep of the whole table.
+    // Unfinished rows are reported once, by the auditor's sweep of the whole table. No row at
+    // all, or no payment for an answer that named one, is a lost acknowledgement: reported by
+    // audit-acknowledged.ts, not as a command or tenant fault it would send a reader after.
     findings.check(
       'commands',
-      rows.length === 1,
+      rows.length <= 1,
       () => `${label}: ${rows.length} idempotency rows for its scope, expected exactly one`,
     );
     for (const final of record.finals) {
       const payment = final.data?.['payment'] as PaymentAnswer | undefined;
-      if (payment === undefined) continue;
+      const owner = payment === undefined ? undefined : ownerOf.get(payment.id);
+      if (owner === undefined) continue;
       findings.check(
         'tenants',
-        ownerOf.get(payment.id) === tenantId,
-        () =>
-          `${label}: answered with payment ${payment.id}, owned by ${ownerOf.get(payment.id) ?? 'nobody'}`,
+        owner === tenantId,
+        () => `${label}: answered with payment ${payment?.id}, owned by ${owner}`,
       );
     }
     if (op.kind === 'create')
@@ -134,15 +136,17 @@ function checkCreate(input: {
   const rows = snapshot.payments.filter(
     (p) => p.tenant_id === tenantId && p.reference === op.reference,
   );
+  // The answered payment gone with no other in its place, or its key gone: lost acknowledgements.
+  const lost = rows.length === 0 && !snapshot.payments.some((p) => p.id === payment.id);
   findings.check(
     'commands',
-    rows.length === 1 && rows[0]?.id === payment.id,
+    lost || (rows.length === 1 && rows[0]?.id === payment.id),
     () =>
       `${label}: ${rows.length} payments with its reference (${rows.map((r) => r.id).join(', ')}), answered ${payment.id}`,
   );
   findings.check(
     'commands',
-    input.keyRow?.resource_id === payment.id,
+    input.keyRow === undefined || input.keyRow.resource_id === payment.id,
     () => `${label}: its key names payment ${input.keyRow?.resource_id}, the answer ${payment.id}`,
   );
   const row = rows[0];
@@ -218,18 +222,19 @@ function checkFollowUp(input: {
       payment?.id === targetPayment,
       () => `${label}: acted on payment ${targetPayment}, answered payment ${payment?.id}`,
     );
+    // A success whose operation row is gone is a lost acknowledgement (audit-acknowledged.ts).
+    if (opRow === undefined) return;
     findings.check(
       'commands',
-      opRow?.status === 'SUCCEEDED' && opRow.kind === op.kind,
-      () =>
-        `${label}: succeeded, its operation row is ${opRow ? `${opRow.kind} ${opRow.status}` : 'missing'}`,
+      opRow.status === 'SUCCEEDED' && opRow.kind === op.kind,
+      () => `${label}: succeeded, its operation row is ${opRow.kind} ${opRow.status}`,
     );
     if (op.kind === 'refund') {
       const refund = first.data?.['refund'] as { id?: string } | undefined;
       findings.check(
         'commands',
-        refund?.id === opRow?.id,
-        () => `${label}: answered refund ${refund?.id}, its key names ${opRow?.id}`,
+        refund?.id === opRow.id,
+        () => `${label}: answered refund ${refund?.id}, its key names ${opRow.id}`,
       );
     }
   } else {
@@ -239,6 +244,11 @@ function checkFollowUp(input: {
       () => `${label}: refused with ${first.code}, yet its operation row is ${opRow?.status}`,
     );
   }
+}
+
+/** How findings name an operation of the plan. */
+export function operationLabel(op: PlannedOp): string {
+  return `op ${op.index} ${op.kind} ${op.key} (tenant ${op.tenant}${'foreign' in op && op.foreign ? ', foreign' : ''})`;
 }
 
 /** One key on both tenants: two payments, each with its own tenant's command. */

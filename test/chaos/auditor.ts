@@ -4,6 +4,7 @@
  * relaxes a check to make a run pass: a finding is a bug in the engine or in this harness, and
  * either way it is reported with the seed that replays it.
  */
+import { auditAcknowledged } from './audit-acknowledged.ts';
 import { auditAnswers } from './audit-answers.ts';
 import { auditLedger } from './audit-ledger.ts';
 import { auditCharges, auditEffects } from './audit-provider.ts';
@@ -35,5 +36,6 @@ export function audit(input: {
   auditLedger(snapshot, findings);
   auditWebhooks({ snapshot, deliveries: input.webhooks, findings });
   auditAnswers({ journal, snapshot, findings });
+  auditAcknowledged({ journal, snapshot, findings });
   return findings;
 }

@@ -7,6 +7,8 @@ export const INVARIANTS = {
   ledger: 'one set of ledger postings per operation, receipts once, ledger balanced',
   webhooks: 'one event per effect; every webhook delivered, signed, redelivered unchanged',
   replays: 'every answer for a key equals its first final answer',
+  acknowledged:
+    'no lost acknowledgement: every answer a client got is still in the database (its key finished, the payment or operation it names present)',
   tenants: 'no cross-tenant leak (shared keys independent, foreign ids not found)',
   commands: 'answers and payments match the command sent',
   unfinished: 'no idempotency record left unfinished (started or unknown)',
