@@ -19,6 +19,7 @@ describe('the error catalog composed from its parts', () => {
       OUTCOME_PENDING: [202, false],
       PROVIDER_UNAVAILABLE: [503, false],
       DUPLICATE_REFERENCE: [409, false],
+      REQUEST_ALREADY_APPLIED: [409, false],
       PAYMENT_NOT_FOUND: [404, true],
       INVALID_PAYMENT_STATE: [422, true],
       AMOUNT_EXCEEDS_CAPTURABLE: [422, true],

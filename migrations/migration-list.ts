@@ -26,6 +26,7 @@ const SQL_FILES = [
   '0015-outbox-claim-lease.sql',
   '0016-outbox-event-log-cursors.sql',
   '0017-reference-guard.sql',
+  '0018-provider-key-secret.sql',
 ] as const;
 
 function sqlMigration(file: string): MigrationObject {

@@ -5,6 +5,7 @@ import { readReplication } from './kernel/db/replication.ts';
 import { createPool } from './kernel/db/pool.ts';
 import { KeyWatcher } from './kernel/idempotency/key-watcher.ts';
 import { createOrm } from './orm.ts';
+import { ProviderKeySecret } from './payments/index.ts';
 import type { Logger } from './kernel/logging/logger.ts';
 import type { RequestTrace } from './kernel/logging/request-trace.ts';
 import type { Keyring } from './kernel/crypto/keyring.ts';
@@ -192,6 +193,7 @@ export function createServices(config: ServicesConfig): Services {
     forTrace: (trace) => boundTo(trace).deps,
     providerAdapter,
     provider: providerThrough(() => caller),
+    providerKeySecret: new ProviderKeySecret(pool),
     webhookEgress,
     config: {
       providerTimeoutMs: config.providerTimeoutMs,

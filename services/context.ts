@@ -33,6 +33,7 @@ export type PaymentsDeps = Pick<
   | 'trace'
   | 'forTrace'
   | 'provider'
+  | 'providerKeySecret'
   | 'config'
 >;
 export type ProviderDeps = Pick<
@@ -77,6 +78,8 @@ export interface ServiceDeps {
   providerAdapter: ProviderAdapter;
   /** How the payments service reaches the provider service (a tRPC client in production). */
   provider: ProviderPort;
+  /** The secret provider keys are derived under (services/payments/provider-keys.ts). */
+  providerKeySecret: { get(): Promise<Buffer> };
   /**
    * Where webhooks may go and the one way they leave the process: registration judges URLs
    * with its allow-list, delivery posts through it (one connection pool per composition).

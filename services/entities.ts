@@ -10,7 +10,12 @@ import { OutboxEvent } from './kernel/outbox/outbox-event.entity.ts';
 import { OutboxSubscription } from './kernel/outbox/outbox-subscription.entity.ts';
 import { LedgerLine, LedgerPosting } from './ledger/index.ts';
 import { Receipt, WebhookEndpoint } from './notifications/index.ts';
-import { Payment, PaymentOperation, PaymentSetting } from './payments/index.ts';
+import {
+  Payment,
+  PaymentOperation,
+  PaymentSetting,
+  ProviderKeySecretRow,
+} from './payments/index.ts';
 import { ApiKey, Tenant } from './tenants/index.ts';
 
 /**
@@ -29,6 +34,7 @@ export const ENTITIES = [
   Payment,
   PaymentOperation,
   PaymentSetting,
+  ProviderKeySecretRow,
   OutboxEvent,
   OutboxDelivery,
   OutboxSubscription,

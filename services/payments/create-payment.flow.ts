@@ -18,7 +18,8 @@ import {
 } from '../kernel/idempotency/settlement.ts';
 import { UNKNOWN_RETRY_AFTER_SECONDS, type Admission } from '../kernel/idempotency/engine.ts';
 import type { StoredResponse } from '../kernel/idempotency/types.ts';
-import { providerChargeKey } from '../provider/index.ts';
+import { lineageIdOf } from '../kernel/idempotency/operation.ts';
+import { requestAlreadyApplied, providerKeyTaken, providerRequestKey } from './provider-keys.ts';
 import { resolveWithProvider } from './provider-resolution.ts';
 import { createPaymentAnswer, type CreatePaymentResult } from './create-payment.answers.ts';
 import type { ChargeOutcome } from '../provider/index.ts';
@@ -97,10 +98,23 @@ export async function createPayment(
   const { key, command } = normalised;
   const tenantId = input.tenantId;
   const paymentId = randomUUID();
+  const providerKey = providerRequestKey(await deps.providerKeySecret.get(), {
+    subject: 'payment',
+    tenantId,
+    lineage: lineageIdOf(CREATE_PAYMENT),
+    clientKey: key,
+    command,
+  });
   let admission: Admission;
   try {
-    admission = await admitCreatePayment(deps, { input, key, command, paymentId });
+    admission = await admitCreatePayment(deps, { input, key, command, paymentId, providerKey });
   } catch (error) {
+    // This very request made a payment already, and our record of its key is gone (expired,
+    // or lost with a failover or a restore): the provider key it derives is that payment's.
+    // Admitting it would charge under the provider's memory of the first; say so instead.
+    if (providerKeyTaken(error)) {
+      return { ok: false, error: await requestAlreadyApplied(deps, { tenantId, providerKey }) };
+    }
     // The tenant's reference guard: another live payment holds this reference (nothing of this
     // request was stored; the statement failed and took the whole admission with it).
     if (!referenceTaken(error) || command.reference === null) throw error;
@@ -150,9 +164,10 @@ function admitCreatePayment(
     key: string;
     command: ReturnType<typeof normaliseCreatePayment>['command'];
     paymentId: string;
+    providerKey: string;
   },
 ): Promise<Admission> {
-  const { input, key, command, paymentId } = request;
+  const { input, key, command, paymentId, providerKey } = request;
   return deps.engine.admit({
     scope: { tenantId: input.tenantId, operation: CREATE_PAYMENT, key },
     command,
@@ -173,7 +188,7 @@ function admitCreatePayment(
             command.reference,
             command.description,
             command.metadata === null ? null : JSON.stringify(command.metadata),
-            providerChargeKey(paymentId),
+            providerKey,
           ],
         },
       ],
@@ -220,7 +235,7 @@ async function driveCreatePayment(
       timeoutMs: deps.config.providerTimeoutMs,
       send: ({ timeoutMs }) =>
         provider.charge({
-          paymentId,
+          idempotencyKey: payment.provider_key,
           amountMinor: payment.amount_minor,
           currency: payment.currency,
           paymentMethod: payment.payment_method,
@@ -228,7 +243,8 @@ async function driveCreatePayment(
           capture: payment.capture_method === 'AUTOMATIC',
           timeoutMs,
         }),
-      probe: ({ timeoutMs }) => provider.probeCharge({ paymentId, reference, timeoutMs }),
+      probe: ({ timeoutMs }) =>
+        provider.probeCharge({ idempotencyKey: payment.provider_key, reference, timeoutMs }),
     });
   } catch (error) {
     // Taken over while we waited (or our lease could not be renewed): whoever holds the request

@@ -16,6 +16,8 @@ export { CANCEL_PAYMENT_FAULT_POINTS } from './cancel-payment.flow.ts';
 export { Payment } from './payment.entity.ts';
 export { PaymentOperation } from './payment-operation.entity.ts';
 export { PaymentSetting } from './payment-setting.entity.ts';
+export { ProviderKeySecretRow } from './provider-key-secret.entity.ts';
 export { referenceGuardOf, setReferenceGuard } from './reference-guard.ts';
 export { PAYMENT_ERRORS } from './payments.errors.ts';
 export { PAYMENT_EVENT_TYPES } from './payment-events.ts';
+export { ProviderKeySecret } from './provider-keys.ts';

@@ -14,7 +14,8 @@ import type { OperationDef } from '../kernel/idempotency/operation.ts';
 import type { OwnedRequest } from '../kernel/idempotency/owned-request.ts';
 import type { Resumer } from '../kernel/idempotency/recovery-worker.ts';
 import type { StoredResponse } from '../kernel/idempotency/types.ts';
-import { providerOperationKey } from '../provider/index.ts';
+import { lineageIdOf } from '../kernel/idempotency/operation.ts';
+import { providerRequestKey } from './provider-keys.ts';
 import type { ChargeOperationOutcome } from '../provider/index.ts';
 import {
   normaliseOperation,
@@ -84,6 +85,13 @@ export async function runPaymentOperation(
   try {
     deps.engine.checkKey(spec.operation, input.idempotencyKey);
     command = normaliseOperation(input);
+    const providerKey = providerRequestKey(await deps.providerKeySecret.get(), {
+      subject: spec.providerKind,
+      tenantId: input.tenantId,
+      lineage: lineageIdOf(spec.operation),
+      clientKey: input.idempotencyKey,
+      command,
+    });
     admission = await deps.engine.admit({
       scope: { tenantId: input.tenantId, operation: spec.operation, key: input.idempotencyKey },
       command,
@@ -95,6 +103,7 @@ export async function runPaymentOperation(
             spec,
             tenantId: input.tenantId,
             operationId,
+            providerKey,
             command,
           });
           if ('refuse' in decision) {
@@ -160,10 +169,11 @@ async function admitOperation(
     spec: PaymentOperationSpec;
     tenantId: string;
     operationId: string;
+    providerKey: string;
     command: OperationCommand;
   },
 ): Promise<{ refuse: PaymentRefusal } | { payment: PaymentRow; operation: OperationRow }> {
-  const { spec, tenantId, operationId, command } = admit;
+  const { spec, tenantId, operationId, providerKey, command } = admit;
   if (!UUID_PATTERN.test(command.paymentId)) return { refuse: PAYMENT_ERRORS.PAYMENT_NOT_FOUND };
   const { rows } = await tx.query<PaymentRow>(SELECT_PAYMENT_FOR_UPDATE, [
     tenantId,
@@ -179,7 +189,7 @@ async function admitOperation(
     payment.id,
     spec.kind,
     checked.amountMinor,
-    providerOperationKey(spec.providerKind, operationId),
+    providerKey,
     command.reason,
   ]);
   return { payment, operation: inserted.rows[0]! };
@@ -207,7 +217,7 @@ async function driveOperation(
       operationId: request.resourceId ?? '',
     }));
   await deps.faults.hit(`${publicName}.provider_call.before-call`);
-  const target = { operationId: operation.id, kind: spec.providerKind };
+  const target = { idempotencyKey: operation.provider_key, kind: spec.providerKind };
   let outcome: ChargeOperationOutcome;
   try {
     outcome = await resolveWithProvider(request, {

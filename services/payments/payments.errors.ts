@@ -21,6 +21,12 @@ export const PAYMENT_ERRORS = defineErrors({
     message:
       'A payment with this reference exists and is not failed or canceled (the reference guard is on). See extensions.paymentId.',
   },
+  REQUEST_ALREADY_APPLIED: {
+    httpStatus: 409,
+    stored: false,
+    message:
+      'This request was already carried out, and its idempotency key is no longer on record (expired, or lost in a database failover). Nothing was done again; see extensions.paymentId.',
+  },
   PAYMENT_NOT_FOUND: { httpStatus: 404, stored: true, message: 'No such payment.' },
   INVALID_PAYMENT_STATE: {
     httpStatus: 422,

@@ -159,3 +159,13 @@ SELECT reference FROM payments
  WHERE tenant_id = $1 AND reference IS NOT NULL AND status NOT IN ('FAILED', 'CANCELED')
  GROUP BY reference HAVING count(*) > 1
  LIMIT 1`;
+
+/** The secret provider keys are derived under (provider-keys.ts, migrations/0018). */
+export const SELECT_PROVIDER_KEY_SECRET = `SELECT secret FROM provider_key_secret WHERE id = 1`;
+
+/** The provider key's unique index: a violation of it is REQUEST_ALREADY_APPLIED. */
+export const PROVIDER_KEY_CONSTRAINT = 'payments_provider_key_uq';
+
+/** The payment that already holds a provider key: the request it was made for came again. */
+export const SELECT_PAYMENT_BY_PROVIDER_KEY = `
+SELECT id FROM payments WHERE tenant_id = $1 AND provider_key = $2`;

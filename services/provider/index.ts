@@ -9,7 +9,6 @@ export type {
   Probed,
   ProviderPort,
 } from './provider-port.ts';
-export { providerOperationKey, providerChargeKey } from './provider-keys.ts';
 export { providerRouter } from './provider.router.ts';
 export type { ProviderAdapter } from './provider-adapter.ts';
 export { createHttpProviderAdapter } from './http-provider-adapter.ts';

@@ -1,6 +1,9 @@
-/** A charge as the payments service asks for it; the provider service derives its key. */
+/**
+ * A charge as the payments service asks for it, under the key it derived from the logical
+ * request and stored with the payment (services/payments/provider-keys.ts).
+ */
 export interface ChargeRequest {
-  paymentId: string;
+  idempotencyKey: string;
   amountMinor: string;
   currency: string;
   paymentMethod: string;
@@ -34,9 +37,9 @@ export interface ProviderStatement {
   completeUntil: string;
 }
 
-/** A capture, void or refund of a payment's charge, keyed by the operation that asks for it. */
+/** A capture, void or refund of a payment's charge, under the key stored with its operation. */
 export interface ChargeOperationRequest {
-  operationId: string;
+  idempotencyKey: string;
   kind: 'capture' | 'void' | 'refund';
   chargeId: string;
   /** For a capture: the amount to capture, in minor units (the rest is released); for a refund,
@@ -89,13 +92,13 @@ export interface ProviderPort {
   charge(request: ChargeRequest & CallBudget): Promise<ChargeOutcome>;
   /** The charge the payment's derived key made, found by key (or by reference). */
   probeCharge(
-    request: { paymentId: string; reference: string } & CallBudget,
+    request: { idempotencyKey: string; reference: string } & CallBudget,
   ): Promise<Probed<FinalChargeOutcome>>;
   operate(request: ChargeOperationRequest & CallBudget): Promise<ChargeOperationOutcome>;
   /** The capture, void or refund the operation's derived key made. A refusal is not found:
    * sending again under the key replays it. */
   probeOperation(
-    request: { operationId: string; kind: ChargeOperationRequest['kind'] } & CallBudget,
+    request: { idempotencyKey: string; kind: ChargeOperationRequest['kind'] } & CallBudget,
   ): Promise<Probed<Extract<ChargeOperationOutcome, { kind: 'applied' }>>>;
   statement(range: { from: string; to: string }): Promise<ProviderStatement>;
 }

@@ -3,7 +3,6 @@ import { logStep } from '../kernel/logging/request-trace.ts';
 import { formatAmount } from '../kernel/money/money.ts';
 import { procedure, router } from '../trpc.ts';
 import type { ProviderDeps } from '../context.ts';
-import { providerChargeKey, providerOperationKey } from './provider-keys.ts';
 import {
   outcomeOfCharge,
   type ChargeOperationOutcome,
@@ -24,8 +23,16 @@ const operationKind = z.enum(['capture', 'void', 'refund']);
 /** The caller's remaining budget for this call (CallBudget); the provider timeout caps it. */
 const budget = { timeoutMs: z.number().int().positive().optional() };
 
+/**
+ * A provider key as the payments service derives it: provider_<subject>_<HMAC, base64url>, or
+ * <our id> for rows written before keys were derived from the request.
+ */
+const providerKey = z
+  .string()
+  .regex(/^provider_(payment|capture|void|refund)_([A-Za-z0-9_-]{43}|[0-9a-f-]{36})$/);
+
 const chargeInput = z.strictObject({
-  paymentId: z.uuid(),
+  idempotencyKey: providerKey,
   amountMinor,
   currency,
   paymentMethod: z.string().min(1).max(200),
@@ -52,13 +59,17 @@ export const providerRouter = router({
   charge: procedure.input(chargeInput).mutation(({ ctx, input }) => charge(ctx.deps, input)),
   probeCharge: procedure
     .input(
-      z.strictObject({ paymentId: z.uuid(), reference: z.string().min(1).max(255), ...budget }),
+      z.strictObject({
+        idempotencyKey: providerKey,
+        reference: z.string().min(1).max(255),
+        ...budget,
+      }),
     )
     .query(({ ctx, input }) => probeCharge(ctx.deps, input)),
   operate: procedure
     .input(
       z.strictObject({
-        operationId: z.uuid(),
+        idempotencyKey: providerKey,
         kind: operationKind,
         chargeId: z.string().min(1).max(255),
         amountMinor: amountMinor.nullable(),
@@ -69,7 +80,7 @@ export const providerRouter = router({
     )
     .mutation(({ ctx, input }) => operate(ctx.deps, input)),
   probeOperation: procedure
-    .input(z.strictObject({ operationId: z.uuid(), kind: operationKind, ...budget }))
+    .input(z.strictObject({ idempotencyKey: providerKey, kind: operationKind, ...budget }))
     .query(({ ctx, input }) => probeOperation(ctx.deps, input)),
   statement: procedure
     .input(z.strictObject({ from: z.iso.datetime(), to: z.iso.datetime() }))
@@ -115,7 +126,7 @@ function charge(
   return withRetriesOfRefusals(deps, () =>
     timed(deps, labels, async () => {
       const outcome = await deps.providerAdapter.charge({
-        idempotencyKey: providerChargeKey(request.paymentId),
+        idempotencyKey: request.idempotencyKey,
         amount: formatAmount(BigInt(request.amountMinor), request.currency),
         currency: request.currency,
         paymentMethod: request.paymentMethod,
@@ -146,12 +157,12 @@ const OPERATION_METRIC = {
 
 async function probeCharge(
   deps: ProviderDeps,
-  request: { paymentId: string; reference: string; timeoutMs?: number | undefined },
+  request: { idempotencyKey: string; reference: string; timeoutMs?: number | undefined },
 ): Promise<Probed<FinalChargeOutcome>> {
   const labels = { service: 'provider' as const, operation: 'createPayment' };
   const probe = await timed(deps, labels, () =>
     deps.providerAdapter.probeCharge({
-      idempotencyKey: providerChargeKey(request.paymentId),
+      idempotencyKey: request.idempotencyKey,
       reference: request.reference,
       timeoutMs: timeoutOf(deps, request.timeoutMs),
       requestId: deps.trace?.requestId,
@@ -177,7 +188,7 @@ function operate(
           request.amountMinor === null
             ? null
             : formatAmount(BigInt(request.amountMinor), request.currency),
-        idempotencyKey: providerOperationKey(request.kind, request.operationId),
+        idempotencyKey: request.idempotencyKey,
         timeoutMs,
         requestId: deps.trace?.requestId,
       });
@@ -190,7 +201,7 @@ function operate(
 async function probeOperation(
   deps: ProviderDeps,
   request: {
-    operationId: string;
+    idempotencyKey: string;
     kind: ChargeOperationRequest['kind'];
     timeoutMs?: number | undefined;
   },
@@ -199,7 +210,7 @@ async function probeOperation(
   const probe = await timed(deps, labels, () =>
     deps.providerAdapter.probeOperation({
       kind: request.kind,
-      idempotencyKey: providerOperationKey(request.kind, request.operationId),
+      idempotencyKey: request.idempotencyKey,
       timeoutMs: timeoutOf(deps, request.timeoutMs),
       requestId: deps.trace?.requestId,
     }),

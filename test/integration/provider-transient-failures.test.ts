@@ -63,11 +63,15 @@ describe('pm_card_unavailable (503 twice, then approved)', () => {
     expect(paymentOf(approved).status).toBe('SUCCEEDED');
     expect(oneAttempt.sandbox.charges({ reference: 'unavail-1' })).toHaveLength(1);
     expect(oneAttempt.sandbox.attempts({ reference: 'unavail-1' })).toBe(3);
-    // The provider saw one key throughout: the payment's derived key, not a new one per attempt.
+    // The provider saw one key throughout: the one stored with the payment, not one per attempt.
     const keys = new Set(
       oneAttempt.sandbox.charges({ reference: 'unavail-1' }).map((c) => c.idempotencyKey),
     );
-    expect([...keys]).toEqual([`provider_payment_${paymentOf(approved).id}`]);
+    const stored = await oneAttempt.db.query<{ provider_key: string }>(
+      'SELECT provider_key FROM payments WHERE id = $1',
+      [paymentOf(approved).id],
+    );
+    expect([...keys]).toEqual([stored.rows[0]?.provider_key]);
   });
 
   it('with in-request retries, one request ends SUCCEEDED with one charge', async () => {

@@ -63,7 +63,11 @@ describe('probe missing, then re-call: pm_card_timeout', () => {
     expect(paymentOf(answer).status).toBe('SUCCEEDED');
     const charges = stack.sandbox.charges({ reference: 'timeout-1' });
     expect(charges).toHaveLength(1);
-    expect(charges[0]?.idempotencyKey).toBe(`provider_payment_${paymentOf(answer).id}`);
+    const stored = await stack.db.query<{ provider_key: string }>(
+      'SELECT provider_key FROM payments WHERE id = $1',
+      [paymentOf(answer).id],
+    );
+    expect(charges[0]?.idempotencyKey).toBe(stored.rows[0]?.provider_key);
     expect(await providerCalls('probe_missing')).toBe(before + 1);
   });
 });

@@ -1,9 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { providerChargeKey } from '../../services/provider/provider-keys.ts';
 import { audit } from '../chaos/auditor.ts';
 import type { Invariant, Violation } from '../chaos/verdict.ts';
 import { resultAnswer } from './chaos-client-answers.fixture.ts';
-import { cleanRun, uuid, type FinishedRun } from './chaos-finished-run.fixture.ts';
+import {
+  cleanRun,
+  providerChargeKey,
+  uuid,
+  type FinishedRun,
+} from './chaos-finished-run.fixture.ts';
 
 /**
  * The chaos auditor can fail. A soak run that reports "all invariants hold" means something only

@@ -8,7 +8,6 @@
  * past what is refundable goes through if a test asks for one.
  */
 import type { Payment } from '../../packages/client/src/index.ts';
-import { providerChargeKey, providerOperationKey } from '../../services/provider/provider-keys.ts';
 import { Journal, type FinalRecord } from '../chaos/journal.ts';
 import { formatMinor, type CreateOp, type PlannedOp, type TenantName } from '../chaos/plan.ts';
 import type { PaymentRow, ProviderCharge, Snapshot } from '../chaos/snapshot.ts';
@@ -40,6 +39,19 @@ const OPERATION_IDS = {
 } as const;
 
 /** UUIDs (derived provider keys take nothing else) that say which they are in their last digits. */
+/**
+ * A provider key in the shape the payments service derives (services/payments/provider-keys.ts):
+ * the auditor only matches them against each other, so any stable, distinct string per effect
+ * will do.
+ */
+export function providerChargeKey(paymentId: string): string {
+  return `provider_payment_${paymentId}`;
+}
+
+export function providerOperationKey(kind: 'capture' | 'void' | 'refund', operationId: string) {
+  return `provider_${kind}_${operationId}`;
+}
+
 export function uuid(n: number): string {
   return `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
 }

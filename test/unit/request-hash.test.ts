@@ -13,7 +13,7 @@ import {
   type CreatePaymentInput,
 } from '../../services/payments/create-payment.command.ts';
 import { CREATE_PAYMENT } from '../../services/payments/create-payment.flow.ts';
-import { providerChargeKey } from '../../services/provider/provider-keys.ts';
+import { providerRequestKey } from '../../services/payments/provider-keys.ts';
 
 const TENANT = '00000000-0000-4000-8000-000000000001';
 
@@ -170,9 +170,39 @@ describe('pinned request hashes', () => {
 });
 
 describe('derived keys', () => {
-  it('are built from our own ids and never contain the client’s key', () => {
+  const secret = Buffer.alloc(32, 0x33);
+  const request = {
+    subject: 'payment' as const,
+    tenantId: '9d3c6a7e-1b2f-4c5d-8e9f-0a1b2c3d4e5f',
+    lineage: 'payments.create.v1',
+    clientKey: 'order-4711',
+    command: { amountMinor: '1050', currency: 'EUR', paymentMethod: 'pm_card_visa' },
+  };
+
+  it('give the provider the same key for every retry of a logical request, and only for it', () => {
+    const key = providerRequestKey(secret, request);
+    expect(key).toMatch(/^provider_payment_[A-Za-z0-9_-]{43}$/);
+    expect(providerRequestKey(secret, { ...request })).toBe(key);
+    for (const other of [
+      { ...request, tenantId: '9d3c6a7e-1b2f-4c5d-8e9f-0a1b2c3d4e50' },
+      { ...request, lineage: 'payments.refund.v1' },
+      { ...request, clientKey: 'order-4712' },
+      { ...request, command: { ...request.command, amountMinor: '1051' } },
+    ]) {
+      expect(providerRequestKey(secret, other)).not.toBe(key);
+    }
+    expect(providerRequestKey(Buffer.alloc(32, 0x34), request)).not.toBe(key);
+  });
+
+  it('never carry the client’s key or the command in clear', () => {
+    const key = providerRequestKey(secret, request);
+    for (const part of ['order-4711', '1050', 'EUR', 'pm_card_visa', request.tenantId]) {
+      expect(key).not.toContain(part);
+    }
+  });
+
+  it('of other systems are built from our own ids only', () => {
     const paymentId = '3f1c6d2e-8a7b-4c5d-9e0f-1a2b3c4d5e6f';
-    expect(providerChargeKey(paymentId)).toBe(`provider_payment_${paymentId}`);
     expect(() =>
       derivedKey({ system: 'provider', subject: 'payment', ourId: 'client-key-123' }),
     ).toThrow();
