@@ -18,8 +18,9 @@ import {
 } from '../kernel/idempotency/settlement.ts';
 import { UNKNOWN_RETRY_AFTER_SECONDS, type Admission } from '../kernel/idempotency/engine.ts';
 import type { StoredResponse } from '../kernel/idempotency/types.ts';
-import { lineageIdOf } from '../kernel/idempotency/operation.ts';
-import { requestAlreadyApplied, providerKeyTaken, providerRequestKey } from './provider-keys.ts';
+import { lineageIdOf, scopeIdsOf } from '../kernel/idempotency/operation.ts';
+import { MAX_KEY_GENERATIONS, paymentHoldingKey, providerKeyTaken } from './provider-key-holder.ts';
+import { providerRequestKey } from './provider-keys.ts';
 import { resolveWithProvider } from './provider-resolution.ts';
 import { createPaymentAnswer, type CreatePaymentResult } from './create-payment.answers.ts';
 import type { ChargeOutcome } from '../provider/index.ts';
@@ -98,30 +99,45 @@ export async function createPayment(
   const { key, command } = normalised;
   const tenantId = input.tenantId;
   const paymentId = randomUUID();
-  const providerKey = providerRequestKey(await deps.providerKeySecret.get(), {
-    subject: 'payment',
-    tenantId,
-    lineage: lineageIdOf(CREATE_PAYMENT),
-    clientKey: key,
-    command,
-  });
-  let admission: Admission;
-  try {
-    admission = await admitCreatePayment(deps, { input, key, command, paymentId, providerKey });
-  } catch (error) {
-    // This very request made a payment already, and our record of its key is gone (expired,
-    // or lost with a failover or a restore): the provider key it derives is that payment's.
-    // Admitting it would charge under the provider's memory of the first; say so instead.
-    if (providerKeyTaken(error)) {
-      return { ok: false, error: await requestAlreadyApplied(deps, { tenantId, providerKey }) };
+  const secret = await deps.providerKeySecret.get();
+  const keyOf = (after?: string) =>
+    providerRequestKey(secret, {
+      subject: 'payment',
+      tenantId,
+      lineage: lineageIdOf(CREATE_PAYMENT),
+      clientKey: key,
+      command,
+      ...(after === undefined ? {} : { after }),
+    });
+  let providerKey = keyOf();
+  let admission: Admission | undefined;
+  for (let generation = 0; admission === undefined; generation++) {
+    try {
+      admission = await admitCreatePayment(deps, { input, key, command, paymentId, providerKey });
+    } catch (error) {
+      // This very request made a payment already and our record of its key is gone: expired
+      // (a new generation gets a key of its own), or lost with a failover or a restore (it
+      // was carried out: say so rather than charge under the provider's memory of it).
+      if (providerKeyTaken(error) && generation < MAX_KEY_GENERATIONS) {
+        const holder = await paymentHoldingKey(deps.pool, {
+          tenantId,
+          providerKey,
+          ttlSeconds: deps.engine.deps.ttlSeconds,
+          operationIds: scopeIdsOf(CREATE_PAYMENT),
+          clientKey: key,
+        });
+        if (holder.kind === 'applied') return { ok: false, error: holder.error };
+        if (holder.kind === 'expired') providerKey = keyOf(holder.id);
+        continue; // 'none': the holder went away meanwhile (retention); admit again
+      }
+      // The tenant's reference guard: another live payment holds this reference (nothing of
+      // this request was stored; the statement failed and took the whole admission with it).
+      if (!referenceTaken(error) || command.reference === null) throw error;
+      return {
+        ok: false,
+        error: await duplicateReference(deps, { tenantId, reference: command.reference }),
+      };
     }
-    // The tenant's reference guard: another live payment holds this reference (nothing of this
-    // request was stored; the statement failed and took the whole admission with it).
-    if (!referenceTaken(error) || command.reference === null) throw error;
-    return {
-      ok: false,
-      error: await duplicateReference(deps, { tenantId, reference: command.reference }),
-    };
   }
   switch (admission.kind) {
     case 'replay':

@@ -14,7 +14,13 @@ import type { OperationDef } from '../kernel/idempotency/operation.ts';
 import type { OwnedRequest } from '../kernel/idempotency/owned-request.ts';
 import type { Resumer } from '../kernel/idempotency/recovery-worker.ts';
 import type { StoredResponse } from '../kernel/idempotency/types.ts';
-import { lineageIdOf } from '../kernel/idempotency/operation.ts';
+import { lineageIdOf, scopeIdsOf } from '../kernel/idempotency/operation.ts';
+import {
+  MAX_KEY_GENERATIONS,
+  operationHoldingKey,
+  RequestAlreadyApplied,
+  type KeyTarget,
+} from './provider-key-holder.ts';
 import { providerRequestKey } from './provider-keys.ts';
 import type { ChargeOperationOutcome } from '../provider/index.ts';
 import {
@@ -85,13 +91,16 @@ export async function runPaymentOperation(
   try {
     deps.engine.checkKey(spec.operation, input.idempotencyKey);
     command = normaliseOperation(input);
-    const providerKey = providerRequestKey(await deps.providerKeySecret.get(), {
-      subject: spec.providerKind,
-      tenantId: input.tenantId,
-      lineage: lineageIdOf(spec.operation),
-      clientKey: input.idempotencyKey,
-      command,
-    });
+    const secret = await deps.providerKeySecret.get();
+    const providerKey = (after?: string) =>
+      providerRequestKey(secret, {
+        subject: spec.providerKind,
+        tenantId: input.tenantId,
+        lineage: lineageIdOf(spec.operation),
+        clientKey: input.idempotencyKey,
+        command,
+        ...(after === undefined ? {} : { after }),
+      });
     admission = await deps.engine.admit({
       scope: { tenantId: input.tenantId, operation: spec.operation, key: input.idempotencyKey },
       command,
@@ -104,6 +113,9 @@ export async function runPaymentOperation(
             tenantId: input.tenantId,
             operationId,
             providerKey,
+            ttlSeconds: deps.engine.deps.ttlSeconds,
+            operationIds: scopeIdsOf(spec.operation),
+            clientKey: input.idempotencyKey,
             command,
           });
           if ('refuse' in decision) {
@@ -115,8 +127,11 @@ export async function runPaymentOperation(
       },
     });
   } catch (error) {
-    // Input errors (and only those) are answered without storing anything for the key.
+    // Input errors, and a request carried out already whose record was lost, are answered
+    // without storing anything for the key.
     if (error instanceof AppError) return { ok: false, error: error.toPublic(), replayed: false };
+    if (error instanceof RequestAlreadyApplied)
+      return { ok: false, error: error.error, replayed: false };
     throw error;
   }
   const answerOf = (stored: StoredResponse, replayed: boolean) =>
@@ -169,11 +184,15 @@ async function admitOperation(
     spec: PaymentOperationSpec;
     tenantId: string;
     operationId: string;
-    providerKey: string;
+    /** The provider key the request derives; `after` for a generation after an expired one. */
+    providerKey: (after?: string) => string;
+    ttlSeconds: number;
+    operationIds: string[];
+    clientKey: string;
     command: OperationCommand;
   },
 ): Promise<{ refuse: PaymentRefusal } | { payment: PaymentRow; operation: OperationRow }> {
-  const { spec, tenantId, operationId, providerKey, command } = admit;
+  const { spec, tenantId, operationId, command } = admit;
   if (!UUID_PATTERN.test(command.paymentId)) return { refuse: PAYMENT_ERRORS.PAYMENT_NOT_FOUND };
   const { rows } = await tx.query<PaymentRow>(SELECT_PAYMENT_FOR_UPDATE, [
     tenantId,
@@ -183,6 +202,7 @@ async function admitOperation(
   if (payment === undefined) return { refuse: PAYMENT_ERRORS.PAYMENT_NOT_FOUND };
   const checked = await spec.check(tx, { tenantId, payment, command });
   if ('refuse' in checked) return checked;
+  const providerKey = await unheldProviderKey(tx, admit);
   const inserted = await tx.query<OperationRow>(INSERT_OPERATION, [
     tenantId,
     operationId,
@@ -283,6 +303,26 @@ function refusalOf(providerCode: string): PaymentRefusal {
 }
 
 /** A refusal as the key stores it: its code and message, nothing a later change could vary. */
+/**
+ * The provider key for a new operation, read under the payment's lock (so no other admission
+ * of it races this one): the request's own, unless an operation already holds it. Held by one
+ * made before the replay window: a new generation, keyed after it. Held by one made within it:
+ * this request was carried out already and its record lost, so RequestAlreadyApplied.
+ */
+async function unheldProviderKey(
+  tx: TxClient,
+  admit: Omit<KeyTarget, 'providerKey'> & { providerKey: (after?: string) => string },
+): Promise<string> {
+  let key = admit.providerKey();
+  for (let generation = 0; generation < MAX_KEY_GENERATIONS; generation++) {
+    const holder = await operationHoldingKey(tx, { ...admit, providerKey: key });
+    if (holder.kind === 'none') return key;
+    if (holder.kind === 'applied') throw new RequestAlreadyApplied(holder.error);
+    key = admit.providerKey(holder.id);
+  }
+  throw new Error(`more than ${MAX_KEY_GENERATIONS} generations of one operation's request`);
+}
+
 function storedError(refusal: PaymentRefusal): { code: string; message: string } {
   return { code: refusal.code, message: refusal.message };
 }

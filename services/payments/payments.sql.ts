@@ -166,6 +166,27 @@ export const SELECT_PROVIDER_KEY_SECRET = `SELECT secret FROM provider_key_secre
 /** The provider key's unique index: a violation of it is REQUEST_ALREADY_APPLIED. */
 export const PROVIDER_KEY_CONSTRAINT = 'payments_provider_key_uq';
 
-/** The payment that already holds a provider key: the request it was made for came again. */
+/**
+ * The payment that already holds a provider key (the request it was made for came again), and
+ * whether the request that made it is past its replay window: its key row says it expired
+ * (metadata outlives answers), or, that row gone too, the payment is older than the window
+ * ($3 seconds). Then the request is a key reused after its window, which the contract lets us
+ * treat as new. Otherwise the request's record was lost, not expired. ($4: the operation's ids,
+ * $5: the client's key; the lookup uses the keys' (tenant, operation, key) index.)
+ */
 export const SELECT_PAYMENT_BY_PROVIDER_KEY = `
-SELECT id FROM payments WHERE tenant_id = $1 AND provider_key = $2`;
+SELECT p.id,
+       (p.created_at < now() - make_interval(secs => $3)
+        OR EXISTS (SELECT FROM idempotency_keys k
+                    WHERE k.tenant_id = $1 AND k.operation = ANY($4::text[]) AND k.key = $5
+                      AND k.resource_id = p.id AND k.expires_at <= now())) AS past_window
+  FROM payments p WHERE p.tenant_id = $1 AND p.provider_key = $2`;
+
+/** The same for a capture, void or refund: the operation holding the key, and its payment. */
+export const SELECT_OPERATION_BY_PROVIDER_KEY = `
+SELECT o.id, o.payment_id,
+       (o.created_at < now() - make_interval(secs => $3)
+        OR EXISTS (SELECT FROM idempotency_keys k
+                    WHERE k.tenant_id = $1 AND k.operation = ANY($4::text[]) AND k.key = $5
+                      AND k.resource_id = o.id AND k.expires_at <= now())) AS past_window
+  FROM payment_operations o WHERE o.tenant_id = $1 AND o.provider_key = $2`;

@@ -1,14 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { canonicalJson, type JsonValue } from '../kernel/canonical-json.ts';
 import type { Queryable } from '../kernel/db/pool.ts';
-import { publicError, type PublicError } from '../kernel/errors.ts';
-import type { PaymentsDeps } from '../context.ts';
-import { PAYMENT_ERRORS } from './payments.errors.ts';
-import {
-  PROVIDER_KEY_CONSTRAINT,
-  SELECT_PAYMENT_BY_PROVIDER_KEY,
-  SELECT_PROVIDER_KEY_SECRET,
-} from './payments.sql.ts';
+import { SELECT_PROVIDER_KEY_SECRET } from './payments.sql.ts';
 
 /**
  * The idempotency key a charge, capture, void or refund is sent to the provider under, derived
@@ -27,9 +20,10 @@ import {
  * - Stored with the row (payments.provider_key, payment_operations.provider_key) when it is
  *   admitted: every later call, resumption and probe reads it from there, so rows written
  *   before this scheme keep the key they were sent under.
- * - The same request under the same key after our record of it expired gets the provider's
- *   memory of it, not a second charge: a payment is refused as already made
- *   (REQUEST_ALREADY_APPLIED), never charged twice.
+ * - `after`: the same request again after its replay window is a new request (the contract
+ *   lets a key be treated as new then). Its key is derived once more, after the id of the
+ *   payment or operation that holds the plain one (provider-key-holder.ts), so it is as
+ *   stable under a lost row as the first.
  */
 export function providerRequestKey(
   secret: Buffer,
@@ -39,11 +33,13 @@ export function providerRequestKey(
     lineage: string;
     clientKey: string;
     command: JsonValue;
+    after?: string;
   },
 ): string {
-  const { subject, tenantId, lineage, clientKey, command } = request;
+  const { subject, tenantId, lineage, clientKey, command, after } = request;
+  const derivedFrom = { tenantId, operation: lineage, key: clientKey, command };
   const mac = createHmac('sha256', secret)
-    .update(canonicalJson({ tenantId, operation: lineage, key: clientKey, command }))
+    .update(canonicalJson(after === undefined ? derivedFrom : { ...derivedFrom, after }))
     .digest('base64url');
   return `provider_${subject}_${mac}`;
 }
@@ -72,26 +68,4 @@ export class ProviderKeySecret {
       });
     return this.secret;
   }
-}
-
-/** Whether `error` is a payment's INSERT meeting the payment its provider key already names. */
-export function providerKeyTaken(error: unknown): boolean {
-  const { code, constraint } = (error ?? {}) as { code?: unknown; constraint?: unknown };
-  return code === '23505' && constraint === PROVIDER_KEY_CONSTRAINT;
-}
-
-/** REQUEST_ALREADY_APPLIED, naming the payment the request made the first time. */
-export async function requestAlreadyApplied(
-  deps: Pick<PaymentsDeps, 'pool'>,
-  target: { tenantId: string; providerKey: string },
-): Promise<PublicError> {
-  const { rows } = await deps.pool.query<{ id: string }>(SELECT_PAYMENT_BY_PROVIDER_KEY, [
-    target.tenantId,
-    target.providerKey,
-  ]);
-  const made = rows[0]?.id;
-  return publicError(
-    PAYMENT_ERRORS.REQUEST_ALREADY_APPLIED,
-    made === undefined ? {} : { paymentId: made },
-  );
 }

@@ -102,4 +102,54 @@ describe('a retry after the rows of an acknowledged request were lost', () => {
     expect(retry.body.errors?.[0]?.extensions?.['paymentId']).toBe(first.id);
     expect(stack.sandbox.charges({ reference: input.reference })).toHaveLength(1);
   });
+
+  it('treats the same request after its replay window as new, and a lost row of that one too', async () => {
+    const input = {
+      idempotencyKey: unique('past-window'),
+      amount: '9.00',
+      currency: 'EUR',
+      paymentMethod: 'pm_card_visa',
+      reference: unique('ref'),
+    };
+    const first = paymentOf(await send(CREATE_PAYMENT, input));
+    // The first generation's window is over and its key gone; its payment stays, as payments do.
+    await loseRequest(input.idempotencyKey, {});
+    await stack.db.query(
+      `UPDATE payments SET created_at = now() - interval '2 days' WHERE id = $1`,
+      [first.id],
+    );
+    const second = paymentOf(await send(CREATE_PAYMENT, input));
+    expect(second.id).not.toBe(first.id);
+    expect(stack.sandbox.charges({ reference: input.reference })).toHaveLength(2);
+    // The second generation's rows are lost: its retry finds the provider's second charge.
+    await loseRequest(input.idempotencyKey, { payment: second.id });
+    const third = paymentOf(await send(CREATE_PAYMENT, input));
+    expect(third.status).toBe('SUCCEEDED');
+    expect(stack.sandbox.charges({ reference: input.reference })).toHaveLength(2);
+  });
+
+  it('answers a refund whose key alone was lost REQUEST_ALREADY_APPLIED, refunding nothing more', async () => {
+    const reference = unique('ref');
+    const payment = paymentOf(
+      await send(CREATE_PAYMENT, {
+        idempotencyKey: unique('lost-refund-key-create'),
+        amount: '30.00',
+        currency: 'EUR',
+        paymentMethod: 'pm_card_visa',
+        reference,
+      }),
+    );
+    const refund = {
+      idempotencyKey: unique('lost-refund-key'),
+      paymentId: payment.id,
+      amount: '4.00',
+    };
+    expect((await send(REFUND_PAYMENT, refund)).status).toBe(200);
+    await loseRequest(refund.idempotencyKey, {});
+    const retry = await send(REFUND_PAYMENT, refund);
+    expect(retry.status).toBe(409);
+    expect(errorCodeOf(retry)).toBe('REQUEST_ALREADY_APPLIED');
+    expect(retry.body.errors?.[0]?.extensions?.['paymentId']).toBe(payment.id);
+    expect(stack.sandbox.charges({ reference })[0]?.amountRefunded).toBe('4.00');
+  });
 });
