@@ -281,9 +281,17 @@ export function createServices(config: ServicesConfig): Services {
     { service: 'gateway' },
     partitionSlackSeconds(config.retention),
   );
+  // Maintenance's statements may run for minutes (SET_MAINTENANCE_STATEMENT_TIMEOUT): its pool
+  // has no request statement timeout, and so no client-side bound cut to a request's size.
+  const maintenancePool = createPool({
+    connectionString: config.databaseUrl,
+    max: 1,
+    applicationName: 'payments-maintenance',
+    statementTimeoutMs: 0,
+  });
   const runRetention = async () => {
     try {
-      const run = await maintainPartitions(pool, config.retention);
+      const run = await maintainPartitions(maintenancePool, config.retention);
       config.metrics.retentionRuns.inc({ service: 'gateway', result: run.result });
       return run;
     } catch (error) {
@@ -328,6 +336,7 @@ export function createServices(config: ServicesConfig): Services {
       await webhookEgress.close();
       await pool.end();
       await outboxPool.end();
+      await maintenancePool.end();
       await orm.close(true);
     },
   };

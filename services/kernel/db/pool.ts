@@ -44,13 +44,29 @@ export const REQUEST_STATEMENT_TIMEOUT_MS = 10_000;
  */
 export const SET_MAINTENANCE_STATEMENT_TIMEOUT = `SET LOCAL statement_timeout = '5min'`;
 
+/**
+ * How much longer than its statement timeout a statement's answer may take to arrive before the
+ * connection is given up on (pg's client-side query_timeout). The server cancels a slow statement
+ * itself at statement_timeout; this catches what the server cannot: a connection whose peer is
+ * gone (a failed-over primary behind a dead route, a network that drops everything), which
+ * would otherwise hold its request for as long as TCP retransmits (many minutes).
+ *
+ * It is long enough for the wait no timeout covers on the server: a COMMIT waiting for a
+ * synchronous standby, which a failover manager releases within seconds by taking a stalled
+ * standby out of the synchronous set. Giving up here never cancels that wait (pg sends no
+ * cancel; the connection is dropped): the commit's outcome is settled by reading it back, as
+ * after any lost connection.
+ */
+const QUERY_TIMEOUT_MARGIN_MS = 20_000;
+
 export function createPool(opts: {
   connectionString: string;
   max: number;
   applicationName: string;
-  /** Defaults to REQUEST_STATEMENT_TIMEOUT_MS; 0 turns it off. */
+  /** Defaults to REQUEST_STATEMENT_TIMEOUT_MS; 0 turns it off, and the client-side bound too. */
   statementTimeoutMs?: number;
 }): pg.Pool {
+  const statementTimeoutMs = opts.statementTimeoutMs ?? REQUEST_STATEMENT_TIMEOUT_MS;
   const connection = connectionFor(opts.connectionString, {
     applicationName: opts.applicationName,
     // Parameterised statements are prepared once per connection (see prepared-client.ts).
@@ -61,13 +77,17 @@ export function createPool(opts: {
     max: opts.max,
     // Sent in the connection's startup packet: no extra round trip, and a connection opened
     // anew after a backend was killed has it too.
-    statement_timeout: opts.statementTimeoutMs ?? REQUEST_STATEMENT_TIMEOUT_MS,
+    statement_timeout: statementTimeoutMs,
+    ...(statementTimeoutMs > 0
+      ? { query_timeout: statementTimeoutMs + QUERY_TIMEOUT_MARGIN_MS }
+      : {}),
     connectionTimeoutMillis: POOL_CONNECTION_TIMEOUT_MS,
     idleTimeoutMillis: POOL_IDLE_TIMEOUT_MS,
     application_name: opts.applicationName,
-    // TCP keepalives, so a connection whose peer vanished (a host powered off, a network
+    // TCP keepalives, so an idle connection whose peer vanished (a host powered off, a network
     // partition) is found dead by the kernel instead of being kept for ever.
     keepAlive: true,
+    keepAliveInitialDelayMillis: KEEPALIVE_IDLE_MS,
     Client: connection.Client,
   });
   // An idle connection whose backend was terminated emits 'error' on the pool. Unhandled, it
@@ -238,6 +258,9 @@ async function onClient<T>(
   }
 }
 
+/** Idle time before the first keepalive probe of a pooled connection. */
+const KEEPALIVE_IDLE_MS = 10_000;
+
 /** How long ending a lost connection's session may wait for its backend to exit. */
 const END_SESSION_TIMEOUT_MS = 5_000;
 
@@ -253,7 +276,16 @@ async function endSession(pool: pg.Pool, client: pg.PoolClient): Promise<void> {
   await pool
     .query('SELECT pg_terminate_backend($1::int, $2::bigint)', [processID, END_SESSION_TIMEOUT_MS])
     .catch(() => undefined);
+  // A backend ended while its COMMIT waited for the synchronous standby leaves that commit on
+  // the primary alone (PostgreSQL commits locally and only warns), and the read-back that
+  // follows would take it for a durable one. A commit of our own, made now, waits for the
+  // standby to have everything up to it, the ended backend's commit included: after it, the
+  // read-back sees only what is as durable as any other acknowledged commit.
+  await pool.query(SYNCHRONOUS_FENCE).catch(() => undefined);
 }
+
+/** A transaction with an id (so its COMMIT waits for synchronous replication), doing nothing. */
+const SYNCHRONOUS_FENCE = 'SELECT pg_current_xact_id()';
 
 /**
  * COMMIT of a transaction a failed statement aborted (one the work issued and did not await)
