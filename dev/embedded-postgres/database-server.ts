@@ -3,6 +3,7 @@ import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import pg from 'pg';
+import { connectionFor } from '../../services/kernel/db/primary-client.ts';
 import { sqlState } from '../../services/kernel/db/sql-state.ts';
 import { readPostmasterPid, removeStalePostmasterPid, stopPostmaster } from './postmaster-pid.ts';
 import { reachableBinaries } from './postgres-binaries.ts';
@@ -78,7 +79,9 @@ export async function withClient<T>(
   url: string,
   work: (client: pg.Client) => Promise<T>,
 ): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
+  // A URL with several hosts connects to their primary (services/kernel/db/primary-client.ts).
+  const { config, Client } = connectionFor(url);
+  const client = new Client(config);
   // A server that dies while we hold the connection emits 'error' on the client; without a
   // listener that is an uncaught exception that kills the whole process, not just this call.
   client.on('error', () => undefined);

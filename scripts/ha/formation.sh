@@ -12,6 +12,8 @@
 #   formation.sh run-node DIR NODE            start a node again (an old primary rejoins: pg_rewind)
 #   formation.sh freeze-node DIR NODE         SIGSTOP every process of a node: a stalled machine
 #   formation.sh thaw-node DIR NODE           SIGCONT them
+#   formation.sh hold-wal DIR NODE            SIGSTOP a standby's walreceiver: it falls behind
+#   formation.sh release-wal DIR NODE         SIGCONT it
 #   formation.sh switchover DIR               a planned failover (routine maintenance)
 #   formation.sh stop DIR                     stop everything started under DIR and delete DIR
 #
@@ -38,7 +40,7 @@ DBNAME=payments
 READY_TIMEOUT_SECONDS=60
 
 usage() {
-  sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -176,6 +178,18 @@ signal_node() {
   else as_postgres kill "-$signal" $pids 2>/dev/null || true; fi
 }
 
+# The standby's WAL receiver alone: the node stays healthy to the monitor (its postmaster and
+# keeper answer) while it receives nothing, as a standby on a congested link would. Used with
+# --async by the negative control to make a failover lose acknowledged commits.
+signal_walreceiver() {
+  local signal="$1" dir="$2" node="$3" postmaster pids
+  postmaster="$(head -n 1 "$dir/$node/postmaster.pid")"
+  pids="$(pgrep -P "$postmaster" -f 'walreceiver' || true)"
+  [ -n "$pids" ] || { echo "formation: $node has no walreceiver" >&2; return 1; }
+  # shellcheck disable=SC2086
+  if [ "$(id -u)" -eq 0 ]; then kill "-$signal" $pids; else as_postgres kill "-$signal" $pids; fi
+}
+
 run_node() {
   local dir="$1" node="$2"
   # The killed postmaster left postmaster.pid behind; pg_ctl clears a stale one on start.
@@ -213,6 +227,8 @@ case "${1:-}" in
   run-node) [ $# -ge 3 ] || usage; run_node "$2" "$3" ;;
   freeze-node) [ $# -ge 3 ] || usage; signal_node STOP "$2" "$3" ;;
   thaw-node) [ $# -ge 3 ] || usage; signal_node CONT "$2" "$3" ;;
+  hold-wal) [ $# -ge 3 ] || usage; signal_walreceiver STOP "$2" "$3" ;;
+  release-wal) [ $# -ge 3 ] || usage; signal_walreceiver CONT "$2" "$3" ;;
   switchover) [ $# -ge 2 ] || usage; as_postgres pg_autoctl perform switchover --pgdata "$2/monitor" >>"$2/monitor.log" 2>&1 ;;
   stop) [ $# -ge 2 ] || usage; stop "$2" ;;
   *) usage ;;

@@ -32,6 +32,7 @@ export function finalOfResult(input: {
     canonical: JSON.stringify({ status, ...payload, idempotency: rest }),
     data: payload,
     phase: input.phase,
+    receivedAt: Date.now(),
   };
 }
 
@@ -63,6 +64,7 @@ export function readRefusal(input: {
       canonical: JSON.stringify({ status, code: error.code, message: error.message }),
       data: null,
       phase: input.phase,
+      receivedAt: Date.now(),
     },
   };
 }

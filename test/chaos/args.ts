@@ -1,6 +1,13 @@
 import { randomInt } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { CI_TIER, scaledTier, SOAK_TIER, type Tier } from './tiers.ts';
+import {
+  CI_TIER,
+  FAILOVER_TIER,
+  NEGATIVE_CONTROL_TIER,
+  scaledTier,
+  SOAK_TIER,
+  type Tier,
+} from './tiers.ts';
 
 export interface RunArgs {
   tier: Tier;
@@ -9,8 +16,13 @@ export interface RunArgs {
   progress: boolean;
 }
 
-const USAGE = `npm run test:chaos -- [--soak] [--seed N] [--ops N] [--progress]
+const USAGE = `npm run test:chaos -- [--soak | --failover] [--seed N] [--ops N] [--progress]
   --soak      24,000 operations, 370 SIGKILLs, 64 PostgreSQL backend kills (long)
+  --failover  on a pg_auto_failover formation: crashes of the primary, switchovers, a frozen
+              standby (scripts/ha/formation.sh installs and starts it)
+  --negative-control
+              --failover with an asynchronous standby held behind before the primary crashes:
+              passes only if the auditor reports the acknowledged answers the failover lost
   --seed N    replay the fault and operation schedule of seed N (printed by every run)
   --ops N     number of logical operations (fault counts scale with it)
   --progress  show the progress bar in the CI tier too`;
@@ -26,6 +38,8 @@ export function parseRunArgs(argv: string[]): RunArgs {
       args: argv,
       options: {
         soak: { type: 'boolean', default: false },
+        failover: { type: 'boolean', default: false },
+        'negative-control': { type: 'boolean', default: false },
         seed: { type: 'string' },
         ops: { type: 'string' },
         progress: { type: 'boolean', default: false },
@@ -37,7 +51,15 @@ export function parseRunArgs(argv: string[]): RunArgs {
     throw new UsageError(`${error instanceof Error ? error.message : String(error)}\n${USAGE}`);
   }
   if (values.help) throw new UsageError(USAGE);
-  const base = values.soak ? SOAK_TIER : CI_TIER;
+  if (values.soak && values.failover)
+    throw new UsageError(`--soak or --failover, not both\n${USAGE}`);
+  const base = values['negative-control']
+    ? NEGATIVE_CONTROL_TIER
+    : values.soak
+      ? SOAK_TIER
+      : values.failover
+        ? FAILOVER_TIER
+        : CI_TIER;
   const ops = values.ops === undefined ? base.operations : positiveInt('--ops', values.ops);
   // A seed is 32 bits (the PRNG's state); a fresh one is printed so the run can be replayed.
   const seed =

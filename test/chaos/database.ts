@@ -13,6 +13,8 @@ import {
 } from '../../services/kernel/idempotency/retention.sql.ts';
 import { RETENTION } from './tiers.ts';
 import { withClient, type DatabaseServer } from '../../dev/embedded-postgres/database-server.ts';
+import { connectionFor } from '../../services/kernel/db/primary-client.ts';
+import type { Formation } from '../support/ha-formation.ts';
 import { openScratchServer } from '../../dev/embedded-postgres/scratch-server.ts';
 
 export interface ScratchDatabase {
@@ -26,17 +28,26 @@ export interface ScratchDatabase {
   close(): Promise<void>;
 }
 
-export async function createScratchDatabase(seed: number): Promise<ScratchDatabase> {
-  // CHAOS_DATABASE_URL or TEST_DATABASE_URL, else 127.0.0.1:5432, else an embedded server.
-  const server = await openScratchServer(
-    process.env['CHAOS_DATABASE_URL'] ?? process.env['TEST_DATABASE_URL'],
-    'chaos',
-  );
+export async function createScratchDatabase(
+  seed: number,
+  opts: { formation?: Formation } = {},
+): Promise<ScratchDatabase> {
+  // The failover tier's formation; else CHAOS_DATABASE_URL or TEST_DATABASE_URL, else
+  // 127.0.0.1:5432, else an embedded server.
+  const server: DatabaseServer =
+    opts.formation === undefined
+      ? await openScratchServer(
+          process.env['CHAOS_DATABASE_URL'] ?? process.env['TEST_DATABASE_URL'],
+          'chaos',
+        )
+      : formationServer(opts.formation);
   const name = `pgw_chaos_${seed}_${randomBytes(3).toString('hex')}`;
   await withClient(server.adminUrl, (admin) => admin.query(`CREATE DATABASE ${name}`));
   const url = server.urlFor(name);
   await migrateDatabase(url);
-  const pool = new pg.Pool({ connectionString: url, max: 4, application_name: 'chaos-harness' });
+  // The harness's own pool follows the primary too (a formation's URL names both nodes).
+  const { config, Client } = connectionFor(url, { applicationName: 'chaos-harness' });
+  const pool = new pg.Pool({ ...config, Client, max: 4, application_name: 'chaos-harness' });
   pool.on('error', () => undefined);
   await layOutMinutePartitions(pool);
   let closed = false;
@@ -60,6 +71,16 @@ export async function createScratchDatabase(seed: number): Promise<ScratchDataba
       await closePool();
       await server.stop();
     },
+  };
+}
+
+/** The formation as a server to create the run's database on (the formation stops itself). */
+function formationServer(formation: Formation): DatabaseServer {
+  return {
+    adminUrl: formation.urlFor('postgres'),
+    urlFor: (database) => formation.urlFor(database),
+    kind: 'external',
+    stop: () => Promise.resolve(),
   };
 }
 

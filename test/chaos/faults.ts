@@ -6,6 +6,8 @@
  * fast or slow the machine is.
  */
 import type pg from 'pg';
+import type { Formation, NodeName } from '../support/ha-formation.ts';
+import type { TcpFaultProxy } from '../support/tcp-fault-proxy.ts';
 import type { LaunchGate } from './clients.ts';
 import type { Stats } from './journal.ts';
 import type { FaultEvent, FaultKind, FaultSchedule } from './schedule.ts';
@@ -34,7 +36,41 @@ export interface FaultCounts {
   /** SIGKILLs aimed at a replacement while it starts, and those that found it still starting. */
   aimedAtStart: number;
   killedWhileStarting: number;
+  network: number;
+  primaryKills: number;
+  switchovers: number;
+  standbyStalls: number;
 }
+
+/** The proxies the gateways reach PostgreSQL (one per host) and the provider through. */
+export interface NetworkPaths {
+  database: TcpFaultProxy[];
+  provider: TcpFaultProxy;
+}
+
+/** What one failover cost the clients: how long until a payment succeeded again, and what they were told meanwhile. */
+export interface FailoverCost {
+  kind: 'primary-kill' | 'switchover' | 'standby-stall';
+  node: NodeName;
+  /** From the fault to the first createPayment that succeeded after it; null if none did. */
+  outageMs: number | null;
+  /** Answers counted by the clients between the fault and that success. */
+  answers: Pick<
+    Stats,
+    | 'outcomePending'
+    | 'providerUnavailable'
+    | 'internalErrors'
+    | 'networkErrors'
+    | 'timeouts'
+    | 'inUse'
+  >;
+}
+
+/** The negative control: how long the standby receives nothing before the primary crashes. */
+const LOSE_TAIL_MS = 3_000;
+
+/** How long a formation fault may take to heal (a node back as a standby) before the run fails. */
+const FORMATION_HEAL_MS = 120_000;
 
 export class FaultInjector implements LaunchGate {
   readonly counts: FaultCounts = {
@@ -45,9 +81,25 @@ export class FaultInjector implements LaunchGate {
     restarts: 0,
     aimedAtStart: 0,
     killedWhileStarting: 0,
+    network: 0,
+    primaryKills: 0,
+    switchovers: 0,
+    standbyStalls: 0,
   };
+  readonly failovers: FailoverCost[] = [];
   /** Per lane, the index of the next event that has not fired. */
-  private readonly next: Record<FaultKind, number> = { sigkill: 0, sigstop: 0, 'backend-kill': 0 };
+  private readonly next: Record<FaultKind, number> = {
+    sigkill: 0,
+    sigstop: 0,
+    'backend-kill': 0,
+    network: 0,
+    'primary-kill': 0,
+    switchover: 0,
+    'standby-stall': 0,
+  };
+  /** One formation fault at a time: each waits until the formation is whole again. */
+  private formationTurn: Promise<void> = Promise.resolve();
+  private readonly costs: Array<Promise<void>> = [];
   private stopped = false;
   private readonly restarts: Array<Promise<void>> = [];
   /** A gateway that would not start again: the run cannot go on without failing loudly. */
@@ -60,6 +112,12 @@ export class FaultInjector implements LaunchGate {
       pool: pg.Pool;
       databaseName: string;
       stats: Stats;
+      network?: NetworkPaths;
+      formation?: Formation;
+      /** The negative control: hold the (asynchronous) standby behind before a primary crash. */
+      loseTail?: boolean;
+      /** Resolves with when the first createPayment after `at` succeeded, or null. */
+      firstSuccessAfter?: (at: number) => Promise<number | null>;
     },
   ) {}
 
@@ -68,6 +126,7 @@ export class FaultInjector implements LaunchGate {
     const kinds = Object.keys(this.deps.schedule) as FaultKind[];
     await Promise.all(kinds.map((kind) => this.lane(kind)));
     await Promise.all(this.restarts);
+    await Promise.all(this.costs);
     if (this.restartFailure !== undefined) throw this.restartFailure;
   }
 
@@ -145,6 +204,27 @@ export class FaultInjector implements LaunchGate {
         if (await slot.pause(event.pauseMs)) this.counts.sigstop += 1;
         return;
       }
+      case 'network': {
+        const episode = event.network;
+        const paths = this.deps.network;
+        if (episode === null || paths === undefined) return;
+        const proxies = episode.path === 'database' ? paths.database : [paths.provider];
+        await Promise.all(
+          proxies.map((proxy) =>
+            proxy.inject(episode.fault, { ms: episode.ms, delayMs: episode.delayMs }),
+          ),
+        );
+        this.counts.network += 1;
+        return;
+      }
+      case 'primary-kill':
+      case 'switchover':
+      case 'standby-stall': {
+        const turn = this.formationTurn.then(() => this.formationFault(event));
+        this.formationTurn = turn.catch(() => undefined);
+        await turn;
+        return;
+      }
       case 'backend-kill': {
         const { rows } = await this.deps.pool.query<{ terminated: number }>(TERMINATE_BACKENDS, [
           this.deps.databaseName,
@@ -155,6 +235,98 @@ export class FaultInjector implements LaunchGate {
       }
     }
   }
+
+  /**
+   * A crash of the primary's node, a switchover, or a frozen standby; then the wait until the
+   * formation is whole again (the old primary back as a standby), so the next one meets a
+   * formation with a synchronous standby, as production would between incidents.
+   */
+  private async formationFault(event: FaultEvent): Promise<void> {
+    const formation = this.deps.formation;
+    if (formation === undefined) return;
+    await formation.waitForStates(isWhole, FORMATION_HEAL_MS);
+    const primary = await formation.primary();
+    if (primary === undefined) throw new Error('the formation has no primary');
+    const standby: NodeName = primary === 'node_1' ? 'node_2' : 'node_1';
+    const at = Date.now();
+    const before = { ...this.deps.stats };
+    let node: NodeName = primary;
+    switch (event.kind) {
+      case 'primary-kill':
+        if (this.deps.loseTail === true) {
+          // Commits go on without the standby (it is asynchronous), clients are told, and
+          // the crash takes those commits with it: the failover loses acknowledged answers.
+          await formation.holdWal(standby, true);
+          await sleep(LOSE_TAIL_MS);
+          await formation.killNode(primary);
+          await formation.holdWal(standby, false);
+        } else {
+          await formation.killNode(primary);
+        }
+        this.counts.primaryKills += 1;
+        // The standby is promoted; then the crashed node comes back and rejoins (pg_rewind).
+        await formation.waitForStates(
+          (states) => states.split(',')[standby === 'node_1' ? 0 : 1] === 'wait_primary',
+          FORMATION_HEAL_MS,
+        );
+        await formation.runNode(primary);
+        break;
+      case 'switchover':
+        await formation.switchover();
+        this.counts.switchovers += 1;
+        break;
+      case 'standby-stall':
+        node = standby;
+        await formation.freezeNode(standby, true);
+        await sleep(event.pauseMs);
+        await formation.freezeNode(standby, false);
+        this.counts.standbyStalls += 1;
+        break;
+      case 'sigkill':
+      case 'sigstop':
+      case 'backend-kill':
+      case 'network':
+        return; // not a formation fault
+    }
+    this.costs.push(this.measure({ kind: event.kind, node, at, before }));
+    await formation.waitForStates(isWhole, FORMATION_HEAL_MS);
+  }
+
+  private async measure(fault: {
+    kind: FailoverCost['kind'];
+    node: NodeName;
+    at: number;
+    before: Stats;
+  }): Promise<void> {
+    const succeededAt = (await this.deps.firstSuccessAfter?.(fault.at)) ?? null;
+    const after = this.deps.stats;
+    const answers = emptyFailoverAnswers();
+    for (const key of Object.keys(answers) as Array<keyof typeof answers>) {
+      answers[key] = after[key] - fault.before[key];
+    }
+    this.failovers.push({
+      kind: fault.kind,
+      node: fault.node,
+      outageMs: succeededAt === null ? null : succeededAt - fault.at,
+      answers,
+    });
+  }
+}
+
+/** A primary and a secondary, whichever node is which. */
+function isWhole(states: string): boolean {
+  return states.split(',').sort().join(',') === 'primary,secondary';
+}
+
+export function emptyFailoverAnswers(): FailoverCost['answers'] {
+  return {
+    outcomePending: 0,
+    providerUnavailable: 0,
+    internalErrors: 0,
+    networkErrors: 0,
+    timeouts: 0,
+    inUse: 0,
+  };
 }
 
 function sleep(ms: number): Promise<void> {

@@ -9,6 +9,8 @@ export interface FinalRecord {
   /** Null for a result, else the stored refusal's code. */
   code: string | null;
   replayed: boolean;
+  /** When the client received it (ms since the epoch). */
+  receivedAt?: number;
   canonical: string;
   data: Record<string, unknown> | null;
   /** 'first' for the request's own sends, 'replay' for the extra sends after it was final. */

@@ -5,7 +5,7 @@
  */
 import Table from 'cli-table3';
 import { reportTable } from '../../ops/render.ts';
-import type { FaultCounts } from './faults.ts';
+import type { FailoverCost, FaultCounts } from './faults.ts';
 import type { Journal, OperationRecord } from './journal.ts';
 import type { SettleReport } from './settle.ts';
 import type { Snapshot } from './snapshot.ts';
@@ -97,6 +97,15 @@ export function figuresTable(run: RunFigures): string {
       'PostgreSQL backend kills (sessions ended)',
       `${run.faults.backendKill} (${run.faults.backendsTerminated})`,
     ],
+    ['network episodes (database and provider paths)', run.faults.network],
+    ...(run.tier.formation
+      ? [
+          [
+            'primary crashes / switchovers / standby stalls',
+            `${run.faults.primaryKills} / ${run.faults.switchovers} / ${run.faults.standbyStalls}`,
+          ] as [string, string],
+        ]
+      : []),
     [
       'reconciliations: charge found / absent',
       `${interventions('reconciled_charge_found')} / ${interventions('reconciled_charge_absent')}`,
@@ -140,4 +149,36 @@ export function violationList(findings: Findings): string {
     }
   }
   return lines.join('\n');
+}
+
+/** What each failover cost the merchant: time without a successful payment, and the answers meanwhile. */
+export function failoverTable(failovers: FailoverCost[]): string {
+  const table = new Table({
+    head: [
+      'failover',
+      'node',
+      'until a payment succeeded',
+      'OUTCOME_PENDING',
+      'PROVIDER_UNAVAILABLE',
+      '500',
+      'IN_USE',
+      'network errors',
+      'timeouts',
+    ],
+    style: { head: [], border: [] },
+  });
+  for (const f of failovers) {
+    table.push([
+      f.kind,
+      f.node,
+      f.outageMs === null ? 'none within 3 min' : `${(f.outageMs / 1000).toFixed(1)} s`,
+      f.answers.outcomePending,
+      f.answers.providerUnavailable,
+      f.answers.internalErrors,
+      f.answers.inUse,
+      f.answers.networkErrors,
+      f.answers.timeouts,
+    ]);
+  }
+  return `failovers: ${failovers.length}\n${table.toString()}`;
 }

@@ -15,6 +15,7 @@ import { join, resolve } from 'node:path';
 import { buildJavaScript } from '../../scripts/build.ts';
 import { parseRunArgs, UsageError, type RunArgs } from './args.ts';
 import { audit } from './auditor.ts';
+import type { Findings } from './verdict.ts';
 import { createClients } from './clients.ts';
 import { createScratchDatabase, type ScratchDatabase } from './database.ts';
 import { FaultInjector } from './faults.ts';
@@ -22,7 +23,13 @@ import { Journal } from './journal.ts';
 import { planOperations } from './plan.ts';
 import { ProcessRegistry } from './processes.ts';
 import { startProgress } from './progress.ts';
-import { figuresTable, outcomesTable, verdictTable, violationList } from './report.ts';
+import {
+  failoverTable,
+  figuresTable,
+  outcomesTable,
+  verdictTable,
+  violationList,
+} from './report.ts';
 import { planFaults } from './schedule.ts';
 import { settle } from './settle.ts';
 import { takeSnapshot } from './snapshot.ts';
@@ -30,6 +37,9 @@ import { startStack } from './stack.ts';
 import { registerEndpoints } from './endpoints.ts';
 import { startWebhookSink, type WebhookSink } from './webhook-sink.ts';
 import { GATEWAY_COUNT } from './tiers.ts';
+import { startFormation, type Formation } from '../support/ha-formation.ts';
+import { startNetwork, type Network } from './network.ts';
+import { firstSuccessAfter } from './failover-cost.ts';
 
 const EXIT_VIOLATIONS = 1;
 const EXIT_USAGE = 2;
@@ -37,7 +47,11 @@ const EXIT_HARNESS = 3;
 const EXIT_INTERRUPTED = 130;
 
 function replayCommand(args: RunArgs): string {
-  const tierFlag = args.tier.name === 'soak' ? ' --soak' : '';
+  const tierFlag = args.tier.negativeControl
+    ? ' --negative-control'
+    : args.tier.name === 'ci'
+      ? ''
+      : ` --${args.tier.name}`;
   return `npm run test:chaos --${tierFlag} --seed ${args.seed} --ops ${args.tier.operations}`;
 }
 
@@ -53,7 +67,10 @@ async function main(): Promise<number> {
   const { seed, tier } = args;
   const startedAt = Date.now();
   console.log(
-    `chaos ${tier.name}: seed ${seed}, ${tier.operations} operations, ${tier.sigkills} SIGKILLs, ${tier.sigstops} SIGSTOPs, ${tier.backendKills} PostgreSQL backend kills`,
+    `chaos ${tier.name}: seed ${seed}, ${tier.operations} operations, ${tier.sigkills} SIGKILLs, ${tier.sigstops} SIGSTOPs, ${tier.backendKills} PostgreSQL backend kills, ${tier.networkFaults} network episodes` +
+      (tier.formation
+        ? `, ${tier.primaryKills} primary crashes, ${tier.switchovers} switchovers, ${tier.standbyStalls} standby stalls`
+        : ''),
   );
   console.log(`  replay: ${replayCommand(args)}`);
 
@@ -68,6 +85,8 @@ async function main(): Promise<number> {
   let keepEvidence = false;
   let faults: FaultInjector | undefined;
   let sink: WebhookSink | undefined;
+  let formation: Formation | undefined;
+  let network: Network | undefined;
   /** Marks the gateways' coming exits as ours, so they are not reported as crashes. */
   let retire = () => undefined as void;
 
@@ -82,8 +101,10 @@ async function main(): Promise<number> {
     void registry
       .killAll()
       .then(() => rm(builtDir, { recursive: true, force: true }))
+      .then(() => network?.close())
       .then(() => db?.drop())
       .then(() => db?.close())
+      .then(() => formation?.stop())
       .finally(() => process.exit(EXIT_INTERRUPTED));
   };
   process.on('SIGINT', onSignal);
@@ -96,9 +117,24 @@ async function main(): Promise<number> {
     const buildStart = Date.now();
     buildJavaScript(builtDir);
     console.log(`  built the gateway and provider in ${Date.now() - buildStart} ms`);
-    db = await createScratchDatabase(seed);
+    if (tier.formation) {
+      const formationStart = Date.now();
+      formation = await startFormation({ async: tier.negativeControl });
+      console.log(
+        `  formation (a monitor, a primary, a synchronous standby) started in ${Date.now() - formationStart} ms: ${formation.dir}`,
+      );
+    }
+    db = await createScratchDatabase(seed, { formation });
     console.log(`  database ${db.name}, process logs in ${logDir}`);
-    const stack = await startStack({ registry, databaseUrl: db.url, gateways: GATEWAY_COUNT });
+    const databaseUrl = db.url;
+    const stack = await startStack({
+      registry,
+      gateways: GATEWAY_COUNT,
+      route: async (sandboxUrl) => {
+        network = await startNetwork({ databaseUrl, sandboxUrl });
+        return { databaseUrl: network.databaseUrl, pspUrl: network.pspUrl };
+      },
+    });
     retire = () => stack.slots.forEach((slot) => slot.retire());
     sink = await startWebhookSink(seed);
     await registerEndpoints({ seed, slots: stack.slots, sink });
@@ -109,6 +145,10 @@ async function main(): Promise<number> {
       pool: db.pool,
       databaseName: db.name,
       stats: journal.stats,
+      network: network?.paths,
+      formation,
+      loseTail: tier.negativeControl,
+      firstSuccessAfter: (at) => firstSuccessAfter(journal, at),
     });
     const clients = createClients({ seed, tier, journal, slots: stack.slots, gate: faults });
 
@@ -164,7 +204,9 @@ async function main(): Promise<number> {
         },
       }),
     );
+    if (faults.failovers.length > 0) console.log(`\n${failoverTable(faults.failovers)}`);
     console.log(verdictTable(findings));
+    if (tier.negativeControl) return negativeControlVerdict(findings, args);
     if (findings.violations.length === 0) {
       console.log(`\nall invariants hold (seed ${seed})`);
       return 0;
@@ -191,13 +233,34 @@ async function main(): Promise<number> {
       await registry.killAll();
       await rm(builtDir, { recursive: true, force: true });
       await sink?.close();
+      await network?.close();
       if (db !== undefined) {
         if (!keepEvidence) await db.drop();
         await db.close();
       }
       if (!keepEvidence) await rm(logDir, { recursive: true, force: true });
+      await formation?.stop();
     }
   }
+}
+
+/**
+ * The negative control passes when the auditor caught what the failover lost: acknowledged
+ * answers missing from the database. A run that lost nothing (the standby caught up in time)
+ * proves nothing either way and fails, naming why.
+ */
+function negativeControlVerdict(findings: Findings, args: RunArgs): number {
+  const lost = findings.violations.filter((v) => v.invariant === 'acknowledged');
+  if (lost.length > 0) {
+    console.log(
+      `\nnegative control: the auditor reported ${lost.length} lost acknowledgements (seed ${args.seed}), as it must`,
+    );
+    return 0;
+  }
+  console.log(
+    `\nnegative control FAILED: the failover lost acknowledged commits on purpose, and the auditor reported none (seed ${args.seed})`,
+  );
+  return EXIT_VIOLATIONS;
 }
 
 main().then(

@@ -5,10 +5,27 @@
  * the traffic even on a slower machine, and guarantees every fault lands while operations are
  * in flight (the launcher waits for a fault that is due, see clients.ts).
  */
+import type { NetworkFault } from '../support/tcp-fault-proxy.ts';
 import { Prng } from './prng.ts';
 import { GATEWAY_COUNT, type Tier } from './tiers.ts';
 
-export type FaultKind = 'sigkill' | 'sigstop' | 'backend-kill';
+export type FaultKind =
+  | 'sigkill'
+  | 'sigstop'
+  | 'backend-kill'
+  | 'network'
+  | 'primary-kill'
+  | 'switchover'
+  | 'standby-stall';
+
+/** A network episode: on which path, what kind, for how long. */
+export interface NetworkEpisode {
+  path: 'database' | 'provider';
+  fault: NetworkFault;
+  ms: number;
+  /** `latency` only: how long each chunk is held. */
+  delayMs: number;
+}
 
 export interface FaultEvent {
   kind: FaultKind;
@@ -25,6 +42,8 @@ export interface FaultEvent {
    * tenant bootstrap, partition maintenance), then replaced again. Null: a single kill.
    */
   againDuringStartMs: number | null;
+  /** `network` only. */
+  network: NetworkEpisode | null;
 }
 
 /** Faults start once the first operations are under way and end before the last ones. */
@@ -49,6 +68,17 @@ const KILL_DURING_START_SHARE = 0.35;
  */
 const DURING_START_MS = { min: 100, max: 1_200 } as const;
 
+/**
+ * Network episodes. A blackhole or a half-open episode outlasts nothing the gateway waits for
+ * on purpose (a provider call's timeout, a lease): it is the client-side timeouts and the
+ * settle-by-reading-back paths that must bring the requests caught in it to an answer.
+ */
+const NETWORK_FAULTS: NetworkFault[] = ['latency', 'reset', 'blackhole', 'half-open'];
+const NETWORK_MS = { min: 1_000, max: 5_000 } as const;
+const LATENCY_DELAY_MS = { min: 50, max: 600 } as const;
+/** A frozen standby: long enough for the monitor to take it out of the synchronous set. */
+const STANDBY_STALL_MS = { min: 4_000, max: 9_000 } as const;
+
 /** One lane per fault kind; each lane's events are in firing order. */
 export type FaultSchedule = Record<FaultKind, FaultEvent[]>;
 
@@ -68,7 +98,49 @@ export function planFaults(input: { seed: number; tier: Tier }): FaultSchedule {
       kind: 'backend-kill',
       count: tier.backendKills,
     }),
+    network: networkEpisodes({ rng: Prng.derive(seed, 'network'), tier }),
+    'primary-kill': spread({
+      rng: Prng.derive(seed, 'primary-kill'),
+      tier,
+      kind: 'primary-kill',
+      count: tier.primaryKills,
+    }),
+    switchover: spread({
+      rng: Prng.derive(seed, 'switchover'),
+      tier,
+      kind: 'switchover',
+      count: tier.switchovers,
+    }),
+    'standby-stall': spread({
+      rng: Prng.derive(seed, 'standby-stall'),
+      tier,
+      kind: 'standby-stall',
+      count: tier.standbyStalls,
+    }).map((event, i, all) => ({
+      ...event,
+      pauseMs: Prng.derive(seed, `standby-stall-${i}-of-${all.length}`).int(
+        STANDBY_STALL_MS.min,
+        STANDBY_STALL_MS.max,
+      ),
+    })),
   };
+}
+
+/** Network episodes spread over the run, each on a path and of a kind drawn from the seed. */
+function networkEpisodes(input: { rng: Prng; tier: Tier }): FaultEvent[] {
+  const { rng, tier } = input;
+  return spread({ rng, tier, kind: 'network', count: tier.networkFaults }).map((event) => {
+    const fault = NETWORK_FAULTS[rng.int(0, NETWORK_FAULTS.length - 1)] ?? 'latency';
+    return {
+      ...event,
+      network: {
+        path: rng.chance(0.5) ? 'database' : 'provider',
+        fault,
+        ms: rng.int(NETWORK_MS.min, NETWORK_MS.max),
+        delayMs: rng.int(LATENCY_DELAY_MS.min, LATENCY_DELAY_MS.max),
+      },
+    };
+  });
 }
 
 /** `count` events spread evenly over the run, each jittered within its own stretch. */
@@ -83,6 +155,7 @@ function spread(input: { rng: Prng; tier: Tier; kind: FaultKind; count: number }
     delayMs: rng.int(0, MAX_DELAY_MS),
     pauseMs: kind === 'sigstop' ? rng.int(PAUSE_MS.min, PAUSE_MS.max) : 0,
     againDuringStartMs: null,
+    network: null,
   }));
 }
 

@@ -157,20 +157,22 @@ export interface Stack {
 
 export async function startStack(input: {
   registry: ProcessRegistry;
-  databaseUrl: string;
   gateways: number;
+  /** Where the gateways reach the database and the provider (through the network's proxies). */
+  route: (sandboxUrl: string) => Promise<{ databaseUrl: string; pspUrl: string }>;
 }): Promise<Stack> {
-  const { registry, databaseUrl } = input;
+  const { registry } = input;
   const sandbox = await registry.start({
     name: 'sandbox-psp',
     entry: 'sandbox-psp/main.ts',
     env: { ...SANDBOX_ENV, SANDBOX_PSP_PORT: '0' },
     ready: SANDBOX_READY,
   });
+  const route = await input.route(sandbox.url);
   const env = {
     ...GATEWAY_ENV,
-    DATABASE_URL: databaseUrl,
-    PSP_URL: sandbox.url,
+    DATABASE_URL: route.databaseUrl,
+    PSP_URL: route.pspUrl,
     PORT: '0',
     INTERNAL_TOKEN,
     DATA_ENCRYPTION_KEYS,

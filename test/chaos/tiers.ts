@@ -5,11 +5,30 @@
  */
 
 export interface Tier {
-  name: 'ci' | 'soak';
+  name: 'ci' | 'soak' | 'failover';
   operations: number;
   sigkills: number;
   sigstops: number;
   backendKills: number;
+  /**
+   * Network episodes (test/support/tcp-fault-proxy.ts) on the paths from the gateways to
+   * PostgreSQL and to the provider: latency spikes, resets, blackholes, half-open connections.
+   */
+  networkFaults: number;
+  /** The tiers on a pg_auto_failover formation only: crashes of the primary's whole node… */
+  primaryKills: number;
+  /** …planned switchovers… */
+  switchovers: number;
+  /** …and a frozen synchronous standby, which holds every commit until the monitor acts. */
+  standbyStalls: number;
+  /** Run on a formation (scripts/ha/formation.sh), not a single PostgreSQL. */
+  formation: boolean;
+  /**
+   * The negative control: an asynchronous standby, held behind before each primary crash, so
+   * the failover loses commits that clients were told about. The run passes only if the
+   * auditor reports those lost acknowledgements.
+   */
+  negativeControl: boolean;
   /** Requests in flight at once across all clients: the machine has 2 shared cores. */
   httpConcurrency: number;
   /** Logical operations under way at once (in flight or waiting out a backoff). */
@@ -24,6 +43,12 @@ export const CI_TIER: Tier = {
   sigkills: 32,
   sigstops: 8,
   backendKills: 24,
+  networkFaults: 16,
+  primaryKills: 0,
+  switchovers: 0,
+  standbyStalls: 0,
+  formation: false,
+  negativeControl: false,
   httpConcurrency: 32,
   activeOperations: 96,
   loadDeadlineMs: 8 * 60_000,
@@ -35,21 +60,68 @@ export const SOAK_TIER: Tier = {
   sigkills: 370,
   sigstops: 90,
   backendKills: 64,
+  networkFaults: 240,
+  primaryKills: 0,
+  switchovers: 0,
+  standbyStalls: 0,
+  formation: false,
+  negativeControl: false,
   httpConcurrency: 32,
   activeOperations: 96,
   loadDeadlineMs: 6 * 60 * 60_000,
 };
 
+/**
+ * The failover tier: the same clients and process faults, fewer of them, on a formation whose
+ * primary is crashed and switched over while traffic runs. A failover takes seconds, not
+ * milliseconds, so the run is shorter in operations and longer per operation.
+ */
+export const FAILOVER_TIER: Tier = {
+  name: 'failover',
+  operations: 900,
+  sigkills: 6,
+  sigstops: 2,
+  backendKills: 6,
+  networkFaults: 8,
+  primaryKills: 2,
+  switchovers: 2,
+  standbyStalls: 2,
+  formation: true,
+  negativeControl: false,
+  httpConcurrency: 32,
+  activeOperations: 96,
+  loadDeadlineMs: 10 * 60_000,
+};
+
+/** The failover tier as the negative control: one crash, after the standby fell behind. */
+export const NEGATIVE_CONTROL_TIER: Tier = {
+  ...FAILOVER_TIER,
+  operations: 400,
+  sigkills: 0,
+  sigstops: 0,
+  backendKills: 0,
+  networkFaults: 0,
+  primaryKills: 1,
+  switchovers: 0,
+  standbyStalls: 0,
+  negativeControl: true,
+};
+
 /** The tier with its fault counts scaled to `operations` (never below one of each). */
 export function scaledTier(tier: Tier, operations: number): Tier {
   if (operations === tier.operations) return tier;
-  const scale = (count: number) => Math.max(1, Math.round((count * operations) / tier.operations));
+  const scale = (count: number) =>
+    count === 0 ? 0 : Math.max(1, Math.round((count * operations) / tier.operations));
   return {
     ...tier,
     operations,
     sigkills: scale(tier.sigkills),
     sigstops: scale(tier.sigstops),
     backendKills: scale(tier.backendKills),
+    networkFaults: scale(tier.networkFaults),
+    primaryKills: scale(tier.primaryKills),
+    switchovers: scale(tier.switchovers),
+    standbyStalls: scale(tier.standbyStalls),
   };
 }
 

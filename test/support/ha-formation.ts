@@ -42,6 +42,8 @@ export interface Formation {
   runNode(node: NodeName): Promise<void>;
   /** SIGSTOP (or SIGCONT) of every process of the node: a machine that stalls. */
   freezeNode(node: NodeName, frozen: boolean): Promise<void>;
+  /** SIGSTOP (or SIGCONT) of a standby's WAL receiver alone: it falls behind, still healthy. */
+  holdWal(node: NodeName, held: boolean): Promise<void>;
   /** `pg_autoctl perform switchover`: the planned failover of routine maintenance. */
   switchover(): Promise<void>;
   stop(): Promise<void>;
@@ -117,6 +119,9 @@ export async function startFormation(opts: { async?: boolean } = {}): Promise<Fo
     },
     async freezeNode(node, frozen) {
       await script(frozen ? 'freeze-node' : 'thaw-node', dir, node);
+    },
+    async holdWal(node, held) {
+      await script(held ? 'hold-wal' : 'release-wal', dir, node);
     },
     async switchover() {
       await script('switchover', dir);
