@@ -3,7 +3,14 @@ import { ormConnection } from '../migrations/orm-connection.ts';
 import { ENTITIES } from './entities.ts';
 import { parseDatabaseUrl } from './kernel/db/database-url.ts';
 import { REQUEST_STATEMENT_TIMEOUT_MS } from './kernel/db/pool.ts';
-import { PrimaryFinder } from './kernel/db/primary-finder.ts';
+import {
+  isPrimaryLost,
+  isWritable,
+  PrimaryFinder,
+  WRITABLE_CHECK,
+  type WritableRow,
+} from './kernel/db/primary-finder.ts';
+import type pg from 'pg';
 
 export type Orm = MikroORM;
 
@@ -30,32 +37,73 @@ export function createOrm(options: OrmOptions): Orm {
     // lock must not hold one of this pool's few connections indefinitely.
     statement_timeout: options.statementTimeoutMs ?? REQUEST_STATEMENT_TIMEOUT_MS,
   };
+  const primary = primaryConnection(options.databaseUrl, session);
   return MikroORM.initSync({
     // The URL parsed as pg parses it: MikroORM's own parser refuses a unix socket's ?host=/dir.
     ...ormConnection(options.databaseUrl),
     entities: ENTITIES,
-    pool: { min: 0, max: options.poolMax },
-    driverOptions: { connection: primaryConnection(options.databaseUrl, session) ?? session },
+    ...(primary === undefined
+      ? { pool: { min: 0, max: options.poolMax }, driverOptions: { connection: session } }
+      : {
+          pool: { min: 0, max: options.poolMax, afterCreate: primary.afterCreate },
+          driverOptions: { connection: primary.connection },
+        }),
     debug: false,
     allowGlobalContext: false,
   });
 }
 
 /**
- * For a DATABASE_URL with several hosts: knex's connection provider (knex calls it for each new
- * connection, since its expirationChecker always says expired), which asks which host is the
- * primary. It asks afresh each time: the ORM's few connections are opened rarely, and a cached
- * answer would keep sending them to a host that has since been demoted.
+ * For a DATABASE_URL with several hosts, the ORM's connections follow the primary through
+ * knex's own hooks:
+ * - `connection`, knex's connection provider, names the primary the finder knows (finding it
+ *   first if need be). Its expirationChecker says "expired" once the finder forgets that host:
+ *   knex then asks again, and drops the pooled connections made to it at their next checkout.
+ * - `afterCreate` checks that a new connection really reached a writable server, and makes
+ *   the connection's errors that mean the primary moved (57P01, 25006, a dead socket) tell
+ *   the finder.
  */
 function primaryConnection(
   databaseUrl: string,
   session: Record<string, unknown>,
-): (() => Promise<Record<string, unknown>>) | undefined {
+):
+  | {
+      connection: () => Promise<Record<string, unknown>>;
+      afterCreate: (
+        connection: pg.Client,
+        done: (error: Error | null, c: pg.Client) => void,
+      ) => void;
+    }
+  | undefined {
   const url = parseDatabaseUrl(databaseUrl);
   if (!url.requirePrimary) return undefined;
-  return async () => {
-    const finder = new PrimaryFinder(url, { applicationName: String(session['application_name']) });
-    const endpoint = await finder.locate();
-    return { ...url.configFor(endpoint), ...session, expirationChecker: () => true };
+  const finder = new PrimaryFinder(url, { applicationName: String(session['application_name']) });
+  return {
+    async connection() {
+      const endpoint = await finder.locate();
+      return {
+        ...url.configFor(endpoint),
+        ...session,
+        expirationChecker: () => !finder.isCurrent(endpoint),
+      };
+    },
+    afterCreate(connection, done) {
+      const endpoint = { host: connection.host, port: Number(connection.port) };
+      const forget = () => finder.forgetHost(endpoint);
+      connection.on('error', (error) => {
+        if (isPrimaryLost(error)) forget();
+      });
+      connection.query<WritableRow>(WRITABLE_CHECK).then(
+        ({ rows }) => {
+          if (isWritable(rows[0])) return done(null, connection);
+          forget();
+          done(new Error(`${endpoint.host}:${endpoint.port} no longer takes writes`), connection);
+        },
+        (error: Error) => {
+          forget();
+          done(error, connection);
+        },
+      );
+    },
   };
 }

@@ -9,6 +9,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateDatabase } from '../../migrations/migrate.ts';
 import { createPool } from '../../services/kernel/db/pool.ts';
+import { createOrm } from '../../services/orm.ts';
 import { KEY_SETTLED_CHANNEL, KeyWatcher } from '../../services/kernel/idempotency/key-watcher.ts';
 import { createLogger } from '../../services/kernel/logging/logger.ts';
 import { startFormation, type Formation, type NodeName } from '../support/ha-formation.ts';
@@ -125,6 +126,20 @@ describe('a multi-host DATABASE_URL on a pg_auto_failover formation', () => {
       max: 4,
       applicationName: 'ha-test',
     });
+    const orm = createOrm({
+      databaseUrl: formation.url,
+      poolMax: 2,
+      applicationName: 'ha-test-orm',
+    });
+    const ormPort = async () =>
+      Number(
+        (
+          await orm.em
+            .fork()
+            .getConnection()
+            .execute<Array<{ port: number }>>('SELECT inet_server_port() AS port')
+        )[0]?.port,
+      );
     const watcher = new KeyWatcher({
       connectionString: formation.url,
       applicationName: 'ha-test-listen',
@@ -132,6 +147,7 @@ describe('a multi-host DATABASE_URL on a pg_auto_failover formation', () => {
     });
     try {
       await watcher.listening();
+      expect(await ormPort()).toBe(portOf('node_1'));
       const writers = startWriters(pool, 4, 1_000);
       await waitUntil(() => writers.acknowledged.length >= 50, {
         timeoutMs: 10_000,
@@ -161,9 +177,16 @@ describe('a multi-host DATABASE_URL on a pg_auto_failover formation', () => {
         { timeoutMs: 30_000, what: 'a notification from the new primary' },
       );
       subscription.cancel();
+
+      // The ORM's pool (reads and management) drops its connections to the old primary.
+      await waitUntil(async () => (await ormPort().catch(() => 0)) === portOf('node_2'), {
+        timeoutMs: 30_000,
+        what: 'the ORM on the new primary',
+      });
     } finally {
       await watcher.close();
       await pool.end();
+      await orm.close(true);
     }
     // The old primary rejoins as a standby (pg_rewind).
     await formation.runNode('node_1');

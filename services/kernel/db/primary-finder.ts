@@ -43,6 +43,18 @@ export class PrimaryFinder {
     return this.finding;
   }
 
+  /** forget(), for a connection that knows only its host and port. */
+  forgetHost(endpoint: Endpoint): void {
+    if (this.current?.host === endpoint.host && this.current.port === endpoint.port) {
+      this.current = undefined;
+    }
+  }
+
+  /** Whether `endpoint` is still the primary as far as this finder knows. */
+  isCurrent(endpoint: Endpoint): boolean {
+    return this.current === endpoint;
+  }
+
   /** A connection to `endpoint` proved it is no longer the primary: ask again next time. */
   forget(endpoint: Endpoint): void {
     if (this.current === endpoint) this.current = undefined;
