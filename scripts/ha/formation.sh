@@ -56,6 +56,23 @@ install_packages() {
     { apt_update && apt_install postgresql-15-auto-failover pg-auto-failover-cli; }
 }
 
+# Signals processes owned by postgres: root may, anyone else does it as postgres.
+signal_as_owner() {
+  if [ "$(id -u)" -eq 0 ]; then kill "$@" 2>/dev/null || true
+  else as_postgres kill "$@" 2>/dev/null || true; fi
+}
+
+# Signals the session of each keeper (node_2, node_1, monitor) that was started under DIR.
+signal_keepers() {
+  local signal="$1" dir="$2" part
+  for part in node_2 node_1 monitor; do
+    local sid
+    sid="$(cat "$dir/$part.pid" 2>/dev/null || true)"
+    is_pid "$sid" && signal_as_owner "-$signal" -- "-$sid"
+  done
+  return 0
+}
+
 # Runs a command as the postgres role's OS user, from root or through passwordless sudo.
 as_postgres() {
   if [ "$(id -un)" = postgres ]; then
@@ -74,10 +91,15 @@ formation_url() {
 }
 
 # Starts `pg_autoctl run` for PGDATA in a session of its own; the session id goes to PIDFILE.
+# `setsid -f` forks, so runuser's own child exits at once and runuser with it: pg_autoctl is
+# then the child of init, which reaps it when it is killed. Left under runuser, a keeper that
+# is SIGSTOPped stops runuser too (su's job control), and once killed it stays a zombie that a
+# restarted keeper takes for a live one ("already running").
 run_keeper() {
   local pgdata="$1" pidfile="$2" log="$3"
-  as_postgres setsid sh -c 'echo $$ > "$1"; exec pg_autoctl run --pgdata "$2" >>"$3" 2>&1' \
-    keeper "$pidfile" "$pgdata" "$log" </dev/null >/dev/null 2>&1 &
+  rm -f "$pidfile"
+  as_postgres setsid -f sh -c 'echo $$ > "$1"; exec pg_autoctl run --pgdata "$2" >>"$3" 2>&1' \
+    keeper "$pidfile" "$pgdata" "$log" </dev/null >/dev/null 2>&1
   for _ in $(seq 1 50); do [ -s "$pidfile" ] && return 0; sleep 0.1; done
   echo "formation: pg_autoctl for $pgdata did not start; see $log" >&2
   return 1
@@ -146,10 +168,9 @@ start() {
 kill_node() {
   local dir="$1" node="$2" sid
   sid="$(cat "$dir/$node.pid")"
-  # The whole session: pg_autoctl, its postmaster and every backend. Root may signal postgres's
-  # processes; anyone else signals as postgres.
-  if [ "$(id -u)" -eq 0 ]; then kill -KILL -- "-$sid" 2>/dev/null || true
-  else as_postgres kill -KILL -- "-$sid" 2>/dev/null || true; fi
+  is_pid "$sid" || { echo "formation: no session id for $node" >&2; return 1; }
+  # The whole session: pg_autoctl and its postmaster (whose children end with it).
+  signal_as_owner -KILL -- "-$sid"
   # A postmaster that lost its keeper still runs until it notices; wait for its port to close.
   local deadline=$((SECONDS + 20))
   while pg_isready -q -h 127.0.0.1 -p "$(node_port "$node")" 2>/dev/null; do
@@ -163,19 +184,22 @@ kill_node() {
 # session alone would leave the walreceiver streaming.
 node_processes() {
   local dir="$1" node="$2" sid postmaster
-  sid="$(cat "$dir/$node.pid")"
-  pgrep -s "$sid" || true
+  sid="$(cat "$dir/$node.pid" 2>/dev/null || true)"
   postmaster="$(head -n 1 "$dir/$node/postmaster.pid" 2>/dev/null || true)"
-  [ -n "$postmaster" ] && pgrep -P "$postmaster" || true
+  # Never a guess: an empty id would make pgrep pick the caller's own session.
+  is_pid "$sid" && pgrep -s "$sid"
+  is_pid "$postmaster" && { echo "$postmaster"; pgrep -P "$postmaster"; }
+  return 0
 }
+
+is_pid() { [[ "${1:-}" =~ ^[0-9]+$ ]] && [ "$1" -gt 1 ]; }
 
 signal_node() {
   local signal="$1" dir="$2" node="$3" pids
   pids="$(node_processes "$dir" "$node" | sort -u | tr '\n' ' ')"
   [ -n "$pids" ] || return 0
   # shellcheck disable=SC2086
-  if [ "$(id -u)" -eq 0 ]; then kill "-$signal" $pids 2>/dev/null || true
-  else as_postgres kill "-$signal" $pids 2>/dev/null || true; fi
+  signal_as_owner "-$signal" $pids
 }
 
 # The standby's WAL receiver alone: the node stays healthy to the monitor (its postmaster and
@@ -187,7 +211,7 @@ signal_walreceiver() {
   pids="$(pgrep -P "$postmaster" -f 'walreceiver' || true)"
   [ -n "$pids" ] || { echo "formation: $node has no walreceiver" >&2; return 1; }
   # shellcheck disable=SC2086
-  if [ "$(id -u)" -eq 0 ]; then kill "-$signal" $pids; else as_postgres kill "-$signal" $pids; fi
+  signal_as_owner "-$signal" $pids
 }
 
 run_node() {
@@ -199,22 +223,10 @@ run_node() {
 stop() {
   local dir="$1"
   [ -d "$dir" ] || return 0
-  for part in node_2 node_1 monitor; do
-    [ -s "$dir/$part.pid" ] || continue
-    local sid
-    sid="$(cat "$dir/$part.pid")"
-    if [ "$(id -u)" -eq 0 ]; then kill -TERM -- "-$sid" 2>/dev/null || true
-    else as_postgres kill -TERM -- "-$sid" 2>/dev/null || true; fi
-  done
+  signal_keepers TERM "$dir"
   local deadline=$((SECONDS + 20))
   while pgrep -f "pg_autoctl run --pgdata $dir/" >/dev/null 2>&1 && [ $SECONDS -lt $deadline ]; do sleep 0.2; done
-  for part in node_2 node_1 monitor; do
-    [ -s "$dir/$part.pid" ] || continue
-    local sid
-    sid="$(cat "$dir/$part.pid")"
-    if [ "$(id -u)" -eq 0 ]; then kill -KILL -- "-$sid" 2>/dev/null || true
-    else as_postgres kill -KILL -- "-$sid" 2>/dev/null || true; fi
-  done
+  signal_keepers KILL "$dir"
   if [ "$(id -u)" -eq 0 ]; then rm -rf "$dir"; else as_postgres rm -rf "$dir"; fi
 }
 
