@@ -11,7 +11,7 @@
  */
 import { OPERATION_IDS, operationLabel, type PaymentAnswer } from './audit-answers.ts';
 import type { FinalRecord, Journal } from './journal.ts';
-import type { KeyRow, Snapshot } from './snapshot.ts';
+import { keysByScope, type Snapshot } from './snapshot.ts';
 import type { Findings } from './verdict.ts';
 
 export function auditAcknowledged(input: {
@@ -20,11 +20,7 @@ export function auditAcknowledged(input: {
   findings: Findings;
 }): void {
   const { journal, snapshot, findings } = input;
-  const keys = new Map<string, KeyRow[]>();
-  for (const row of snapshot.keys) {
-    const scope = `${row.tenant_id}/${row.operation}/${row.key}`;
-    keys.set(scope, [...(keys.get(scope) ?? []), row]);
-  }
+  const keys = keysByScope(snapshot.keys);
   const payments = new Set(snapshot.payments.map((p) => p.id));
   const operations = new Set(snapshot.operations.map((o) => o.id));
   for (const record of journal.records) {

@@ -6,7 +6,7 @@
 import { paymentIdOf } from './clients.ts';
 import type { Journal, OperationRecord } from './journal.ts';
 import { APPROVING_TOKENS, formatMinor, type CreateOp, type PlannedOp } from './plan.ts';
-import type { KeyRow, Snapshot } from './snapshot.ts';
+import { keysByScope, type KeyRow, type Snapshot } from './snapshot.ts';
 import { CHARGE_ABSENT } from './audit-provider.ts';
 import type { Findings } from './verdict.ts';
 
@@ -32,13 +32,11 @@ export function auditAnswers(input: {
   journal: Journal;
   snapshot: Snapshot;
   findings: Findings;
+  providerOutages?: Array<{ from: number; to: number }>;
 }): void {
   const { journal, snapshot, findings } = input;
-  const keys = new Map<string, KeyRow[]>();
-  for (const row of snapshot.keys) {
-    const scope = `${row.tenant_id}/${row.operation}/${row.key}`;
-    keys.set(scope, [...(keys.get(scope) ?? []), row]);
-  }
+  const outages = input.providerOutages ?? [];
+  const keys = keysByScope(snapshot.keys);
   const ownerOf = new Map<string, string>(snapshot.payments.map((p) => [p.id, p.tenant_id]));
   for (const record of journal.records) {
     const { op } = record;
@@ -66,7 +64,15 @@ export function auditAnswers(input: {
       );
     }
     if (op.kind === 'create')
-      checkCreate({ record, op, label, snapshot, findings, keyRow: rows[0] });
+      checkCreate({
+        record,
+        op,
+        label,
+        snapshot,
+        findings,
+        keyRow: rows[0],
+        exposed: outages.some((o) => overlaps(record, o)),
+      });
     else checkFollowUp({ record, label, journal, findings, keyRow: rows[0], snapshot });
   }
   checkSharedKeys(journal, findings);
@@ -109,6 +115,8 @@ function checkCreate(input: {
   snapshot: Snapshot;
   findings: Findings;
   keyRow: KeyRow | undefined;
+  /** Under way while the path to the provider misbehaved. */
+  exposed: boolean;
 }): void {
   const { op, label, findings, snapshot } = input;
   const payment = input.record.finals[0]?.data?.['payment'] as PaymentAnswer | undefined;
@@ -157,15 +165,30 @@ function checkCreate(input: {
       () => `${label}: answered ${payment.status}, the payment is ${row.status}`,
     );
   }
-  checkTokenOutcome({ op, payment, label, findings });
+  checkTokenOutcome({ op, payment, label, findings, exposed: input.exposed });
 }
 
-/** What the provider does with a token decides how the payment must end. */
+/**
+ * Whether an operation was under way (launched, not yet final) while the path to the provider
+ * misbehaved, with the provider's apply window after it: its charge may never have arrived.
+ */
+function overlaps(record: OperationRecord, outage: { from: number; to: number }): boolean {
+  const settledAt = record.settledAt ?? Infinity;
+  return record.startedAt <= outage.to && settledAt >= outage.from;
+}
+
+/**
+ * What the provider does with a token decides how the payment must end. One exception, the
+ * network's: a payment under way while the path to the provider lost requests may end
+ * FAILED/PROVIDER_CHARGE_ABSENT whatever its token, because its charge may never have reached
+ * the provider; the provider invariants still require that no charge exists for it.
+ */
 function checkTokenOutcome(input: {
   op: CreateOp;
   payment: PaymentAnswer;
   label: string;
   findings: Findings;
+  exposed: boolean;
 }): void {
   const { op, payment, label, findings } = input;
   const outcome = `${payment.status}${payment.failureCode === null ? '' : `/${payment.failureCode}`}`;
@@ -178,9 +201,10 @@ function checkTokenOutcome(input: {
   // An approving token reported as failed is an unknown outcome reported as failed.
   const invariant =
     APPROVING_TOKENS.has(op.token) || op.token === 'pm_card_unreachable' ? 'unknown' : 'commands';
+  const lostOnTheWay = input.exposed && outcome === `FAILED/${CHARGE_ABSENT}`;
   findings.check(
     invariant,
-    outcome === expected,
+    outcome === expected || lostOnTheWay,
     () => `${label}: ${op.token} (${op.captureMethod}) ended ${outcome}, expected ${expected}`,
   );
 }

@@ -19,6 +19,8 @@ export function audit(input: {
   snapshot: Snapshot;
   webhooks: WebhookDelivery[];
   crashes: Array<{ exit: string; logFile: string }>;
+  /** When the path to the provider misbehaved (FaultInjector.providerOutages). */
+  providerOutages?: Array<{ from: number; to: number }>;
 }): Findings {
   const { journal, snapshot } = input;
   const findings = new Findings();
@@ -35,7 +37,7 @@ export function audit(input: {
   auditEffects(snapshot, findings);
   auditLedger(snapshot, findings);
   auditWebhooks({ snapshot, deliveries: input.webhooks, findings });
-  auditAnswers({ journal, snapshot, findings });
+  auditAnswers({ journal, snapshot, findings, providerOutages: input.providerOutages ?? [] });
   auditAcknowledged({ journal, snapshot, findings });
   return findings;
 }

@@ -6,6 +6,7 @@
  * fast or slow the machine is.
  */
 import type pg from 'pg';
+import { isPrimaryLost } from '../../services/kernel/db/primary-finder.ts';
 import type { Formation, NodeName } from '../support/ha-formation.ts';
 import type { TcpFaultProxy } from '../support/tcp-fault-proxy.ts';
 import type { LaunchGate } from './clients.ts';
@@ -52,9 +53,12 @@ export interface NetworkPaths {
 export interface FailoverCost {
   kind: 'primary-kill' | 'switchover' | 'standby-stall';
   node: NodeName;
-  /** From the fault to the first createPayment that succeeded after it; null if none did. */
+  /**
+   * The longest time without a successful payment in the window after the fault (from the
+   * last success before it); null if none succeeded in the window at all.
+   */
   outageMs: number | null;
-  /** Answers counted by the clients between the fault and that success. */
+  /** Answers counted by the clients during that longest gap. */
   answers: Pick<
     Stats,
     | 'outcomePending'
@@ -68,6 +72,9 @@ export interface FailoverCost {
 
 /** The negative control: how long the standby receives nothing before the primary crashes. */
 const LOSE_TAIL_MS = 3_000;
+
+/** How long after a fault its cost is measured: a failover here takes seconds. */
+const MEASURE_MS = 45_000;
 
 /** How long a formation fault may take to heal (a node back as a standby) before the run fails. */
 const FORMATION_HEAL_MS = 120_000;
@@ -87,6 +94,12 @@ export class FaultInjector implements LaunchGate {
     standbyStalls: 0,
   };
   readonly failovers: FailoverCost[] = [];
+  /**
+   * When the path to the provider misbehaved: a charge sent then may never have reached it,
+   * and the engine rightly ends such a payment FAILED/PROVIDER_CHARGE_ABSENT once the
+   * provider's books prove it absent (the auditor allows that outcome for these ops alone).
+   */
+  readonly providerOutages: Array<{ from: number; to: number }> = [];
   /** Per lane, the index of the next event that has not fired. */
   private readonly next: Record<FaultKind, number> = {
     sigkill: 0,
@@ -116,8 +129,8 @@ export class FaultInjector implements LaunchGate {
       formation?: Formation;
       /** The negative control: hold the (asynchronous) standby behind before a primary crash. */
       loseTail?: boolean;
-      /** Resolves with when the first createPayment after `at` succeeded, or null. */
-      firstSuccessAfter?: (at: number) => Promise<number | null>;
+      /** When each successful createPayment so far was received, in order (failover-cost.ts). */
+      successTimes?: () => number[];
     },
   ) {}
 
@@ -209,12 +222,14 @@ export class FaultInjector implements LaunchGate {
         const paths = this.deps.network;
         if (episode === null || paths === undefined) return;
         const proxies = episode.path === 'database' ? paths.database : [paths.provider];
+        const from = Date.now();
         await Promise.all(
           proxies.map((proxy) =>
             proxy.inject(episode.fault, { ms: episode.ms, delayMs: episode.delayMs }),
           ),
         );
         this.counts.network += 1;
+        if (episode.path === 'provider') this.providerOutages.push({ from, to: Date.now() });
         return;
       }
       case 'primary-kill':
@@ -226,12 +241,32 @@ export class FaultInjector implements LaunchGate {
         return;
       }
       case 'backend-kill': {
-        const { rows } = await this.deps.pool.query<{ terminated: number }>(TERMINATE_BACKENDS, [
-          this.deps.databaseName,
-        ]);
+        const terminated = await this.onPrimary(async () => {
+          const { rows } = await this.deps.pool.query<{ terminated: number }>(TERMINATE_BACKENDS, [
+            this.deps.databaseName,
+          ]);
+          return rows[0]?.terminated ?? 0;
+        });
         this.counts.backendKill += 1;
-        this.counts.backendsTerminated += rows[0]?.terminated ?? 0;
+        this.counts.backendsTerminated += terminated;
         return;
+      }
+    }
+  }
+
+  /**
+   * The harness's own statement, on whichever node is primary: during a failover (another
+   * lane's) its connection may meet the old primary going down; it asks again until one
+   * answers, as the gateways do.
+   */
+  private async onPrimary<T>(run: () => Promise<T>): Promise<T> {
+    const deadline = Date.now() + FORMATION_HEAL_MS;
+    for (;;) {
+      try {
+        return await run();
+      } catch (error) {
+        if (!isPrimaryLost(error) || Date.now() > deadline) throw error;
+        await sleep(POLL_MS * 10);
       }
     }
   }
@@ -292,23 +327,46 @@ export class FaultInjector implements LaunchGate {
     await formation.waitForStates(isWhole, FORMATION_HEAL_MS);
   }
 
+  /**
+   * Follows the successes for MEASURE_MS after the fault, keeping the longest gap between two
+   * (the first counted from the last success before the fault) and the clients' answers during
+   * it. A gap still open at the end counts up to the end: no payment succeeded since.
+   */
   private async measure(fault: {
     kind: FailoverCost['kind'];
     node: NodeName;
     at: number;
     before: Stats;
   }): Promise<void> {
-    const succeededAt = (await this.deps.firstSuccessAfter?.(fault.at)) ?? null;
-    const after = this.deps.stats;
-    const answers = emptyFailoverAnswers();
-    for (const key of Object.keys(answers) as Array<keyof typeof answers>) {
-      answers[key] = after[key] - fault.before[key];
+    const times = this.deps.successTimes;
+    if (times === undefined) return;
+    const end = fault.at + MEASURE_MS;
+    let last =
+      times()
+        .filter((t) => t <= fault.at)
+        .pop() ?? fault.at;
+    let atLast = fault.before;
+    let worst: { gapMs: number; answers: FailoverCost['answers'] } | null = null;
+    const consider = (gapMs: number) => {
+      if (worst !== null && gapMs <= worst.gapMs) return;
+      worst = { gapMs, answers: answersBetween(atLast, this.deps.stats) };
+    };
+    while (Date.now() < end && !this.stopped) {
+      await sleep(POLL_MS * 5);
+      for (const t of times().filter((time) => time > last)) {
+        consider(t - last);
+        last = t;
+        atLast = { ...this.deps.stats };
+      }
     }
+    // Still no success at the window's end, with the load still running: the gap is open.
+    if (!this.stopped) consider(Date.now() - last);
+    const measured = worst as { gapMs: number; answers: FailoverCost['answers'] } | null;
     this.failovers.push({
       kind: fault.kind,
       node: fault.node,
-      outageMs: succeededAt === null ? null : succeededAt - fault.at,
-      answers,
+      outageMs: measured?.gapMs ?? null,
+      answers: measured?.answers ?? emptyFailoverAnswers(),
     });
   }
 }
@@ -316,6 +374,14 @@ export class FaultInjector implements LaunchGate {
 /** A primary and a secondary, whichever node is which. */
 function isWhole(states: string): boolean {
   return states.split(',').sort().join(',') === 'primary,secondary';
+}
+
+function answersBetween(from: Stats, to: Stats): FailoverCost['answers'] {
+  const answers = emptyFailoverAnswers();
+  for (const key of Object.keys(answers) as Array<keyof typeof answers>) {
+    answers[key] = to[key] - from[key];
+  }
+  return answers;
 }
 
 export function emptyFailoverAnswers(): FailoverCost['answers'] {

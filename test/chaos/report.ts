@@ -157,7 +157,7 @@ export function failoverTable(failovers: FailoverCost[]): string {
     head: [
       'failover',
       'node',
-      'until a payment succeeded',
+      'longest time without a payment',
       'OUTCOME_PENDING',
       'PROVIDER_UNAVAILABLE',
       '500',
@@ -171,7 +171,7 @@ export function failoverTable(failovers: FailoverCost[]): string {
     table.push([
       f.kind,
       f.node,
-      f.outageMs === null ? 'none within 3 min' : `${(f.outageMs / 1000).toFixed(1)} s`,
+      f.outageMs === null ? 'no payment at all' : `${(f.outageMs / 1000).toFixed(1)} s`,
       f.answers.outcomePending,
       f.answers.providerUnavailable,
       f.answers.internalErrors,

@@ -39,7 +39,7 @@ import { startWebhookSink, type WebhookSink } from './webhook-sink.ts';
 import { GATEWAY_COUNT } from './tiers.ts';
 import { startFormation, type Formation } from '../support/ha-formation.ts';
 import { startNetwork, type Network } from './network.ts';
-import { firstSuccessAfter } from './failover-cost.ts';
+import { successTimes } from './failover-cost.ts';
 
 const EXIT_VIOLATIONS = 1;
 const EXIT_USAGE = 2;
@@ -148,7 +148,7 @@ async function main(): Promise<number> {
       network: network?.paths,
       formation,
       loseTail: tier.negativeControl,
-      firstSuccessAfter: (at) => firstSuccessAfter(journal, at),
+      successTimes: () => successTimes(journal),
     });
     const clients = createClients({ seed, tier, journal, slots: stack.slots, gate: faults });
 
@@ -185,6 +185,7 @@ async function main(): Promise<number> {
       snapshot,
       webhooks: sink.deliveries,
       crashes: stack.slots.flatMap((slot) => slot.crashes),
+      providerOutages: faults.providerOutages,
     });
     const auditMs = Date.now() - auditStart;
 

@@ -177,3 +177,13 @@ async function refundsOf(input: {
   await Promise.all(Array.from({ length: REFUND_FETCH_CONCURRENCY }, worker));
   return refunds;
 }
+
+/** The key rows of each scope (tenant/operation/key), in the snapshot's order. */
+export function keysByScope(rows: KeyRow[]): Map<string, KeyRow[]> {
+  const keys = new Map<string, KeyRow[]>();
+  for (const row of rows) {
+    const scope = `${row.tenant_id}/${row.operation}/${row.key}`;
+    keys.set(scope, [...(keys.get(scope) ?? []), row]);
+  }
+  return keys;
+}

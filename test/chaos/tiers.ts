@@ -132,9 +132,11 @@ export function scaledTier(tier: Tier, operations: number): Tier {
  * - LEASE_MS (2 s) exceeds one provider call plus one probe (2 × 700 ms), as the engine
  *   requires, so only a pause or a kill (not a live owner) loses a lease;
  * - a SIGSTOP lasts longer than LEASE_MS (see PAUSE_MS in schedule.ts), so a takeover happens;
- * - PROVIDER_APPLY_WINDOW_MS (3.5 s) exceeds the sandbox's slowest application (pm_card_slow,
- *   3 s after receipt): a shorter window would let reconciliation "prove" a charge absent that
- *   the provider was still about to make — a harness error, not an engine bug.
+ * - PROVIDER_APPLY_WINDOW_MS (9 s) exceeds the sandbox's slowest application (pm_card_slow,
+ *   3 s after receipt) plus the longest a network episode holds a request on its way
+ *   (NETWORK_MS in schedule.ts, 5 s): a shorter window would let reconciliation "prove" a
+ *   charge absent that the provider was still about to receive and make — a harness error,
+ *   not an engine bug. (Production sets it from the provider's own promise.)
  */
 export const PROVIDER_TIMEOUT_MS = 700;
 
@@ -153,7 +155,7 @@ export const GATEWAY_ENV: Readonly<Record<string, string>> = {
   RECOVERY_BACKOFF_BASE_MS: '250',
   PROVIDER_TIMEOUT_MS: String(PROVIDER_TIMEOUT_MS),
   PROVIDER_UNKNOWN_AFTER_ATTEMPTS: '3',
-  PROVIDER_APPLY_WINDOW_MS: '3500',
+  PROVIDER_APPLY_WINDOW_MS: '9000',
   RECONCILIATION_INTERVAL_MS: '1000',
   OUTBOX_INTERVAL_MS: '250',
   OUTBOX_CLAIM_LEASE_MS: '2000',

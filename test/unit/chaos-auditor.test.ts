@@ -143,6 +143,50 @@ describe('the chaos auditor, on a finished run', () => {
     expectOnly(violationsOf(run), 'ledger', /2 receipts, expected 1/);
   });
 
+  describe('a payment FAILED/PROVIDER_CHARGE_ABSENT for an approving token', () => {
+    /**
+     * A clean run plus a pm_card_visa payment whose charge never reached the provider: failed
+     * by reconciliation, no charge for it anywhere; its client launched it at 1000 ms and had
+     * its final answer at 2000 ms.
+     */
+    function chargeAbsentRun(): { run: FinishedRun; label: string } {
+      const { builder } = cleanRun();
+      const { op } = builder.createChargeAbsent({
+        tenant: 'a',
+        amountMinor: 1500,
+        currency: 'EUR',
+        token: 'pm_card_visa',
+        captureMethod: 'AUTOMATIC',
+      });
+      const run = builder.finish();
+      const record = run.journal.record(op.index);
+      record.startedAt = 1_000;
+      record.settledAt = 2_000;
+      return { run, label: `op ${op.index} create ${op.key} (tenant a)` };
+    }
+
+    it('reports it as an unknown outcome reported as failed, with no outage while under way', () => {
+      const { run, label } = chargeAbsentRun();
+      // Outages that end just before it started and begin just after its answer.
+      const providerOutages = [
+        { from: 200, to: 999 },
+        { from: 2_001, to: 3_000 },
+      ];
+      expect(audit({ ...run, providerOutages }).violations).toEqual([
+        {
+          invariant: 'unknown',
+          detail: `${label}: pm_card_visa (AUTOMATIC) ended FAILED/PROVIDER_CHARGE_ABSENT, expected SUCCEEDED`,
+        },
+      ]);
+    });
+
+    it('accepts it when the path to the provider misbehaved while it was under way', () => {
+      const { run } = chargeAbsentRun();
+      const providerOutages = [{ from: 1_800, to: 2_500 }];
+      expect(audit({ ...run, providerOutages }).violations).toEqual([]);
+    });
+  });
+
   describe('reports a lost acknowledgement', () => {
     it('a succeeded payment gone after a restore, its charge and webhook still out there', () => {
       const { builder, payments } = cleanRun();

@@ -29,6 +29,18 @@ export interface PaymentHandle {
   charge: ProviderCharge;
 }
 
+/** A create's payment that has no charge at the provider. */
+export type ChargelessPayment = Omit<PaymentHandle, 'charge'>;
+
+type CreateInput = {
+  tenant: TenantName;
+  amountMinor: number;
+  currency: 'EUR' | 'USD' | 'JPY';
+  token: 'pm_card_visa' | 'pm_card_mastercard' | 'pm_card_declined';
+  captureMethod: 'AUTOMATIC' | 'MANUAL';
+  replays?: number;
+};
+
 const SEED = 7;
 /** The gateway's operation ids, spelled here rather than taken from the auditor: a drift shows. */
 const OPERATION_IDS = {
@@ -76,26 +88,8 @@ export class FinishedRunBuilder {
   private nextId = 1;
 
   /** A createPayment: approved by the provider unless the token is pm_card_declined. */
-  create(input: {
-    tenant: TenantName;
-    amountMinor: number;
-    currency: 'EUR' | 'USD' | 'JPY';
-    token: 'pm_card_visa' | 'pm_card_mastercard' | 'pm_card_declined';
-    captureMethod: 'AUTOMATIC' | 'MANUAL';
-    replays?: number;
-  }): PaymentHandle {
-    const index = this.plan.length;
-    const op: CreateOp & PlannedOp = {
-      ...input,
-      index,
-      kind: 'create',
-      key: `c-${SEED}-${index}`,
-      reference: `chaos-${SEED}-${index}`,
-      sharedKeyWith: null,
-      replays: input.replays ?? 0,
-      copies: 1,
-    };
-    this.plan.push(op);
+  create(input: CreateInput): PaymentHandle {
+    const op = this.planCreate(input);
     const row = paymentRow({ op, id: uuid(this.nextId++), tenantId: this.tenantId(op.tenant) });
     const charge = chargeOf({ op, row });
     this.snapshot.payments.push(row);
@@ -106,6 +100,32 @@ export class FinishedRunBuilder {
     const event =
       row.status === 'FAILED' ? 'failed' : row.status === 'SUCCEEDED' ? 'succeeded' : 'authorized';
     this.publish({ payment, id: `evt_payment_${row.id}_${event}`, type: `payment.${event}` });
+    this.answer({ op, payload: { payment: this.view(payment) } });
+    return payment;
+  }
+
+  /**
+   * A createPayment whose charge request never reached the provider, whatever its token: its
+   * outcome was unknown until reconciliation found no charge under its key in the provider's
+   * final books (reconcile-payments.ts). The payment ends FAILED/PROVIDER_CHARGE_ABSENT with no
+   * provider reference, its key finished with that answer, a payment.failed event and its
+   * webhook, the settlement's intervention; no charge at the provider, no posting, no receipt.
+   */
+  createChargeAbsent(input: CreateInput): ChargelessPayment {
+    const op = this.planCreate(input);
+    const id = uuid(this.nextId++);
+    const row: PaymentRow = {
+      ...paymentRow({ op, id, tenantId: this.tenantId(op.tenant) }),
+      status: 'FAILED',
+      amount_captured_minor: '0',
+      provider_reference: null,
+      failure_code: 'PROVIDER_CHARGE_ABSENT',
+    };
+    this.snapshot.payments.push(row);
+    this.key({ op, resourceId: row.id });
+    const payment = { op, row };
+    this.publish({ payment, id: `evt_payment_${row.id}_failed`, type: 'payment.failed' });
+    this.intervention('reconciled_charge_absent');
     this.answer({ op, payload: { payment: this.view(payment) } });
     return payment;
   }
@@ -166,7 +186,7 @@ export class FinishedRunBuilder {
   }
 
   /** The payment as the API shows it now. */
-  view(payment: PaymentHandle): Payment {
+  view(payment: ChargelessPayment): Payment {
     return paymentView({ row: payment.row, operations: this.snapshot.operations });
   }
 
@@ -177,6 +197,23 @@ export class FinishedRunBuilder {
       journal.settle(index, 0);
     }
     return { journal, snapshot: this.snapshot, webhooks: this.webhooks, crashes: [] };
+  }
+
+  /** A create's plan entry. */
+  private planCreate(input: CreateInput): CreateOp & PlannedOp {
+    const index = this.plan.length;
+    const op: CreateOp & PlannedOp = {
+      ...input,
+      index,
+      kind: 'create',
+      key: `c-${SEED}-${index}`,
+      reference: `chaos-${SEED}-${index}`,
+      sharedKeyWith: null,
+      replays: input.replays ?? 0,
+      copies: 1,
+    };
+    this.plan.push(op);
+    return op;
   }
 
   /** A follow-up's plan entry and its key, which names the operation's id. */
@@ -268,7 +305,7 @@ export class FinishedRunBuilder {
    * The event and its webhook, carrying the payment as it is now. Every third event's first
    * delivery is refused, as the sink refuses some, and redelivered with the same payload.
    */
-  private publish(input: { payment: PaymentHandle; id: string; type: string }): void {
+  private publish(input: { payment: ChargelessPayment; id: string; type: string }): void {
     const { op, row } = input.payment;
     this.snapshot.events.push({ tenant_id: row.tenant_id, id: input.id, type: input.type });
     const delivery: WebhookDelivery = {
@@ -295,6 +332,13 @@ export class FinishedRunBuilder {
 
   private record(op: PlannedOp, final: FinalRecord): void {
     this.finals.set(op.index, [...(this.finals.get(op.index) ?? []), final]);
+  }
+
+  /** A settlement recorded by machine or operator, counted per action as the snapshot does. */
+  private intervention(action: string): void {
+    const counted = this.snapshot.interventions.find((i) => i.action === action);
+    if (counted === undefined) this.snapshot.interventions.push({ action, n: 1 });
+    else counted.n += 1;
   }
 
   private tenantId(tenant: TenantName): string {
