@@ -12,8 +12,8 @@
 #   formation.sh run-node DIR NODE            start a node again (an old primary rejoins: pg_rewind)
 #   formation.sh freeze-node DIR NODE         SIGSTOP every process of a node: a stalled machine
 #   formation.sh thaw-node DIR NODE           SIGCONT them
-#   formation.sh hold-wal DIR NODE            SIGSTOP a standby's walreceiver: it falls behind
-#   formation.sh release-wal DIR NODE         SIGCONT it
+#   formation.sh hold-wal DIR NODE            SIGSTOP a primary's WAL senders: its standby falls behind
+#   formation.sh release-wal DIR NODE         SIGCONT them
 #   formation.sh switchover DIR               a planned failover (routine maintenance)
 #   formation.sh stop DIR                     stop everything started under DIR and delete DIR
 #
@@ -169,8 +169,13 @@ kill_node() {
   local dir="$1" node="$2" sid
   sid="$(cat "$dir/$node.pid")"
   is_pid "$sid" || { echo "formation: no session id for $node" >&2; return 1; }
-  # The whole session: pg_autoctl and its postmaster (whose children end with it).
+  # The whole node at once: the keeper's session and the postmaster's children (each in a
+  # session of its own; a stopped one would otherwise outlive the postmaster).
+  local pids
+  pids="$(node_processes "$dir" "$node" | sort -u | tr '\n' ' ')"
   signal_as_owner -KILL -- "-$sid"
+  # shellcheck disable=SC2086
+  [ -n "$pids" ] && signal_as_owner -KILL $pids
   # A postmaster that lost its keeper still runs until it notices; wait for its port to close.
   local deadline=$((SECONDS + 20))
   while pg_isready -q -h 127.0.0.1 -p "$(node_port "$node")" 2>/dev/null; do
@@ -202,14 +207,15 @@ signal_node() {
   signal_as_owner "-$signal" $pids
 }
 
-# The standby's WAL receiver alone: the node stays healthy to the monitor (its postmaster and
-# keeper answer) while it receives nothing, as a standby on a congested link would. Used with
-# --async by the negative control to make a failover lose acknowledged commits.
-signal_walreceiver() {
+# The primary's WAL senders alone: every node stays healthy to the monitor while the standby
+# receives nothing, as over a congested link. Used with --async by the negative control: the
+# WAL the standby never got is lost with the primary. (Holding the standby's receiver instead
+# loses nothing: what was sent waits in its socket and is read after the crash.)
+signal_walsenders() {
   local signal="$1" dir="$2" node="$3" postmaster pids
   postmaster="$(head -n 1 "$dir/$node/postmaster.pid")"
-  pids="$(pgrep -P "$postmaster" -f 'walreceiver' || true)"
-  [ -n "$pids" ] || { echo "formation: $node has no walreceiver" >&2; return 1; }
+  pids="$(pgrep -P "$postmaster" -f 'walsender' || true)"
+  [ -n "$pids" ] || { echo "formation: $node has no WAL sender" >&2; return 1; }
   # shellcheck disable=SC2086
   signal_as_owner "-$signal" $pids
 }
@@ -239,8 +245,8 @@ case "${1:-}" in
   run-node) [ $# -ge 3 ] || usage; run_node "$2" "$3" ;;
   freeze-node) [ $# -ge 3 ] || usage; signal_node STOP "$2" "$3" ;;
   thaw-node) [ $# -ge 3 ] || usage; signal_node CONT "$2" "$3" ;;
-  hold-wal) [ $# -ge 3 ] || usage; signal_walreceiver STOP "$2" "$3" ;;
-  release-wal) [ $# -ge 3 ] || usage; signal_walreceiver CONT "$2" "$3" ;;
+  hold-wal) [ $# -ge 3 ] || usage; signal_walsenders STOP "$2" "$3" ;;
+  release-wal) [ $# -ge 3 ] || usage; signal_walsenders CONT "$2" "$3" ;;
   switchover) [ $# -ge 2 ] || usage; as_postgres pg_autoctl perform switchover --pgdata "$2/monitor" >>"$2/monitor.log" 2>&1 ;;
   stop) [ $# -ge 2 ] || usage; stop "$2" ;;
   *) usage ;;

@@ -14,6 +14,7 @@ import {
 import { RETENTION } from './tiers.ts';
 import { withClient, type DatabaseServer } from '../../dev/embedded-postgres/database-server.ts';
 import { connectionFor } from '../../services/kernel/db/primary-client.ts';
+import { isPrimaryLost } from '../../services/kernel/db/primary-finder.ts';
 import type { Formation } from '../support/ha-formation.ts';
 import { openScratchServer } from '../../dev/embedded-postgres/scratch-server.ts';
 
@@ -23,6 +24,8 @@ export interface ScratchDatabase {
   server: DatabaseServer;
   /** A small pool of the harness's own (application_name chaos-harness, never killed). */
   pool: pg.Pool;
+  /** Resolves once a statement runs on the primary (after a failover, it may take a retry). */
+  primaryReached(): Promise<void>;
   drop(): Promise<void>;
   /** Closes our pool and, for an embedded server, stops it (the database goes with it). */
   close(): Promise<void>;
@@ -61,6 +64,18 @@ export async function createScratchDatabase(
     url,
     server,
     pool,
+    async primaryReached() {
+      const deadline = Date.now() + PRIMARY_WAIT_MS;
+      for (;;) {
+        try {
+          await pool.query('SELECT 1');
+          return;
+        } catch (error) {
+          if (!isPrimaryLost(error) || Date.now() > deadline) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 250));
+        }
+      }
+    },
     async drop() {
       await closePool();
       await withClient(server.adminUrl, (admin) =>
@@ -83,6 +98,9 @@ function formationServer(formation: Formation): DatabaseServer {
     stop: () => Promise.resolve(),
   };
 }
+
+/** How long the harness waits for the formation's primary to answer after the faults. */
+const PRIMARY_WAIT_MS = 60_000;
 
 /** Minute partitions laid out before the run starts, for the first this-many minutes. */
 const LAID_OUT_MINUTES = 5;

@@ -291,10 +291,9 @@ export class FaultInjector implements LaunchGate {
         if (this.deps.loseTail === true) {
           // Commits go on without the standby (it is asynchronous), clients are told, and
           // the crash takes those commits with it: the failover loses acknowledged answers.
-          await formation.holdWal(standby, true);
+          await formation.holdWal(primary, true);
           await sleep(LOSE_TAIL_MS);
-          await formation.killNode(primary);
-          await formation.holdWal(standby, false);
+          await formation.killNode(primary); // the held senders die with it, their WAL unsent
         } else {
           await formation.killNode(primary);
         }

@@ -121,7 +121,7 @@ async function main(): Promise<number> {
       const formationStart = Date.now();
       formation = await startFormation({ async: tier.negativeControl });
       console.log(
-        `  formation (a monitor, a primary, a synchronous standby) started in ${Date.now() - formationStart} ms: ${formation.dir}`,
+        `  formation (a monitor, a primary, ${tier.negativeControl ? 'an asynchronous' : 'a synchronous'} standby) started in ${Date.now() - formationStart} ms: ${formation.dir}`,
       );
     }
     db = await createScratchDatabase(seed, { formation });
@@ -169,6 +169,9 @@ async function main(): Promise<number> {
     await faultRun;
     progress.stop();
     if (faultFailure !== undefined) throw faultFailure;
+    // The harness's pool may still name the old primary: its next connection learns otherwise
+    // (and fails once) before it finds the new one.
+    await db.primaryReached();
     const loadMs = Date.now() - loadStart;
 
     const settleStart = Date.now();
@@ -251,6 +254,7 @@ async function main(): Promise<number> {
  * proves nothing either way and fails, naming why.
  */
 function negativeControlVerdict(findings: Findings, args: RunArgs): number {
+  console.log(violationList(findings));
   const lost = findings.violations.filter((v) => v.invariant === 'acknowledged');
   if (lost.length > 0) {
     console.log(

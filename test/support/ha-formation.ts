@@ -42,7 +42,7 @@ export interface Formation {
   runNode(node: NodeName): Promise<void>;
   /** SIGSTOP (or SIGCONT) of every process of the node: a machine that stalls. */
   freezeNode(node: NodeName, frozen: boolean): Promise<void>;
-  /** SIGSTOP (or SIGCONT) of a standby's WAL receiver alone: it falls behind, still healthy. */
+  /** SIGSTOP (or SIGCONT) of a primary's WAL senders alone: its standby falls behind. */
   holdWal(node: NodeName, held: boolean): Promise<void>;
   /** `pg_autoctl perform switchover`: the planned failover of routine maintenance. */
   switchover(): Promise<void>;
