@@ -73,8 +73,10 @@ export interface FailoverCost {
 /** The negative control: how long the standby receives nothing before the primary crashes. */
 const LOSE_TAIL_MS = 3_000;
 
-/** How long after a fault its cost is measured: a failover here takes seconds. */
-const MEASURE_MS = 45_000;
+/** How long after a fault its cost is measured at most: a failover here takes seconds. */
+const MEASURE_MS = 60_000;
+/** …and how long after the formation is whole again. */
+const AFTER_HEAL_MS = 5_000;
 
 /** How long a formation fault may take to heal (a node back as a standby) before the run fails. */
 const FORMATION_HEAL_MS = 120_000;
@@ -322,21 +324,31 @@ export class FaultInjector implements LaunchGate {
       case 'network':
         return; // not a formation fault
     }
-    this.costs.push(this.measure({ kind: event.kind, node, at, before }));
+    // Measured until the formation is whole again and a little after, and before the next
+    // formation fault, so that no two failovers' costs overlap.
+    let healedAt = Infinity;
+    const measured = this.measure({ kind: event.kind, node, at, before }, () => healedAt);
+    this.costs.push(measured);
     await formation.waitForStates(isWhole, FORMATION_HEAL_MS);
+    healedAt = Date.now();
+    await measured;
   }
 
   /**
-   * Follows the successes for MEASURE_MS after the fault, keeping the longest gap between two
+   * Follows the successes after the fault until the formation is whole again (and
+   * AFTER_HEAL_MS more, at most MEASURE_MS), keeping the longest gap between two
    * (the first counted from the last success before the fault) and the clients' answers during
    * it. A gap still open at the end counts up to the end: no payment succeeded since.
    */
-  private async measure(fault: {
-    kind: FailoverCost['kind'];
-    node: NodeName;
-    at: number;
-    before: Stats;
-  }): Promise<void> {
+  private async measure(
+    fault: {
+      kind: FailoverCost['kind'];
+      node: NodeName;
+      at: number;
+      before: Stats;
+    },
+    healedAt: () => number,
+  ): Promise<void> {
     const times = this.deps.successTimes;
     if (times === undefined) return;
     const end = fault.at + MEASURE_MS;
@@ -350,7 +362,7 @@ export class FaultInjector implements LaunchGate {
       if (worst !== null && gapMs <= worst.gapMs) return;
       worst = { gapMs, answers: answersBetween(atLast, this.deps.stats) };
     };
-    while (Date.now() < end && !this.stopped) {
+    while (Date.now() < Math.min(end, healedAt() + AFTER_HEAL_MS) && !this.stopped) {
       await sleep(POLL_MS * 5);
       for (const t of times().filter((time) => time > last)) {
         consider(t - last);
