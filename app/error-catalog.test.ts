@@ -30,6 +30,7 @@ describe('the error catalog composed from its parts', () => {
       WEBHOOK_ENDPOINT_DISABLED: [422, true],
       WEBHOOK_DELIVERY_NOT_FOUND: [404, true],
       INTERNAL_SERVER_ERROR: [500, false],
+      DATABASE_UNAVAILABLE: [503, false],
     });
   });
 

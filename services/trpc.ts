@@ -1,5 +1,6 @@
 import { initTRPC } from '@trpc/server';
 import type { ServiceContext } from './context.ts';
+import { databaseUnavailable } from './kernel/db/database-unavailable.ts';
 import { AppError, type PublicError } from './kernel/errors.ts';
 
 /**
@@ -13,7 +14,7 @@ const t = initTRPC.context<ServiceContext>().create({
   // anything else reaches the caller as a bare INTERNAL_SERVER_ERROR, masked by the gateway.
   errorFormatter({ shape, error }) {
     const publicError: PublicError | null =
-      error.cause instanceof AppError ? error.cause.toPublic() : null;
+      error.cause instanceof AppError ? error.cause.toPublic() : databaseUnavailable(error.cause);
     return { ...shape, data: { ...shape.data, stack: undefined, publicError } };
   },
 });

@@ -1,6 +1,7 @@
 import { GraphQLError, type GraphQLFormattedError, type GraphQLResolveInfo } from 'graphql';
 import { HeaderMap } from '@apollo/server';
 import { TRPCError } from '@trpc/server';
+import { databaseUnavailable } from '../../services/kernel/db/database-unavailable.ts';
 import {
   AppError,
   KERNEL_ERRORS,
@@ -46,7 +47,7 @@ export function publicErrorOf(error: unknown): PublicError | null {
   if (error.code === 'BAD_REQUEST') {
     return publicError(KERNEL_ERRORS.BAD_USER_INPUT);
   }
-  return null;
+  return databaseUnavailable(error.cause);
 }
 
 /** Codes that Apollo itself assigns before execution; they pass through unmasked. */

@@ -59,6 +59,12 @@ export const KERNEL_ERRORS = defineErrors({
     message: 'A request with this idempotency key is still in flight. Retry after a moment.',
   },
   INTERNAL_SERVER_ERROR: { httpStatus: 500, stored: false, message: 'Internal server error.' },
+  DATABASE_UNAVAILABLE: {
+    httpStatus: 503,
+    stored: false,
+    message:
+      'The database is unavailable for a moment (a failover, a lost connection). Retry with the same key.',
+  },
 });
 
 /** What travels from a service to the gateway when a command does not succeed. */

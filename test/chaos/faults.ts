@@ -63,6 +63,7 @@ export interface FailoverCost {
     Stats,
     | 'outcomePending'
     | 'providerUnavailable'
+    | 'databaseUnavailable'
     | 'internalErrors'
     | 'networkErrors'
     | 'timeouts'
@@ -399,6 +400,7 @@ export function emptyFailoverAnswers(): FailoverCost['answers'] {
   return {
     outcomePending: 0,
     providerUnavailable: 0,
+    databaseUnavailable: 0,
     internalErrors: 0,
     networkErrors: 0,
     timeouts: 0,

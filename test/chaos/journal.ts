@@ -41,6 +41,7 @@ export class Stats {
   outcomePending = 0;
   inUse = 0;
   providerUnavailable = 0;
+  databaseUnavailable = 0;
   internalErrors = 0;
   networkErrors = 0;
   timeouts = 0;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CREATE_PAYMENT_FAULT_POINTS } from '../../services/payments/create-payment.flow.ts';
 import { useTestDatabase } from '../support/test-database.ts';
-import { graphql, paymentOf } from '../support/graphql-client.ts';
+import { errorCodeOf, graphql, paymentOf, type GraphQLAnswer } from '../support/graphql-client.ts';
 import { CREATE_PAYMENT, createUntilFinal } from '../support/operations.ts';
 import { startCommitCutter, type CommitCutter } from '../support/pg-commit-cutter.ts';
 import { startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
@@ -63,8 +63,9 @@ describe.each(CREATE_PAYMENT_FAULT_POINTS)('a PostgreSQL backend killed at %s', 
       paymentMethod: 'pm_card_visa',
       reference: key,
     };
+    let first: GraphQLAnswer;
     try {
-      await graphql(stack.app.url, {
+      first = await graphql(stack.app.url, {
         apiKey: TENANT_A.apiKey,
         query: CREATE_PAYMENT,
         variables: { input },
@@ -73,6 +74,15 @@ describe.each(CREATE_PAYMENT_FAULT_POINTS)('a PostgreSQL backend killed at %s', 
       stack.app.faults.disarm(point);
     }
     expect(kills).toBeGreaterThan(0);
+    // Whatever the lost connection cost this attempt, it is named for what it is: a database
+    // that is away for a moment (503, Retry-After), never a masked 500.
+    if (first.status !== 200) {
+      expect({ status: first.status, code: errorCodeOf(first) }).toEqual({
+        status: 503,
+        code: 'DATABASE_UNAVAILABLE',
+      });
+      expect(first.headers.get('retry-after')).toBe('1');
+    }
     const final = await createUntilFinal(stack.app.url, {
       apiKey: TENANT_A.apiKey,
       input,
@@ -91,6 +101,45 @@ describe.each(CREATE_PAYMENT_FAULT_POINTS)('a PostgreSQL backend killed at %s', 
       variables: { input: next },
     });
     expect(paymentOf(served).status).toBe('SUCCEEDED');
+  });
+});
+
+describe('a backend killed while the admission is under way', () => {
+  it('answers DATABASE_UNAVAILABLE (503, Retry-After), stores nothing, and the retry runs', async () => {
+    const key = 'pgkill.answer';
+    stack.app.faults.arm('createPayment.provider_charge_sent.before-commit', {
+      kind: 'call',
+      run: async () => void (await killServiceBackends()),
+    });
+    const input = {
+      idempotencyKey: key,
+      amount: '3.50',
+      currency: 'EUR',
+      paymentMethod: 'pm_card_visa',
+      reference: key,
+    };
+    let first: GraphQLAnswer;
+    try {
+      first = await graphql(stack.app.url, {
+        apiKey: TENANT_A.apiKey,
+        query: CREATE_PAYMENT,
+        variables: { input },
+      });
+    } finally {
+      stack.app.faults.disarm('createPayment.provider_charge_sent.before-commit');
+    }
+    expect(first.status).toBe(503);
+    expect(errorCodeOf(first)).toBe('DATABASE_UNAVAILABLE');
+    expect(first.headers.get('retry-after')).toBe('1');
+    const { rows } = await stack.db.query('SELECT 1 FROM idempotency_keys WHERE key = $1', [key]);
+    expect(rows).toEqual([]);
+    const retried = await graphql(stack.app.url, {
+      apiKey: TENANT_A.apiKey,
+      query: CREATE_PAYMENT,
+      variables: { input },
+    });
+    expect(paymentOf(retried).status).toBe('SUCCEEDED');
+    await assertExactlyOnce(key);
   });
 });
 

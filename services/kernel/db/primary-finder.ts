@@ -149,4 +149,6 @@ export function isPrimaryLost(error: unknown): boolean {
 }
 
 const SOCKET_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH']);
-const PG_CONNECTION_MESSAGES = /^(Connection terminated|Query read timeout|timeout expired)/;
+/** pg's own words for a connection that ended or never came (pg-pool's checkout timeout too). */
+const PG_CONNECTION_MESSAGES =
+  /^(Connection terminated|Query read timeout|timeout expired|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable)/;
