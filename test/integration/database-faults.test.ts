@@ -34,6 +34,39 @@ async function killServiceBackends(): Promise<number> {
   return rows.filter((r) => r.killed).length;
 }
 
+/** A payment of 2.50 under `key` (its reference too). */
+function paymentInput(key: string) {
+  return {
+    idempotencyKey: key,
+    amount: '2.50',
+    currency: 'EUR',
+    paymentMethod: 'pm_card_visa',
+    reference: key,
+  };
+}
+
+/** Sends `input` once with the services' backends killed at `point`; how many were killed. */
+async function createWithKillsAt(
+  point: string,
+  input: ReturnType<typeof paymentInput>,
+): Promise<{ answer: GraphQLAnswer; kills: number }> {
+  let kills = 0;
+  stack.app.faults.arm(point, {
+    kind: 'call',
+    run: async () => void (kills += await killServiceBackends()),
+  });
+  try {
+    const answer = await graphql(stack.app.url, {
+      apiKey: TENANT_A.apiKey,
+      query: CREATE_PAYMENT,
+      variables: { input },
+    });
+    return { answer, kills };
+  } finally {
+    stack.app.faults.disarm(point);
+  }
+}
+
 async function assertExactlyOnce(key: string): Promise<void> {
   expect(stack.sandbox.charges({ reference: key })).toHaveLength(1);
   const { rows: phases } = await stack.db.query<{ recovery_point: string }>(
@@ -51,28 +84,8 @@ async function assertExactlyOnce(key: string): Promise<void> {
 describe.each(CREATE_PAYMENT_FAULT_POINTS)('a PostgreSQL backend killed at %s', (point) => {
   it('ends with one effect, no stuck record, and the pool keeps serving', async () => {
     const key = `pgkill.${point}`;
-    let kills = 0;
-    stack.app.faults.arm(point, {
-      kind: 'call',
-      run: async () => void (kills += await killServiceBackends()),
-    });
-    const input = {
-      idempotencyKey: key,
-      amount: '2.50',
-      currency: 'EUR',
-      paymentMethod: 'pm_card_visa',
-      reference: key,
-    };
-    let first: GraphQLAnswer;
-    try {
-      first = await graphql(stack.app.url, {
-        apiKey: TENANT_A.apiKey,
-        query: CREATE_PAYMENT,
-        variables: { input },
-      });
-    } finally {
-      stack.app.faults.disarm(point);
-    }
+    const input = paymentInput(key);
+    const { answer: first, kills } = await createWithKillsAt(point, input);
     expect(kills).toBeGreaterThan(0);
     // Whatever the lost connection cost this attempt, it is named for what it is: a database
     // that is away for a moment (503, Retry-After), never a masked 500.
@@ -107,27 +120,11 @@ describe.each(CREATE_PAYMENT_FAULT_POINTS)('a PostgreSQL backend killed at %s', 
 describe('a backend killed while the admission is under way', () => {
   it('answers DATABASE_UNAVAILABLE (503, Retry-After), stores nothing, and the retry runs', async () => {
     const key = 'pgkill.answer';
-    stack.app.faults.arm('createPayment.provider_charge_sent.before-commit', {
-      kind: 'call',
-      run: async () => void (await killServiceBackends()),
-    });
-    const input = {
-      idempotencyKey: key,
-      amount: '3.50',
-      currency: 'EUR',
-      paymentMethod: 'pm_card_visa',
-      reference: key,
-    };
-    let first: GraphQLAnswer;
-    try {
-      first = await graphql(stack.app.url, {
-        apiKey: TENANT_A.apiKey,
-        query: CREATE_PAYMENT,
-        variables: { input },
-      });
-    } finally {
-      stack.app.faults.disarm('createPayment.provider_charge_sent.before-commit');
-    }
+    const input = paymentInput(key);
+    const { answer: first } = await createWithKillsAt(
+      'createPayment.provider_charge_sent.before-commit',
+      input,
+    );
     expect(first.status).toBe(503);
     expect(errorCodeOf(first)).toBe('DATABASE_UNAVAILABLE');
     expect(first.headers.get('retry-after')).toBe('1');
