@@ -1,4 +1,5 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { HeaderMap, type ApolloServer } from '@apollo/server';
 import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
 import type { ServiceContext } from '../../services/context.ts';
@@ -14,6 +15,7 @@ import { sendGraphQLError, sendJson, sendRetryLater } from './respond.ts';
 import { GATEWAY_ERRORS } from '../gateway.errors.ts';
 import { KERNEL_ERRORS } from '../../services/kernel/errors.ts';
 import { createTimedServer, type ServerTimeouts } from './server-timeouts.ts';
+import { logClientErrors } from './client-errors.ts';
 import { preferredWaitSeconds } from './prefer-wait.ts';
 import { idempotencyAttemptOf } from './idempotency-attempt.ts';
 import { createTenantAuthenticator, type AuthenticatedTenant } from './tenant-authenticator.ts';
@@ -86,9 +88,12 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
   let inFlight = 0;
   let draining = false;
   let idle: (() => void) | null = null;
+  /** Each socket's response in flight, for the refusal of a client error (client-errors.ts). */
+  const answering = new WeakMap<Socket, ServerResponse>();
 
   const serve = (surface: Surface) => (req: IncomingMessage, res: ServerResponse) => {
     inFlight += 1;
+    answering.set(req.socket, res);
     if (draining) res.setHeader('connection', 'close');
     const started = performance.now();
     const header = req.headers['x-request-id'];
@@ -123,6 +128,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
       );
     };
     res.on('close', () => {
+      if (answering.get(req.socket) === res) answering.delete(req.socket);
       answeredMs = performance.now() - started;
       aborted = !res.writableFinished;
       ended();
@@ -147,6 +153,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
     ? createTimedServer(serve('internal'), options.timeouts)
     : null;
   const servers = internal === null ? [server] : [server, internal];
+  for (const s of servers) logClientErrors({ server: s, log: options.log, answering });
   return {
     server,
     internal,

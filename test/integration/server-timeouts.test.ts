@@ -14,9 +14,15 @@ const SLOW_PROVIDER_MS = 3_000;
 const TRICKLED_BODY_BYTES = 60;
 /** Bounds the wait for the server to close the trickling socket. */
 const CLOSE_DEADLINE_MS = 20_000;
+const lines: Array<Record<string, unknown>> = [];
 const stack = useTestStack('server_timeouts', {
   sandbox: { slowMs: SLOW_PROVIDER_MS },
-  app: { requestTimeoutMs: REQUEST_TIMEOUT_MS, providerTimeoutMs: 10_000 },
+  app: {
+    requestTimeoutMs: REQUEST_TIMEOUT_MS,
+    providerTimeoutMs: 10_000,
+    logLevel: 'warn',
+    logDestination: { write: (line: string) => void lines.push(JSON.parse(line) as never) },
+  },
 });
 
 interface Trickled {
@@ -58,12 +64,53 @@ function trickle(url: string): Promise<Trickled> {
   });
 }
 
+/** Opens a connection and sends nothing: what comes back before the server closes it. */
+function idleConnection(url: string): Promise<{ closedBy: 'server' | 'deadline'; answer: string }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname);
+    let answer = '';
+    const finish = (closedBy: 'server' | 'deadline') => {
+      clearTimeout(deadline);
+      socket.destroy();
+      resolve({ closedBy, answer });
+    };
+    const deadline = setTimeout(() => finish('deadline'), CLOSE_DEADLINE_MS);
+    socket.on('error', reject);
+    socket.on('data', (chunk) => (answer += chunk.toString('latin1')));
+    socket.on('close', () => finish('server'));
+  });
+}
+
 describe('server timeouts', () => {
   it('closes the socket of a client trickling its body, with 408', async () => {
     const result = await trickle(stack.app.url);
     expect(result.closedBy).toBe('server');
     expect(result.bytesSent).toBeLessThan(TRICKLED_BODY_BYTES - 1);
     expect(result.answer).toMatch(/^(HTTP\/1\.1 408 |$)/);
+  });
+
+  it('closes a connection that never sent a byte without an answer a pool could misread', async () => {
+    // A pooled client's spare connection: a 408 on it would race the pool's next request.
+    lines.length = 0;
+    const result = await idleConnection(stack.app.url);
+    expect(result).toEqual({ closedBy: 'server', answer: '' });
+    expect(lines.filter((line) => line['msg'] === 'client request refused')).toEqual([]);
+  });
+
+  it('logs the request it refused, with what the socket carried', async () => {
+    lines.length = 0;
+    await trickle(stack.app.url);
+    const refused = lines.filter((line) => line['msg'] === 'client request refused');
+    expect(refused).toHaveLength(1);
+    // Its headers arrived, so its handler was reading the body when the timeout cut it.
+    expect(refused[0]).toMatchObject({
+      level: 40,
+      code: 'ERR_HTTP_REQUEST_TIMEOUT',
+      answering: true,
+    });
+    expect(refused[0]?.['bytesRead']).toBeGreaterThan(0);
+    expect(refused[0]?.['socketAgeMs']).toBeGreaterThanOrEqual(REQUEST_TIMEOUT_MS);
   });
 
   it('answers a request that was received in time however long the provider takes', async () => {
