@@ -35,6 +35,8 @@ const BOTH = [
   ['PROVIDER_UNAVAILABLE', 503],
   ['BAD_RESPONSE', 502],
   ['BAD_RESPONSE', 429],
+  // A request timeout at the server: the request was not received whole, so not acted on.
+  ['BAD_RESPONSE', 408],
 ] as const;
 
 describe('the retry policy', () => {

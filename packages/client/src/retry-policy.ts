@@ -57,7 +57,9 @@ export function isRetryable(failure: {
   const retried = failure.kind === 'mutation' ? RETRIED_FOR_MUTATIONS : RETRIED_FOR_READS;
   if (retried.has(failure.code)) return true;
   // A 5xx or 429 without a known code (a proxy's 502, a load balancer's limit) did not serve
-  // the request.
+  // the request. A 408 says the server never received the whole request (RFC 9110 §15.5.9), so
+  // did nothing with it; it may also be a server's close of a pooled connection, read as the
+  // answer to the request written into it.
   const status = failure.httpStatus;
-  return status !== null && (status >= 500 || status === 429);
+  return status !== null && (status >= 500 || status === 429 || status === 408);
 }
