@@ -14,6 +14,8 @@ export interface RunArgs {
   seed: number;
   /** A progress bar (always on for --soak; on a terminal for the CI tier too). */
   progress: boolean;
+  /** Keep the processes' logs and the database of a run that passed, as a failed one keeps them. */
+  keep: boolean;
 }
 
 const USAGE = `npm run test:chaos -- [--soak | --failover] [--seed N] [--ops N] [--progress]
@@ -25,7 +27,8 @@ const USAGE = `npm run test:chaos -- [--soak | --failover] [--seed N] [--ops N] 
               passes only if the auditor reports the acknowledged answers the failover lost
   --seed N    replay the fault and operation schedule of seed N (printed by every run)
   --ops N     number of logical operations (fault counts scale with it)
-  --progress  show the progress bar in the CI tier too`;
+  --progress  show the progress bar in the CI tier too
+  --keep      keep the process logs and the database of a passing run too`;
 
 export class UsageError extends Error {
   override readonly name = 'UsageError';
@@ -43,6 +46,7 @@ export function parseRunArgs(argv: string[]): RunArgs {
         seed: { type: 'string' },
         ops: { type: 'string' },
         progress: { type: 'boolean', default: false },
+        keep: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
       strict: true,
@@ -68,6 +72,7 @@ export function parseRunArgs(argv: string[]): RunArgs {
     tier: scaledTier(base, ops),
     seed: seed >>> 0,
     progress: values.soak || values.progress,
+    keep: values.keep,
   };
 }
 

@@ -82,7 +82,7 @@ async function main(): Promise<number> {
   const builtDir = resolve(import.meta.dirname, '../..', `.build-chaos-${process.pid}`);
   const registry = new ProcessRegistry(logDir, builtDir);
   let db: ScratchDatabase | undefined;
-  let keepEvidence = false;
+  let keepEvidence = args.keep;
   let faults: FaultInjector | undefined;
   let sink: WebhookSink | undefined;
   let formation: Formation | undefined;
