@@ -6,7 +6,6 @@ import { providerRouter } from './provider/index.ts';
 import { systemRouter } from './system/index.ts';
 import { tenantsRouter } from './tenants/index.ts';
 import { createCallerFactory, router } from './trpc.ts';
-import { inProcessCallerFactory } from './in-process-caller.ts';
 
 /** Every internal service, as one router: in-process for `npm start`, or at /trpc over HTTP. */
 export const appRouter = router({
@@ -22,17 +21,10 @@ export const appRouter = router({
 export type AppRouter = typeof appRouter;
 
 /**
- * tRPC's own server-side caller: the type of every in-process caller, and what the direct one
- * below is tested against (test/integration/in-process-caller.test.ts).
+ * The in-process caller: tRPC's own server-side caller (ADR 0031), so a procedure runs exactly
+ * as it does behind /trpc — its middleware, its input parser, its errors. The per-call cost of
+ * tRPC's proxy is measured there. A service moved to its own process swaps its caller for a
+ * TRPCClient at the composition root; callers of `deps` do not change.
  */
-export const createTrpcCaller = createCallerFactory(appRouter);
-export type ServiceCaller = ReturnType<typeof createTrpcCaller>;
-
-/**
- * In-process calls go straight to each procedure: its input schema, then its resolver, thrown
- * failures shaped as tRPC's caller shapes them, without tRPC's per-call proxy and middleware
- * chain (services/in-process-caller.ts; docs/decisions/0014). A procedure that gains middleware
- * stops the start. A service that moves to its own process swaps its caller for a TRPCClient
- * at the composition root; callers of `deps` do not change.
- */
-export const createServiceCaller = inProcessCallerFactory<ServiceCaller>(appRouter);
+export const createServiceCaller = createCallerFactory(appRouter);
+export type ServiceCaller = ReturnType<typeof createServiceCaller>;
