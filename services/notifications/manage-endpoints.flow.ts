@@ -4,7 +4,7 @@ import type { JsonValue } from '../kernel/canonical-json.ts';
 import { InputInvalidError } from '../kernel/errors.ts';
 import { defineOperation, type OperationDef } from '../kernel/idempotency/operation.ts';
 import { decodeSignedCursor, encodeSignedCursor } from '../kernel/input/signed-cursor.ts';
-import { PAYMENT_EVENT_TYPES } from '../payments/index.ts';
+import { PAYMENT_EVENT_TYPES } from '../payments/contract.ts';
 import { endpointCommand, refusal, type EndpointCommandResult } from './endpoint-command.ts';
 import {
   DELETE_ENDPOINT,
@@ -18,6 +18,7 @@ import {
 import { NOTIFICATION_ERRORS } from './notifications.errors.ts';
 import { sealWebhookSecret } from './webhook-secret.ts';
 import { generateWebhookSecret } from './webhook-signature.ts';
+import { canonicalUuid } from '../kernel/input/uuid.ts';
 
 const managed = (id: string, publicName: string): OperationDef =>
   defineOperation({
@@ -40,7 +41,6 @@ export const MANAGE_WEBHOOK_OPERATIONS = [
   REDELIVER_WEBHOOK_EVENT,
 ];
 
-const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** A day: long enough to deploy a new secret everywhere that verifies it. */
 const DEFAULT_OVERLAP_SECONDS = 86_400;
 /** A week at most: an old secret that still signs is a secret that can still be leaked. */
@@ -99,8 +99,7 @@ function summaryOf(row: SummaryRow): EndpointSummary {
 
 /** The endpoint id as PostgreSQL prints it, or null: a malformed id names no endpoint. */
 function endpointIdOf(raw: string): string | null {
-  const id = raw.toLowerCase();
-  return UUID_PATTERN.test(id) ? id : null;
+  return canonicalUuid(raw);
 }
 
 /** Event types as a set in one spelling, so the same choice always hashes the same. */

@@ -1,6 +1,7 @@
 import type { Keyring } from '../kernel/crypto/keyring.ts';
 import { InputInvalidError } from '../kernel/errors.ts';
 import { decodeSignedCursor, encodeSignedCursor } from '../kernel/input/signed-cursor.ts';
+import { isCanonicalUuid } from '../kernel/input/uuid.ts';
 
 /**
  * A page position: the last payment's creation time (microseconds since the epoch) and id. Ties
@@ -17,8 +18,6 @@ export interface CursorPosition {
  * PostgreSQL's out-of-range error would surface as a 500.
  */
 const CURSOR_TIME_PATTERN = /^(0|[1-9]\d{0,15})$/;
-/** Ids come back from PostgreSQL in lower case, so an issued cursor never has another spelling. */
-const CURSOR_ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /**
  * `payload.keyId.mac` (kernel/input/signed-cursor.ts): the position, and a MAC under the tenant
@@ -39,7 +38,8 @@ export function decodeCursor(keyring: Keyring, tenantId: string, cursor: string)
     createdUs === undefined ||
     !CURSOR_TIME_PATTERN.test(createdUs) ||
     id === undefined ||
-    !CURSOR_ID_PATTERN.test(id)
+    // Ids come back from PostgreSQL in lower case: an issued cursor has no other spelling.
+    !isCanonicalUuid(id)
   )
     throw new InputInvalidError('after', 'after is not a cursor this API returned');
   return { createdUs, id };

@@ -22,7 +22,7 @@ import {
   type KeyTarget,
 } from './provider-key-holder.ts';
 import { providerRequestKey } from './provider-keys.ts';
-import type { ChargeOperationOutcome } from '../provider/index.ts';
+import type { ChargeOperationOutcome } from '../provider/contract.ts';
 import {
   normaliseOperation,
   type OperationCommand,
@@ -44,8 +44,7 @@ import {
   SELECT_PAYMENT_FOR_UPDATE,
 } from './payments.sql.ts';
 import { toPaymentView, toRefundView, type PaymentRow } from './payment.view.ts';
-
-const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { canonicalUuid } from '../kernel/input/uuid.ts';
 
 /**
  * An operation on an existing payment whose effect is one provider call (capture, cancel, refund):
@@ -193,7 +192,8 @@ async function admitOperation(
   },
 ): Promise<{ refuse: PaymentRefusal } | { payment: PaymentRow; operation: OperationRow }> {
   const { spec, tenantId, operationId, command } = admit;
-  if (!UUID_PATTERN.test(command.paymentId)) return { refuse: PAYMENT_ERRORS.PAYMENT_NOT_FOUND };
+  if (canonicalUuid(command.paymentId) === null)
+    return { refuse: PAYMENT_ERRORS.PAYMENT_NOT_FOUND };
   const { rows } = await tx.query<PaymentRow>(SELECT_PAYMENT_FOR_UPDATE, [
     tenantId,
     command.paymentId,

@@ -14,6 +14,7 @@ import {
   type PaymentView,
   type RefundRow,
 } from './payment.view.ts';
+import { canonicalUuid } from '../kernel/input/uuid.ts';
 
 /**
  * The query API's reads (payments.router.ts), through the EntityManager: each call gets its own
@@ -22,7 +23,6 @@ import {
 
 /** Page sizes beyond this are refused rather than clamped, so a client never silently gets less. */
 const MAX_PAGE_SIZE = 100;
-const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export const listPaymentsInput = z.strictObject({
   tenantId: z.uuid(),
@@ -81,11 +81,9 @@ export async function getPayment(
   em: EntityManager,
   input: { tenantId: string; id: string },
 ): Promise<PaymentView | null> {
-  if (!UUID_PATTERN.test(input.id)) return null;
-  const payment = await em.findOne(Payment, {
-    tenantId: input.tenantId,
-    id: input.id.toLowerCase(),
-  });
+  const id = canonicalUuid(input.id);
+  if (id === null) return null;
+  const payment = await em.findOne(Payment, { tenantId: input.tenantId, id });
   if (payment === null) return null;
   const refunds = await refundsOf(em, { tenantId: input.tenantId, paymentIds: [payment.id] });
   return toPaymentView(rowOf(payment), refunds.get(payment.id));

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, type JsonValue } from '../../services/kernel/canonical-json.ts';
-import { derivedKey } from '../../services/kernel/idempotency/derived-key.ts';
 import { Keyring } from '../../services/kernel/crypto/keyring.ts';
 import type { OperationDef } from '../../services/kernel/idempotency/operation.ts';
 import { keyedRequestHash, requestHash } from '../../services/kernel/idempotency/request-hash.ts';
@@ -199,15 +198,5 @@ describe('derived keys', () => {
     for (const part of ['order-4711', '1050', 'EUR', 'pm_card_visa', request.tenantId]) {
       expect(key).not.toContain(part);
     }
-  });
-
-  it('of other systems are built from our own ids only', () => {
-    const paymentId = '3f1c6d2e-8a7b-4c5d-9e0f-1a2b3c4d5e6f';
-    expect(() =>
-      derivedKey({ system: 'provider', subject: 'payment', ourId: 'client-key-123' }),
-    ).toThrow();
-    expect(
-      derivedKey({ system: 'ledger', subject: 'payment', ourId: paymentId, step: 'capture' }),
-    ).toBe(`ledger_payment_${paymentId}_capture`);
   });
 });
