@@ -1,6 +1,6 @@
 /**
  * The house's boundaries, checked by `npm run lint`: dependencies point one way (app → gateway →
- * services → kernel), a service is entered through its index.ts, the kernel knows no service,
+ * services → kernel), a service knows another only by its contract.ts, the kernel knows no service,
  * the gateway holds no SQL, the client SDK (packages/client) and the server never import each
  * other, and nothing imports in a circle.
  */
@@ -11,9 +11,9 @@ module.exports = {
       name: 'no-circular',
       severity: 'error',
       comment:
-        'A cycle makes load order matter and hides which module owns what. Type-only imports are erased at build and cannot make one.',
+        'A cycle makes load order matter and hides which module owns what. Type-only imports count too: erased at build, they still make a reader walk the circle to learn what a module needs.',
       from: {},
-      to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } },
+      to: { circular: true },
     },
     {
       name: 'kernel-knows-no-service',
@@ -23,21 +23,37 @@ module.exports = {
       to: { path: '^(services/(?!kernel/)|gateway/|app/|dev/)' },
     },
     {
-      name: 'no-deep-import-across-services',
+      name: 'services-import-only-contracts',
       severity: 'error',
-      comment: 'Another service is used through its index.ts, never through its internals.',
-      from: { path: '^services/([^/]+)/', pathNot: '^services/kernel/' },
+      comment:
+        'A service knows another only by its contract.ts (types and pure helpers): never its router, its flows or its index, so it can run in a process of its own.',
+      from: { path: '^services/([^/]+)/', pathNot: '^services/(kernel|ops)/' },
       to: {
         path: '^services/[^/]+/',
-        pathNot: ['^services/$1/', '^services/kernel/', '^services/[^/]+/index\\.ts$'],
+        pathNot: ['^services/$1/', '^services/kernel/', '^services/[^/]+/contract\\.ts$'],
+      },
+    },
+    {
+      name: 'ops-uses-service-index',
+      severity: 'error',
+      comment:
+        "The operators' service drives the others' functions (resolve, redrive, reseal), through their index.ts, never their internals.",
+      from: { path: '^services/ops/' },
+      to: {
+        path: '^services/(?!ops/|kernel/)[^/]+/',
+        pathNot: ['^services/[^/]+/(index|contract)\\.ts$'],
       },
     },
     {
       name: 'composition-uses-service-index',
       severity: 'error',
-      comment: 'The services composition (services/*.ts) sees each service through its index.ts.',
+      comment:
+        'The services composition (services/*.ts) sees each service through its index.ts, or its contract.ts where types are all it needs.',
       from: { path: '^services/[^/]+\\.ts$' },
-      to: { path: '^services/(?!kernel/)[^/]+/', pathNot: '^services/[^/]+/index\\.ts$' },
+      to: {
+        path: '^services/(?!kernel/)[^/]+/',
+        pathNot: '^services/[^/]+/(index|contract)\\.ts$',
+      },
     },
     {
       name: 'services-know-no-gateway',

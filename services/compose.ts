@@ -142,7 +142,7 @@ const BACKOFF_CAP_MS = 5 * 60_000;
 export function outboxConsumers(deps: ServiceDeps, caller: ServiceCaller) {
   return {
     handlers: notificationHandlers(deps),
-    batchHandlers: { ledger: ledgerHandler(caller), receipts: receiptsHandler(deps) },
+    batchHandlers: { ledger: ledgerHandler(caller.ledger), receipts: receiptsHandler(deps) },
   };
 }
 

@@ -1,3 +1,4 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
 import type pg from 'pg';
 import type { Keyring } from './kernel/crypto/keyring.ts';
 import type { FaultPoints } from './kernel/faults.ts';
@@ -5,17 +6,13 @@ import type { IdempotencyEngine } from './kernel/idempotency/engine.ts';
 import type { Logger } from './kernel/logging/logger.ts';
 import { RequestTrace } from './kernel/logging/request-trace.ts';
 import type { KernelMetrics } from './kernel/metrics.ts';
-import type { LedgerMetrics } from './ledger/index.ts';
-import type { ProviderMetrics } from './provider/index.ts';
+import type { LedgerMetrics } from './ledger/contract.ts';
+import type { ProviderAdapter, ProviderMetrics, ProviderPort } from './provider/contract.ts';
+import type { WebhookEgress } from './notifications/contract.ts';
 
 /** The series the services write: the kernel's and each service's own, on one registry. */
 export type ServiceMetrics = KernelMetrics & ProviderMetrics & LedgerMetrics;
-import type { Orm } from './orm.ts';
-import type { ProviderAdapter } from './provider/index.ts';
-import type { ProviderPort } from './provider/index.ts';
-import type { WebhookEgress } from './notifications/index.ts';
 
-/** Everything a service needs, passed in by whoever composes the process: no singletons. */
 /**
  * What each service may use, as a Pick of ServiceDeps: a service's functions take only these,
  * so the type checker refuses, say, a payments flow that reaches the PSP adapter (only the
@@ -45,6 +42,7 @@ export type NotificationsDeps = Pick<
   'pool' | 'orm' | 'engine' | 'keyring' | 'log' | 'trace' | 'webhookEgress'
 >;
 
+/** Everything a service needs, passed in by whoever composes the process: no singletons. */
 export interface ServiceDeps {
   /** The request path's pool: admission, fenced phases, pipelined statements (hand-written SQL). */
   pool: pg.Pool;
@@ -52,7 +50,7 @@ export interface ServiceDeps {
    * The process's one MikroORM instance, for reads and management (ADR 0020). Work on
    * `orm.em.fork()`, one fork per call: the global manager refuses use (allowGlobalContext).
    */
-  orm: Orm;
+  orm: MikroORM;
   engine: IdempotencyEngine;
   faults: FaultPoints;
   metrics: ServiceMetrics;

@@ -5,5 +5,5 @@ export { ledgerHandler } from './ledger-consumer.ts';
 export { LedgerLine } from './ledger-line.entity.ts';
 export { LedgerPosting } from './ledger-posting.entity.ts';
 export { createLedgerMetrics } from './ledger.metrics.ts';
-export type { LedgerMetrics } from './ledger.metrics.ts';
+export * from './contract.ts';
 export { initialiseLedgerSeries } from './ledger.metrics.ts';

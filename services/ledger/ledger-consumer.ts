@@ -1,5 +1,4 @@
 import type { BatchDeliveryHandler, Delivery } from '../kernel/outbox/delivery.ts';
-import type { ServiceCaller } from '../router.ts';
 import type { Movement } from './post-movements.ts';
 
 interface MovementPayload {
@@ -32,10 +31,12 @@ function movementOf(delivery: Delivery): Movement | null {
  * call and one transaction. Delivered at least once; the ledger's inbox and posting ids make each
  * movement post once. If the call fails, the dispatcher hands each delivery over alone.
  */
-export function ledgerHandler(services: ServiceCaller): BatchDeliveryHandler {
+export function ledgerHandler(ledger: {
+  postMany(movements: Movement[]): Promise<unknown>;
+}): BatchDeliveryHandler {
   return async (deliveries) => {
     const movements = deliveries.map(movementOf).filter((m) => m !== null);
-    if (movements.length > 0) await services.ledger.postMany(movements);
+    if (movements.length > 0) await ledger.postMany(movements);
     return deliveries.map(() => ({ kind: 'delivered' }));
   };
 }

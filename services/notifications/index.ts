@@ -4,7 +4,7 @@ export { parseWebhookAllowList, EMPTY_WEBHOOK_ALLOW_LIST } from './webhook-url.p
 export type { WebhookAllowList } from './webhook-url.policy.ts';
 export { notificationsRouter } from './notifications.router.ts';
 export { createWebhookEgress } from './webhook-egress.client.ts';
-export type { WebhookEgress } from './webhook-egress.client.ts';
+export * from './contract.ts';
 export { REGISTER_WEBHOOK_ENDPOINT } from './register-endpoint.flow.ts';
 export { MANAGE_WEBHOOK_OPERATIONS } from './manage-endpoints.flow.ts';
 export { notificationHandlers, receiptsHandler } from './delivery-handlers.ts';

@@ -23,7 +23,7 @@ import { MAX_KEY_GENERATIONS, paymentHoldingKey, providerKeyTaken } from './prov
 import { providerRequestKey } from './provider-keys.ts';
 import { resolveWithProvider } from './provider-resolution.ts';
 import { createPaymentAnswer, type CreatePaymentResult } from './create-payment.answers.ts';
-import type { ChargeOutcome } from '../provider/index.ts';
+import type { ChargeOutcome } from '../provider/contract.ts';
 import { normaliseCreatePayment, type CreatePaymentInput } from './create-payment.command.ts';
 import { paymentOutcomeEvent } from './payment-events.ts';
 import { isFailedCheck } from '../kernel/db/failed-checks.ts';

@@ -19,5 +19,5 @@ export { PaymentSetting } from './payment-setting.entity.ts';
 export { ProviderKeySecretRow } from './provider-key-secret.entity.ts';
 export { referenceGuardOf, setReferenceGuard } from './reference-guard.ts';
 export { PAYMENT_ERRORS } from './payments.errors.ts';
-export { PAYMENT_EVENT_TYPES } from './payment-events.ts';
+export * from './contract.ts';
 export { ProviderKeySecret } from './provider-keys.ts';

@@ -1,5 +1,5 @@
 import type { OwnedRequest } from '../kernel/idempotency/owned-request.ts';
-import type { Probed } from '../provider/index.ts';
+import type { Probed } from '../provider/contract.ts';
 
 /** A re-send after a probe found nothing is only worth making with at least this much time left. */
 const MIN_RESEND_BUDGET_MS = 100;

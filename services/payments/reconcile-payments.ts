@@ -5,7 +5,7 @@ import {
   listUnknown,
   type UnknownRequest,
 } from '../kernel/idempotency/settlement.ts';
-import { outcomeOfCharge, type ProviderCharge } from '../provider/index.ts';
+import { outcomeOfCharge, type ProviderCharge } from '../provider/contract.ts';
 import { CREATE_PAYMENT, finishWithOutcome, loadPayment } from './create-payment.flow.ts';
 
 /** Unknown payments settled per run: one statement request serves them all. */

@@ -21,7 +21,8 @@ import { OwnedRequest } from './owned-request.ts';
 import { keyedRequestHash, requestHashMatches, type StoredRequestHash } from './request-hash.ts';
 import { answerToStore, storedResponse } from './stored-response.ts';
 import { metricLabels, scopeAnnotation, scopeDigest } from './scope-identity.ts';
-import type { EngineDeps, KeyRow, OwnedRow, Scope, StoredResponse } from './types.ts';
+import type { EngineDeps, KeyRow, OwnedRow, Scope } from './types.ts';
+import type { Admission } from './admission.ts';
 
 /**
  * What a client is told to wait before retrying a key that is in flight. Most requests finish
@@ -50,20 +51,7 @@ interface InFlight {
   row: KeyRow;
 }
 
-export type Admission =
-  | {
-      kind: 'owned';
-      request: OwnedRequest;
-      via: 'new';
-      /** The answers to the first phase's statements (none when it was given as work). */
-      answers: pg.QueryResult[];
-    }
-  | { kind: 'owned'; request: OwnedRequest; via: 'takeover' }
-  | { kind: 'replay'; response: StoredResponse }
-  | { kind: 'in_use'; retryAfterSeconds: number; resourceId: string | null }
-  | { kind: 'unknown'; retryAfterSeconds: number; resourceId: string | null }
-  | { kind: 'decided'; response: StoredResponse }
-  | { kind: 'reused' };
+export type { Admission } from './admission.ts';
 
 /**
  * The phase that admission commits: the request's first recovery point and its first work,

@@ -1,7 +1,7 @@
 import { MARK_WAITING } from './idempotency.sql.ts';
 import type { WakeReason } from './key-watcher.ts';
 import type { KeyWaitOutcome } from '../metrics.ts';
-import type { Admission } from './engine.ts';
+import type { Admission } from './admission.ts';
 import type { EngineDeps, KeyRow, Scope } from './types.ts';
 
 /**

@@ -1,0 +1,2 @@
+/** The payments service's contract: what other services may know of it without its router. */
+export { PAYMENT_EVENT_TYPES } from './payment-events.ts';
