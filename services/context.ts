@@ -35,7 +35,7 @@ export type PaymentsDeps = Pick<
 >;
 export type ProviderDeps = Pick<
   ServiceDeps,
-  'pool' | 'faults' | 'metrics' | 'log' | 'trace' | 'providerAdapter' | 'config'
+  'metrics' | 'log' | 'trace' | 'providerAdapter' | 'config'
 >;
 export type NotificationsDeps = Pick<
   ServiceDeps,

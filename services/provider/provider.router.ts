@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { logStep } from '../kernel/logging/request-trace.ts';
 import { formatAmount } from '../kernel/money/money.ts';
-import { procedure, router } from '../trpc.ts';
+import { procedure, router } from './provider.trpc.ts';
 import type { ProviderDeps } from '../context.ts';
 import {
   outcomeOfCharge,
@@ -251,3 +251,10 @@ function countCall(
   deps.metrics.providerCalls.inc({ ...labels, outcome });
   logStep(deps, { msg: 'provider call', call: labels.operation, outcome });
 }
+
+/**
+ * The provider service as a process of its own serves (SERVICES=provider): its procedures at
+ * the paths the whole stack's router gives them (`provider.charge`, …), so a client of the
+ * whole stack's router reaches them unchanged.
+ */
+export const providerServiceRouter = router({ provider: providerRouter });
