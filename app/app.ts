@@ -19,7 +19,7 @@ import {
   initialiseGatewaySeries,
   type GatewayMetrics,
 } from '../gateway/http/gateway.metrics.ts';
-import { createServices, type Services } from '../services/compose.ts';
+import { createServices, type Services, type ServicesConfig } from '../services/compose.ts';
 import { LATEST_MIGRATION } from '../migrations/migration-list.ts';
 import { createApollo } from '../gateway/graphql/apollo.ts';
 import { ERROR_CATALOG } from './error-catalog.ts';
@@ -34,7 +34,7 @@ import { keyWaitCapMs } from '../gateway/http/prefer-wait.ts';
 import { openExplorer, type ExplorerStatus } from '../gateway/explorer/open-explorer.ts';
 
 /** Attempts per provider call for refusals that prove nothing happened (503/429). */
-const DEFAULT_PROVIDER_MAX_ATTEMPTS = 3;
+export const DEFAULT_PROVIDER_MAX_ATTEMPTS = 3;
 /** Connections per process: the request path holds at most one at a time per request. */
 const DEFAULT_POOL_MAX = 20;
 /** SIGTERM waits this long for in-flight requests; a phase in progress finishes or is resumed. */
@@ -42,7 +42,13 @@ export const DRAIN_TIMEOUT_MS = 10_000;
 
 export interface AppOptions {
   databaseUrl: string;
-  pspUrl: string;
+  /** The PSP's base URL: the provider service runs in this process. */
+  pspUrl?: string;
+  /**
+   * SERVICE_URLS provider=…: the provider service runs in a process of its own, reached over
+   * tRPC with `internalToken`; this process then needs no PSP.
+   */
+  providerServiceUrl?: string;
   internalToken: string;
   /**
    * DATA_ENCRYPTION_KEYS: required, never defaulted here, so no composition of the app can store
@@ -133,6 +139,22 @@ async function maintainPartitionsAtStart(
   }
 }
 
+/** Where this process's payments reach the provider service: here, or another process. */
+function providerOf(options: AppOptions): ServicesConfig['provider'] {
+  if (options.providerServiceUrl !== undefined) {
+    if (options.pspUrl !== undefined)
+      throw new Error('a PSP URL and a provider service URL: the provider runs in one place');
+    return {
+      runsHere: false,
+      url: options.providerServiceUrl,
+      internalToken: options.internalToken,
+    };
+  }
+  if (options.pspUrl === undefined)
+    throw new Error('neither a PSP URL nor a provider service URL: payments cannot reach a PSP');
+  return { runsHere: true, pspUrl: options.pspUrl };
+}
+
 /** Listens on host:port (0: any free port) and answers the server's URL. */
 async function listen(server: Server, at: { port: number; host: string }): Promise<string> {
   await new Promise<void>((resolve, reject) => {
@@ -179,7 +201,7 @@ export async function startApp(options: AppOptions): Promise<App> {
   };
   const services = createServices({
     databaseUrl: options.databaseUrl,
-    pspUrl: options.pspUrl,
+    provider: providerOf(options),
     poolMax: options.poolMax ?? DEFAULT_POOL_MAX,
     statementTimeoutMs: options.statementTimeoutMs,
     leaseMs: options.leaseMs,

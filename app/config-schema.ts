@@ -5,6 +5,7 @@ import { MIN_LEASE_MS } from '../services/kernel/idempotency/lease-heartbeat.ts'
 import { DEFAULT_RETENTION_POLICY } from '../services/kernel/idempotency/retention.ts';
 import { parseWebhookAllowList } from '../services/notifications/index.ts';
 import { isBearerTokenShape, MAX_BEARER_TOKEN_CHARS } from '../gateway/http/bearer.ts';
+import { parseServices, parseServiceUrls, type ServiceName } from './topology.ts';
 
 /**
  * Every environment variable the gateway reads, in one zod schema: its name, type, default, unit
@@ -254,6 +255,22 @@ export const configSchema = z.object({
     unit: 'failures/s',
     description: 'failed authentications per second per client address',
   }),
+  services: variable(parsedBy(parseServices).optional(), {
+    env: 'SERVICES',
+    shown: 'all but those in `SERVICE_URLS`',
+    description: 'what this process runs: `all`, or service names ([topology](docs/topology.md))',
+  }),
+  serviceUrls: variable(
+    parsedBy(parseServiceUrls)
+      .optional()
+      .transform((urls) => urls ?? new Map<ServiceName, string>()),
+    {
+      env: 'SERVICE_URLS',
+      shown: 'none',
+      description:
+        'services run elsewhere: `name=url,…`, tRPC endpoints ([topology](docs/topology.md))',
+    },
+  ),
   internalPort: variable(integer(0).optional(), {
     env: 'INTERNAL_PORT',
     shown: 'unset: everything on `PORT`',

@@ -1,5 +1,6 @@
 import { ConfigInvalidError } from '../services/kernel/errors.ts';
 import { configSchema, configVariables, type Config } from './config-schema.ts';
+import { topologyOf, topologyProblem } from './topology.ts';
 
 export type { Config } from './config-schema.ts';
 
@@ -45,6 +46,12 @@ function checkCombinations(config: Config): Config {
     config.internalPort === config.port
   )
     throw new ConfigInvalidError(`INTERNAL_PORT must differ from PORT, both are ${config.port}`);
+  const topology = topologyProblem(topologyOf(config), {
+    internalPort: config.internalPort,
+    internalTokenSet: config.internalToken !== undefined,
+    pspUrlSet: config.pspUrl !== undefined,
+  });
+  if (topology !== null) throw new ConfigInvalidError(topology);
   return config;
 }
 

@@ -9,14 +9,17 @@ import { fileURLToPath } from 'node:url';
 import { createPool } from '../services/kernel/db/pool.ts';
 import { migrateDatabase } from '../migrations/migrate.ts';
 import { startSandboxPsp } from '../sandbox-psp/sandbox-server.ts';
+import { LATEST_MIGRATION } from '../migrations/migration-list.ts';
 import { ensureDatabase } from '../dev/embedded-postgres/database-server.ts';
 import { FAULT_POINT_CATALOG } from '../services/fault-point-catalog.ts';
 import { openCheckoutServer } from '../dev/embedded-postgres/embedded-checkout.ts';
 import { FaultPoints } from '../services/kernel/faults.ts';
 import { generateApiKey, upsertTenant } from '../services/tenants/index.ts';
-import { startApp } from './app.ts';
+import { DEFAULT_PROVIDER_MAX_ATTEMPTS, DRAIN_TIMEOUT_MS, startApp } from './app.ts';
+import { startProviderService } from './provider-service.ts';
 import { startupBanner, type StartupSecret } from './startup-banner.ts';
-import { loadConfig } from './config.ts';
+import { loadConfig, type Config } from './config.ts';
+import { topologyOf } from './topology.ts';
 import { dataKeyring } from './data-keys.ts';
 
 const DATA_DIR = resolve('.data');
@@ -34,22 +37,25 @@ const EXPLORER_BUNDLE_DIR = fileURLToPath(new URL('../explorer/', import.meta.ur
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
+  const { runs } = topologyOf(config);
+  if (runs.size === 1 && runs.has('provider')) return mainOfProvider(config);
   // Before the database: a refusal to start must not leave a half-started process behind.
   const dataKeys = dataKeyring(config, { dataDir: DATA_DIR, warn: (line) => console.warn(line) });
   const database = await openDatabase(config.databaseUrl);
   await migrateDatabase(database.url);
   const tenants = await bootstrapTenants(database.url, config.bootstrapTenants);
-  const sandbox = config.pspUrl
-    ? null
-    : await startSandboxPsp({
-        blackholeMs: config.sandboxBlackholeMs,
-        statementLagMs: config.sandboxStatementLagMs,
-        keyRetentionMs: secondsToMs(config.sandboxKeyRetentionSeconds),
-      });
+  // The provider service in a process of its own (SERVICE_URLS): it holds the PSP, not this one.
+  const providerServiceUrl = config.serviceUrls.get('provider');
+  const sandbox =
+    config.pspUrl !== undefined || providerServiceUrl !== undefined
+      ? null
+      : await startSandbox(config);
   const internalToken = config.internalToken ?? randomBytes(24).toString('base64url');
   const app = await startApp({
     databaseUrl: database.url,
-    pspUrl: config.pspUrl ?? sandbox!.url,
+    ...(providerServiceUrl === undefined
+      ? { pspUrl: config.pspUrl ?? sandbox!.url }
+      : { providerServiceUrl }),
     internalToken,
     keyring: dataKeys.keyring,
     host: config.host,
@@ -89,7 +95,10 @@ async function main(): Promise<void> {
       base,
       internalBase: internal,
       database: database.description,
-      provider: config.pspUrl ?? `${sandbox!.url} (sandbox, in-process)`,
+      provider:
+        providerServiceUrl === undefined
+          ? (config.pspUrl ?? `${sandbox!.url} (sandbox, in-process)`)
+          : `${providerServiceUrl} (provider service, SERVICE_URLS)`,
       internalToken: { value: internalToken, generatedNow: config.internalToken === undefined },
       dataKeys: `${dataKeys.source} (sealing with "${dataKeys.keyring.primaryId}")`,
       explorer: app.explorer,
@@ -105,6 +114,48 @@ async function main(): Promise<void> {
     await app.stop();
     await sandbox?.close();
     await database.stop();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+function startSandbox(config: Config) {
+  return startSandboxPsp({
+    blackholeMs: config.sandboxBlackholeMs,
+    statementLagMs: config.sandboxStatementLagMs,
+    keyRetentionMs: secondsToMs(config.sandboxKeyRetentionSeconds),
+  });
+}
+
+/**
+ * SERVICES=provider: the provider service alone, on INTERNAL_PORT behind INTERNAL_TOKEN (both
+ * required by the configuration). It holds no database; the PSP is PSP_URL, or a sandbox of
+ * its own for a local split.
+ */
+async function mainOfProvider(config: Config): Promise<void> {
+  const sandbox = config.pspUrl === undefined ? await startSandbox(config) : null;
+  const service = await startProviderService({
+    pspUrl: config.pspUrl ?? sandbox!.url,
+    internalToken: config.internalToken!,
+    host: config.internalHost,
+    port: config.internalPort!,
+    providerTimeoutMs: config.providerTimeoutMs,
+    providerMaxAttempts: DEFAULT_PROVIDER_MAX_ATTEMPTS,
+    providerApplyWindowMs: config.providerApplyWindowMs,
+    latestMigration: LATEST_MIGRATION,
+    logLevel: config.logLevel,
+    drainTimeoutMs: DRAIN_TIMEOUT_MS,
+  });
+  console.log(`provider service: ${service.url}`);
+  console.log(`  PSP: ${config.pspUrl ?? `${sandbox!.url} (sandbox, in-process)`}`);
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`${signal}: draining provider calls in flight`);
+    await service.stop();
+    await sandbox?.close();
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));

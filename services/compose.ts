@@ -31,6 +31,8 @@ import { initialiseSeries, registerFleetGauges, type ServiceName } from './kerne
 import { readBacklog } from './kernel/outbox/outbox.ts';
 import { MANAGE_WEBHOOK_OPERATIONS, REGISTER_WEBHOOK_ENDPOINT } from './notifications/index.ts';
 import { createHttpProviderAdapter, initialiseProviderSeries } from './provider/index.ts';
+import type { ProviderAdapter } from './provider/contract.ts';
+import { providerOverHttp } from './provider-over-http.ts';
 import { initialiseLedgerSeries } from './ledger/index.ts';
 import { createWebhookEgress } from './notifications/index.ts';
 import type { WebhookAllowList } from './notifications/index.ts';
@@ -38,7 +40,12 @@ import { appRouter, createServiceCaller, type AppRouter, type ServiceCaller } fr
 
 export interface ServicesConfig {
   databaseUrl: string;
-  pspUrl: string;
+  /**
+   * Where this process reaches the PSP: the provider service runs here. Or, with the provider
+   * service in a process of its own, where that service's tRPC endpoint is (SERVICE_URLS).
+   */
+  provider:
+    { runsHere: true; pspUrl: string } | { runsHere: false; url: string; internalToken: string };
   poolMax: number;
   /** statement_timeout of the pool; db/pool.ts's request default unless set. */
   statementTimeoutMs?: number;
@@ -117,6 +124,37 @@ function providerThrough(caller: () => ServiceCaller): ServiceDeps['provider'] {
   };
 }
 
+/** Slack on top of the provider service's own bound, for the hop and its retry backoffs. */
+const PROVIDER_HOP_SLACK_MS = 3_000;
+
+/**
+ * The longest a provider call over the hop may take: every attempt the provider service makes
+ * at the PSP (each up to the provider timeout), and the slack. Past it the outcome is unknown.
+ */
+function providerCallTimeoutMs(config: ServicesConfig): number {
+  return Math.max(1, config.providerMaxAttempts) * config.providerTimeoutMs + PROVIDER_HOP_SLACK_MS;
+}
+
+/**
+ * The PSP adapter of a process whose provider service runs elsewhere: its own /trpc still
+ * lists the provider's procedures, and a call that reaches them here is a deployment's
+ * mistake, refused by name rather than sent to a PSP this process was never given.
+ */
+function providerElsewhere(): ProviderAdapter & { close(): Promise<void> } {
+  const refuse = () =>
+    Promise.reject(
+      new Error('the provider service runs in another process (SERVICE_URLS provider=…)'),
+    );
+  return {
+    charge: refuse,
+    operate: refuse,
+    probeCharge: refuse,
+    probeOperation: refuse,
+    statement: refuse,
+    close: () => Promise.resolve(),
+  };
+}
+
 /**
  * Connections of the ORM's pool. Its work is reads and management (queries, authentication on a
  * cache miss, operators' tools), never the request path's phases, so a few suffice; more would
@@ -179,7 +217,16 @@ export function createServices(config: ServicesConfig): Services {
     keyring: config.keyring,
     keyWatcher,
   });
-  const providerAdapter = createHttpProviderAdapter(config.pspUrl);
+  const providerAdapter = config.provider.runsHere
+    ? createHttpProviderAdapter(config.provider.pspUrl)
+    : providerElsewhere();
+  const remoteProvider = config.provider.runsHere
+    ? null
+    : providerOverHttp({
+        url: config.provider.url,
+        internalToken: config.provider.internalToken,
+        callTimeoutMs: providerCallTimeoutMs(config),
+      });
   const webhookEgress = createWebhookEgress({ allowList: config.webhookAllowList });
   const deps: ServiceDeps = {
     pool,
@@ -192,7 +239,7 @@ export function createServices(config: ServicesConfig): Services {
     trace: null,
     forTrace: (trace) => boundTo(trace).deps,
     providerAdapter,
-    provider: providerThrough(() => caller),
+    provider: remoteProvider?.forRequest(null) ?? providerThrough(() => caller),
     providerKeySecret: new ProviderKeySecret(pool),
     webhookEgress,
     config: {
@@ -210,7 +257,7 @@ export function createServices(config: ServicesConfig): Services {
       log: trace.log,
       engine: engine.forTrace(trace),
       trace,
-      provider: providerThrough(() => boundCaller),
+      provider: remoteProvider?.forRequest(trace.requestId) ?? providerThrough(() => boundCaller),
     };
     const boundCaller = createServiceCaller({ deps: bound });
     return { deps: bound, caller: boundCaller };

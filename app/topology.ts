@@ -1,0 +1,122 @@
+/**
+ * Which services this process runs (SERVICES) and where it reaches the others (SERVICE_URLS):
+ * the same code, switched by configuration. `all`, the default, is the whole stack in one
+ * process, as `npm start` has always run it.
+ */
+export const SERVICE_NAMES = [
+  'gateway',
+  'payments',
+  'provider',
+  'ledger',
+  'notifications',
+  'tenants',
+  'ops',
+] as const;
+export type ServiceName = (typeof SERVICE_NAMES)[number];
+
+/**
+ * The services that run apart from the rest so far. The others share the database's tables and
+ * the request path's transactions with the gateway, and run in its process until each has its
+ * own HTTP hop and background jobs.
+ */
+const RUN_APART: ReadonlySet<ServiceName> = new Set(['provider']);
+
+export interface Topology {
+  runs: ReadonlySet<ServiceName>;
+  /** The tRPC endpoint of each service this process calls but does not run. */
+  urls: ReadonlyMap<ServiceName, string>;
+}
+
+/**
+ * What this process runs: SERVICES when set, else every service SERVICE_URLS does not place
+ * elsewhere (so `SERVICE_URLS=provider=…` alone runs the rest here).
+ */
+export function topologyOf(config: {
+  services?: ReadonlySet<ServiceName> | undefined;
+  serviceUrls: ReadonlyMap<ServiceName, string>;
+}): Topology {
+  const runs =
+    config.services ?? new Set(SERVICE_NAMES.filter((name) => !config.serviceUrls.has(name)));
+  return { runs, urls: config.serviceUrls };
+}
+
+/** SERVICES: `all`, or names separated by commas. */
+export function parseServices(raw: string): ReadonlySet<ServiceName> {
+  const names = raw.split(',').map((name) => name.trim());
+  if (names.length === 1 && names[0] === 'all') return new Set(SERVICE_NAMES);
+  const runs = new Set<ServiceName>();
+  for (const name of names) {
+    if (!isServiceName(name))
+      throw new Error(
+        `names an unknown service "${name}": use all, or ${SERVICE_NAMES.join(', ')}`,
+      );
+    runs.add(name);
+  }
+  return runs;
+}
+
+/** SERVICE_URLS: `name=url,…`, each url the base of a tRPC endpoint (http://h:4101/trpc). */
+export function parseServiceUrls(raw: string): ReadonlyMap<ServiceName, string> {
+  const urls = new Map<ServiceName, string>();
+  for (const entry of raw.split(',')) {
+    const at = entry.indexOf('=');
+    const name = entry.slice(0, at).trim();
+    const url = entry.slice(at + 1).trim();
+    if (at < 1 || !isServiceName(name))
+      throw new Error(`must be name=url,… with names among ${SERVICE_NAMES.join(', ')}`);
+    if (urls.has(name)) throw new Error(`names ${name} twice`);
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new Error(`gives ${name} "${url}", which is not a URL`);
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+      throw new Error(`gives ${name} a ${parsed.protocol} URL; use http or https`);
+    urls.set(name, url.replace(/\/+$/, ''));
+  }
+  return urls;
+}
+
+/**
+ * The refusal of a topology this process cannot run, in one line, or null. Each service is run
+ * here or reached at a URL, never both and never neither; a process alone with the provider
+ * serves it on INTERNAL_PORT.
+ */
+export function topologyProblem(
+  topology: Topology,
+  env: { internalPort: number | undefined; internalTokenSet: boolean; pspUrlSet: boolean },
+): string | null {
+  const { runs, urls } = topology;
+  if (env.pspUrlSet && !runs.has('provider'))
+    return 'PSP_URL is read by the process that runs the provider service, and SERVICES does not run it here';
+  for (const name of urls.keys()) {
+    if (runs.has(name))
+      return `SERVICE_URLS gives ${name} a URL, but SERVICES runs it here: one or the other`;
+  }
+  const elsewhere = SERVICE_NAMES.filter((name) => !runs.has(name));
+  if (elsewhere.length === 0) return null;
+  const providerAlone = runs.size === 1 && runs.has('provider');
+  if (providerAlone) {
+    if (env.internalPort === undefined)
+      return 'SERVICES=provider serves its procedures on INTERNAL_PORT, which is not set';
+    if (!env.internalTokenSet)
+      return 'SERVICES=provider needs INTERNAL_TOKEN, shared with the processes that call it';
+    return null;
+  }
+  const apart = elsewhere.filter((name) => !RUN_APART.has(name));
+  if (apart.length > 0) {
+    return `SERVICES leaves out ${apart.join(', ')}, which run only with the gateway so far; only ${[...RUN_APART].join(', ')} may run in a process of its own`;
+  }
+  const unreached = elsewhere.filter((name) => !urls.has(name));
+  if (unreached.length > 0) {
+    return `SERVICES does not run ${unreached.join(', ')} here and SERVICE_URLS gives no URL for it: add ${unreached[0]}=http://host:port/trpc`;
+  }
+  if (!env.internalTokenSet)
+    return 'SERVICE_URLS needs INTERNAL_TOKEN, the token the other processes expect';
+  return null;
+}
+
+function isServiceName(name: string): name is ServiceName {
+  return (SERVICE_NAMES as readonly string[]).includes(name);
+}

@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../app/config.ts';
+import { SERVICE_NAMES, topologyOf } from '../../app/topology.ts';
+
+const TOKEN = 'itok_test_0000000000000000';
+const PROVIDER_URL = 'http://127.0.0.1:4101/trpc';
+
+/** The one line a start refuses with, or null when the configuration loads. */
+function refusal(env: NodeJS.ProcessEnv): string | null {
+  try {
+    loadConfig(env);
+    return null;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+describe('SERVICES and SERVICE_URLS', () => {
+  it('run the whole stack by default, as npm start always has', () => {
+    expect([...topologyOf(loadConfig({})).runs]).toEqual([...SERVICE_NAMES]);
+    expect(loadConfig({}).serviceUrls.size).toBe(0);
+  });
+
+  it('run all but the services SERVICE_URLS places elsewhere when SERVICES is unset', () => {
+    const config = loadConfig({ SERVICE_URLS: `provider=${PROVIDER_URL}`, INTERNAL_TOKEN: TOKEN });
+    expect([...topologyOf(config).runs]).toEqual(SERVICE_NAMES.filter((n) => n !== 'provider'));
+  });
+
+  it('run the gateway with the provider service reached at its URL', () => {
+    const config = loadConfig({
+      SERVICES: 'gateway,payments,ledger,notifications,tenants,ops',
+      SERVICE_URLS: `provider=${PROVIDER_URL}/`,
+      INTERNAL_TOKEN: TOKEN,
+    });
+    expect(topologyOf(config).runs.has('provider')).toBe(false);
+    expect(config.serviceUrls.get('provider')).toBe(PROVIDER_URL);
+  });
+
+  it('run the provider service alone on INTERNAL_PORT', () => {
+    const config = loadConfig({
+      SERVICES: 'provider',
+      INTERNAL_PORT: '4101',
+      INTERNAL_TOKEN: TOKEN,
+    });
+    expect([...topologyOf(config).runs]).toEqual(['provider']);
+  });
+
+  it.each([
+    [
+      { SERVICES: 'gateway,payments,ledger,notifications,tenants,ops', INTERNAL_TOKEN: TOKEN },
+      /does not run provider here and SERVICE_URLS gives no URL for it/,
+    ],
+    [
+      { SERVICES: 'gateway,provider', INTERNAL_TOKEN: TOKEN },
+      /leaves out payments, ledger, notifications, tenants, ops, which run only with the gateway so far/,
+    ],
+    [
+      { SERVICES: 'all', SERVICE_URLS: `provider=${PROVIDER_URL}` },
+      /gives provider a URL, but SERVICES runs it here/,
+    ],
+    [
+      { SERVICES: 'provider', INTERNAL_TOKEN: TOKEN },
+      /serves its procedures on INTERNAL_PORT, which is not set/,
+    ],
+    [{ SERVICES: 'provider', INTERNAL_PORT: '4101' }, /needs INTERNAL_TOKEN/],
+    [
+      {
+        SERVICES: 'gateway,payments,ledger,notifications,tenants,ops',
+        SERVICE_URLS: `provider=${PROVIDER_URL}`,
+      },
+      /SERVICE_URLS needs INTERNAL_TOKEN/,
+    ],
+    [
+      {
+        SERVICES: 'gateway,payments,ledger,notifications,tenants,ops',
+        SERVICE_URLS: `provider=${PROVIDER_URL}`,
+        INTERNAL_TOKEN: TOKEN,
+        PSP_URL: 'http://127.0.0.1:9',
+      },
+      /PSP_URL is read by the process that runs the provider service/,
+    ],
+    [{ SERVICES: 'gateway,billing' }, /^SERVICES names an unknown service "billing"/],
+    [{ SERVICE_URLS: 'provider' }, /^SERVICE_URLS must be name=url/],
+    [{ SERVICE_URLS: 'provider=ftp://h/trpc' }, /^SERVICE_URLS gives provider a ftp: URL/],
+    [
+      { SERVICE_URLS: `provider=${PROVIDER_URL},provider=${PROVIDER_URL}` },
+      /^SERVICE_URLS names provider twice/,
+    ],
+  ])('refuse %j with one line', (env, line) => {
+    const message = refusal(env);
+    expect(message).toMatch(line);
+    expect(message).not.toContain('\n');
+  });
+});
