@@ -72,9 +72,13 @@ module.exports = {
     {
       name: 'gateway-uses-service-index',
       severity: 'error',
-      comment: 'The gateway sees a service through its index.ts (or the router and kernel).',
+      comment:
+        'The gateway and the app see a service through its index.ts, or its contract.ts where types are all they need (or the router and kernel).',
       from: { path: '^(gateway|app)/' },
-      to: { path: '^services/(?!kernel/)[^/]+/', pathNot: '^services/[^/]+/index\\.ts$' },
+      to: {
+        path: '^services/(?!kernel/)[^/]+/',
+        pathNot: '^services/[^/]+/(index|contract)\\.ts$',
+      },
     },
     {
       name: 'gateway-knows-no-app',

@@ -19,7 +19,7 @@ import {
   initialiseGatewaySeries,
   type GatewayMetrics,
 } from '../gateway/http/gateway.metrics.ts';
-import { createServices, type Services, type ServicesConfig } from '../services/compose.ts';
+import { createServices, type Services, type ServicesConfig } from './compose.ts';
 import { LATEST_MIGRATION } from '../migrations/migration-list.ts';
 import { createApollo } from '../gateway/graphql/apollo.ts';
 import { ERROR_CATALOG } from './error-catalog.ts';

@@ -11,7 +11,7 @@ import { migrateDatabase } from '../migrations/migrate.ts';
 import { startSandboxPsp } from '../sandbox-psp/sandbox-server.ts';
 import { LATEST_MIGRATION } from '../migrations/migration-list.ts';
 import { ensureDatabase } from '../dev/embedded-postgres/database-server.ts';
-import { FAULT_POINT_CATALOG } from '../services/fault-point-catalog.ts';
+import { FAULT_POINT_CATALOG } from './fault-point-catalog.ts';
 import { openCheckoutServer } from '../dev/embedded-postgres/embedded-checkout.ts';
 import { FaultPoints } from '../services/kernel/faults.ts';
 import { generateApiKey, upsertTenant } from '../services/tenants/index.ts';

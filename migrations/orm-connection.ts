@@ -7,7 +7,7 @@ import { parseDatabaseUrl, type Endpoint } from '../services/kernel/db/database-
  * `postgresql://user@/db?host=/var/run/postgresql`, several hosts), so the URL is parsed the way
  * `pg` parses it and handed over as discrete fields. For a URL with several hosts, `endpoint`
  * says which one (the primary, found by the caller); without it the first is named, and the
- * caller must replace it (services/orm.ts does, per connection).
+ * caller must replace it (app/orm.ts does, per connection).
  */
 export function ormConnection(
   databaseUrl: string,

@@ -1,7 +1,7 @@
 /** The ledger service's surface: what the rest of the house may import from it. */
 export { ledgerRouter } from './ledger.router.ts';
 export { ledgerHandler } from './ledger-consumer.ts';
-/** Its tables' entities: the composition lists them (entities.ts) for the process's one ORM. */
+/** Its tables' entities: the composition lists them (app/entities.ts) for the process's one ORM. */
 export { LedgerLine } from './ledger-line.entity.ts';
 export { LedgerPosting } from './ledger-posting.entity.ts';
 export { createLedgerMetrics } from './ledger.metrics.ts';

@@ -8,7 +8,7 @@ export * from './contract.ts';
 export { REGISTER_WEBHOOK_ENDPOINT } from './register-endpoint.flow.ts';
 export { MANAGE_WEBHOOK_OPERATIONS } from './manage-endpoints.flow.ts';
 export { notificationHandlers, receiptsHandler } from './delivery-handlers.ts';
-/** Its tables' entities: the composition lists them (entities.ts) for the process's one ORM. */
+/** Its tables' entities: the composition lists them (app/entities.ts) for the process's one ORM. */
 export { Receipt } from './receipt.entity.ts';
 export { WebhookEndpoint } from './webhook-endpoint.entity.ts';
 export { NOTIFICATION_ERRORS } from './notifications.errors.ts';

@@ -12,7 +12,7 @@ export { paymentsRouter } from './payments.router.ts';
 export { REFUND_PAYMENT_FAULT_POINTS } from './refund-payment.flow.ts';
 export { CAPTURE_PAYMENT_FAULT_POINTS } from './capture-payment.flow.ts';
 export { CANCEL_PAYMENT_FAULT_POINTS } from './cancel-payment.flow.ts';
-/** Its tables' entities: the composition lists them (entities.ts) for the process's one ORM. */
+/** Its tables' entities: the composition lists them (app/entities.ts) for the process's one ORM. */
 export { Payment } from './payment.entity.ts';
 export { PaymentOperation } from './payment-operation.entity.ts';
 export { PaymentSetting } from './payment-setting.entity.ts';

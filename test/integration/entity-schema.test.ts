@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOrm, type Orm } from '../../services/orm.ts';
+import { createOrm, type Orm } from '../../app/orm.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 
 /**
- * The entities (services/entities.ts) against a freshly migrated database: MikroORM's schema
+ * The entities (app/entities.ts) against a freshly migrated database: MikroORM's schema
  * generator diffs the two and must find nothing to run. A migration that adds, drops or changes a
  * column, a primary key, a foreign key, a named check or an index without the matching entity
  * change (or the reverse) fails here, with the SQL the generator would run as the message.

@@ -5,7 +5,7 @@ import {
   eventsBehindCursors,
   rewindCursors,
 } from '../support/event-log.ts';
-import { outboxConsumers } from '../../services/compose.ts';
+import { outboxConsumers } from '../../app/compose.ts';
 import { errorCodeOf, graphql, paymentOf } from '../support/graphql-client.ts';
 import { createPaymentOn, paymentInput, TENANT_A, useTestStack } from '../support/test-stack.ts';
 import {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOrm, type Orm } from '../../services/orm.ts';
+import { createOrm, type Orm } from '../../app/orm.ts';
 import { paymentPageQuery, STATUS_SCAN_FACTOR } from '../../services/payments/payment-queries.ts';
 import { INSERT_PAYMENT } from '../../services/payments/payments.sql.ts';
 import { errorCodeOf, graphql } from '../support/graphql-client.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FaultInjectedError, FaultPoints } from '../../services/kernel/faults.ts';
-import { FAULT_POINT_CATALOG } from '../../services/fault-point-catalog.ts';
+import { FAULT_POINT_CATALOG } from '../../app/fault-point-catalog.ts';
 import { loadConfig } from '../../app/config.ts';
 
 describe('fault points', () => {

@@ -1,7 +1,7 @@
-import { CANCEL_PAYMENT_FAULT_POINTS } from './payments/index.ts';
-import { CAPTURE_PAYMENT_FAULT_POINTS } from './payments/index.ts';
-import { CREATE_PAYMENT_FAULT_POINTS } from './payments/index.ts';
-import { REFUND_PAYMENT_FAULT_POINTS } from './payments/index.ts';
+import { CANCEL_PAYMENT_FAULT_POINTS } from '../services/payments/index.ts';
+import { CAPTURE_PAYMENT_FAULT_POINTS } from '../services/payments/index.ts';
+import { CREATE_PAYMENT_FAULT_POINTS } from '../services/payments/index.ts';
+import { REFUND_PAYMENT_FAULT_POINTS } from '../services/payments/index.ts';
 
 /** The outbox's consumer kinds; each one's deliveries pass `outbox.<kind>.after-handle`. */
 const OUTBOX_CONSUMER_KINDS = ['ledger', 'receipts', 'webhooks', 'webhook'] as const;

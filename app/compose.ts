@@ -1,42 +1,54 @@
 import { createTRPCClient, localLink, type TRPCClient } from '@trpc/client';
-import type { ServiceContext, ServiceDeps, ServiceMetrics } from './context.ts';
-import { warnIfAutovacuumOff } from './kernel/db/autovacuum-check.ts';
-import { readReplication } from './kernel/db/replication.ts';
-import { createPool } from './kernel/db/pool.ts';
-import { KeyWatcher } from './kernel/idempotency/key-watcher.ts';
+import type { ServiceContext, ServiceDeps, ServiceMetrics } from '../services/context.ts';
+import { warnIfAutovacuumOff } from '../services/kernel/db/autovacuum-check.ts';
+import { readReplication } from '../services/kernel/db/replication.ts';
+import { createPool } from '../services/kernel/db/pool.ts';
+import { KeyWatcher } from '../services/kernel/idempotency/key-watcher.ts';
 import { createOrm } from './orm.ts';
-import { ProviderKeySecret } from './payments/index.ts';
-import type { Logger } from './kernel/logging/logger.ts';
-import type { RequestTrace } from './kernel/logging/request-trace.ts';
-import type { Keyring } from './kernel/crypto/keyring.ts';
-import type { FaultPoints } from './kernel/faults.ts';
-import { IdempotencyEngine } from './kernel/idempotency/engine.ts';
-import { scopeIdsOf } from './kernel/idempotency/operation.ts';
-import { RecoveryWorker } from './kernel/idempotency/recovery-worker.ts';
-import { unfinishedByOperation } from './kernel/idempotency/inspection.ts';
+import { ProviderKeySecret } from '../services/payments/index.ts';
+import type { Logger } from '../services/kernel/logging/logger.ts';
+import type { RequestTrace } from '../services/kernel/logging/request-trace.ts';
+import type { Keyring } from '../services/kernel/crypto/keyring.ts';
+import type { FaultPoints } from '../services/kernel/faults.ts';
+import { IdempotencyEngine } from '../services/kernel/idempotency/engine.ts';
+import { scopeIdsOf } from '../services/kernel/idempotency/operation.ts';
+import { RecoveryWorker } from '../services/kernel/idempotency/recovery-worker.ts';
+import { unfinishedByOperation } from '../services/kernel/idempotency/inspection.ts';
 import {
   insertableUntil,
   maintainPartitions,
   partitionSlackSeconds,
   type RetentionPolicy,
   type RetentionRun,
-} from './kernel/idempotency/retention.ts';
-import { PeriodicJob } from './kernel/periodic-job.ts';
-import { OutboxDispatcher } from './kernel/outbox/dispatcher.ts';
-import { ledgerHandler } from './ledger/index.ts';
-import { notificationHandlers, receiptsHandler } from './notifications/index.ts';
-import { reconcileUnknownRequests } from './payments/index.ts';
-import { paymentResumers, RESUMABLE_OPERATIONS } from './payments/index.ts';
-import { initialiseSeries, registerFleetGauges, type ServiceName } from './kernel/metrics.ts';
-import { readBacklog } from './kernel/outbox/outbox.ts';
-import { MANAGE_WEBHOOK_OPERATIONS, REGISTER_WEBHOOK_ENDPOINT } from './notifications/index.ts';
-import { createHttpProviderAdapter, initialiseProviderSeries } from './provider/index.ts';
-import type { ProviderAdapter } from './provider/contract.ts';
+} from '../services/kernel/idempotency/retention.ts';
+import { PeriodicJob } from '../services/kernel/periodic-job.ts';
+import { OutboxDispatcher } from '../services/kernel/outbox/dispatcher.ts';
+import { ledgerHandler } from '../services/ledger/index.ts';
+import { notificationHandlers, receiptsHandler } from '../services/notifications/index.ts';
+import { reconcileUnknownRequests } from '../services/payments/index.ts';
+import { paymentResumers, RESUMABLE_OPERATIONS } from '../services/payments/index.ts';
+import {
+  initialiseSeries,
+  registerFleetGauges,
+  type ServiceName,
+} from '../services/kernel/metrics.ts';
+import { readBacklog } from '../services/kernel/outbox/outbox.ts';
+import {
+  MANAGE_WEBHOOK_OPERATIONS,
+  REGISTER_WEBHOOK_ENDPOINT,
+} from '../services/notifications/index.ts';
+import { createHttpProviderAdapter, initialiseProviderSeries } from '../services/provider/index.ts';
+import type { ProviderAdapter } from '../services/provider/contract.ts';
 import { providerOverHttp } from './provider-over-http.ts';
-import { initialiseLedgerSeries } from './ledger/index.ts';
-import { createWebhookEgress } from './notifications/index.ts';
-import type { WebhookAllowList } from './notifications/index.ts';
-import { appRouter, createServiceCaller, type AppRouter, type ServiceCaller } from './router.ts';
+import { initialiseLedgerSeries } from '../services/ledger/index.ts';
+import { createWebhookEgress } from '../services/notifications/index.ts';
+import type { WebhookAllowList } from '../services/notifications/index.ts';
+import {
+  appRouter,
+  createServiceCaller,
+  type AppRouter,
+  type ServiceCaller,
+} from '../services/router.ts';
 
 export interface ServicesConfig {
   databaseUrl: string;

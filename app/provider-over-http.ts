@@ -1,6 +1,6 @@
 import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
-import type { ProviderPort } from './provider/contract.ts';
-import type { AppRouter } from './router.ts';
+import type { ProviderPort } from '../services/provider/contract.ts';
+import type { AppRouter } from '../services/router.ts';
 
 /**
  * Sends of one provider call when the hop itself loses it (a reset, a refused connection, the

@@ -1,0 +1,47 @@
+import { IdempotencyIntervention } from '../services/kernel/idempotency/idempotency-intervention.entity.ts';
+import { IdempotencyKey } from '../services/kernel/idempotency/idempotency-key.entity.ts';
+import { IdempotencyPartition } from '../services/kernel/idempotency/idempotency-partition.entity.ts';
+import { IdempotencyPhaseLogEntry } from '../services/kernel/idempotency/idempotency-phase-log.entity.ts';
+import { IdempotencyResponse } from '../services/kernel/idempotency/idempotency-response.entity.ts';
+import { InboxMessage } from '../services/kernel/outbox/inbox-message.entity.ts';
+import { OutboxCursor } from '../services/kernel/outbox/outbox-cursor.entity.ts';
+import { OutboxDelivery } from '../services/kernel/outbox/outbox-delivery.entity.ts';
+import { OutboxEvent } from '../services/kernel/outbox/outbox-event.entity.ts';
+import { OutboxSubscription } from '../services/kernel/outbox/outbox-subscription.entity.ts';
+import { LedgerLine, LedgerPosting } from '../services/ledger/index.ts';
+import { Receipt, WebhookEndpoint } from '../services/notifications/index.ts';
+import {
+  Payment,
+  PaymentOperation,
+  PaymentSetting,
+  ProviderKeySecretRow,
+} from '../services/payments/index.ts';
+import { ApiKey, Tenant } from '../services/tenants/index.ts';
+
+/**
+ * One entity per table the migrations create (a partitioned table's parent only). The SQL
+ * migrations stay the schema's source of truth; test/integration/entity-schema.test.ts fails
+ * when an entity and the migrated schema disagree.
+ */
+export const ENTITIES = [
+  Tenant,
+  ApiKey,
+  IdempotencyKey,
+  IdempotencyPhaseLogEntry,
+  IdempotencyResponse,
+  IdempotencyIntervention,
+  IdempotencyPartition,
+  Payment,
+  PaymentOperation,
+  PaymentSetting,
+  ProviderKeySecretRow,
+  OutboxEvent,
+  OutboxDelivery,
+  OutboxSubscription,
+  OutboxCursor,
+  InboxMessage,
+  LedgerPosting,
+  LedgerLine,
+  WebhookEndpoint,
+  Receipt,
+];
