@@ -1,6 +1,6 @@
 /**
  * The house's boundaries, checked by `npm run lint`: dependencies point one way (app → gateway →
- * services → kernel), a service knows another only by its contract.ts, the kernel knows no service,
+ * services → lib), a service knows another only by its contract.ts, lib/ knows no service,
  * the gateway holds no SQL, the client SDK (packages/client) and the server never import each
  * other, and nothing imports in a circle.
  */
@@ -16,21 +16,22 @@ module.exports = {
       to: { circular: true },
     },
     {
-      name: 'kernel-knows-no-service',
+      name: 'lib-knows-no-service',
       severity: 'error',
-      comment: 'The kernel is shared glue: it may not depend on a service, the gateway or the app.',
-      from: { path: '^services/kernel/' },
-      to: { path: '^(services/(?!kernel/)|gateway/|app/|dev/)' },
+      comment:
+        'lib/ is the library every service shares (the idempotency engine, the database, the outbox): it may not depend on a service, the gateway or the app.',
+      from: { path: '^lib/' },
+      to: { path: '^(services/|gateway/|app/|dev/|migrations/|ops/)' },
     },
     {
       name: 'services-import-only-contracts',
       severity: 'error',
       comment:
         'A service knows another only by its contract.ts (types and pure helpers): never its router, its flows or its index, so it can run in a process of its own.',
-      from: { path: '^services/([^/]+)/', pathNot: '^services/(kernel|ops)/' },
+      from: { path: '^services/([^/]+)/', pathNot: '^services/ops/' },
       to: {
         path: '^services/[^/]+/',
-        pathNot: ['^services/$1/', '^services/kernel/', '^services/[^/]+/contract\\.ts$'],
+        pathNot: ['^services/$1/', '^services/[^/]+/contract\\.ts$'],
       },
     },
     {
@@ -40,7 +41,7 @@ module.exports = {
         "The operators' service drives the others' functions (resolve, redrive, reseal), through their index.ts, never their internals.",
       from: { path: '^services/ops/' },
       to: {
-        path: '^services/(?!ops/|kernel/)[^/]+/',
+        path: '^services/(?!ops/)[^/]+/',
         pathNot: ['^services/[^/]+/(index|contract)\\.ts$'],
       },
     },
@@ -51,7 +52,7 @@ module.exports = {
         'The services composition (services/*.ts) sees each service through its index.ts, or its contract.ts where types are all it needs.',
       from: { path: '^services/[^/]+\\.ts$' },
       to: {
-        path: '^services/(?!kernel/)[^/]+/',
+        path: '^services/[^/]+/',
         pathNot: '^services/[^/]+/(index|contract)\\.ts$',
       },
     },
@@ -73,12 +74,20 @@ module.exports = {
       name: 'gateway-uses-service-index',
       severity: 'error',
       comment:
-        'The gateway and the app see a service through its index.ts, or its contract.ts where types are all they need (or the router and kernel).',
+        'The gateway and the app see a service through its index.ts, or its contract.ts where types are all they need (or the router and lib/).',
       from: { path: '^(gateway|app)/' },
       to: {
-        path: '^services/(?!kernel/)[^/]+/',
+        path: '^services/[^/]+/',
         pathNot: '^services/[^/]+/(index|contract)\\.ts$',
       },
+    },
+    {
+      name: 'gateway-holds-no-engine-or-schema',
+      severity: 'error',
+      comment:
+        'The gateway reaches idempotency only through the services, and the schema only through them too: the engine and the migrations are theirs.',
+      from: { path: '^gateway/' },
+      to: { path: '^(lib/idempotency/|migrations/)' },
     },
     {
       name: 'gateway-knows-no-app',
@@ -93,13 +102,15 @@ module.exports = {
       comment:
         'The SDK is published on its own: it may import graphql and the platform, nothing of the gateway.',
       from: { path: '^packages/client/' },
-      to: { path: '^(app|gateway|services|dev|ops|sandbox-psp|migrations|scripts|test|examples)/' },
+      to: {
+        path: '^(app|gateway|services|lib|dev|ops|sandbox-psp|migrations|scripts|test|examples)/',
+      },
     },
     {
       name: 'server-knows-no-client',
       severity: 'error',
       comment: 'The gateway serves the contract; it never leans on the SDK that calls it.',
-      from: { path: '^(app|gateway|services|dev|ops|sandbox-psp|migrations)/' },
+      from: { path: '^(app|gateway|services|lib|dev|ops|sandbox-psp|migrations)/' },
       to: { path: '^packages/' },
     },
     {
@@ -109,7 +120,7 @@ module.exports = {
         'gateway/explorer/browser is bundled for the browser (scripts/explorer/): server modules or Node built-ins there would fail the bundle, or ship server code to every visitor.',
       from: { path: '^gateway/explorer/browser/' },
       to: {
-        path: '^(app|dev|services|migrations|sandbox-psp|ops|gateway/(?!explorer/browser/))',
+        path: '^(app|dev|services|lib|migrations|sandbox-psp|ops|gateway/(?!explorer/browser/))',
       },
     },
     {

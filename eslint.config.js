@@ -1,12 +1,12 @@
 // Type-checked lint. The import restrictions hold the architecture's one-way dependencies:
-// app/ → gateway/ → services/ → services/kernel/; the kernel depends on nothing of ours
+// app/ → gateway/ → services/ → lib/; lib/ depends on nothing of ours
 // (dependency-cruiser, `npm run lint:boundaries`, checks the rest of the layering).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 const noGatewayImports = {
   group: ['**/gateway/*', '**/gateway/**', '**/app/*', '**/app/**'],
-  message: 'services/ must not depend on the gateway or the app.',
+  message: 'services/ and lib/ must not depend on the gateway or the app.',
 };
 
 export default tseslint.config(
@@ -52,7 +52,7 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: [noGatewayImports] }] },
   },
   {
-    files: ['services/kernel/**/*.ts'],
+    files: ['lib/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -60,8 +60,8 @@ export default tseslint.config(
           patterns: [
             noGatewayImports,
             {
-              group: ['**/payments/**', '**/provider/**', '**/tenants/**', '**/router*'],
-              message: 'the kernel depends on nothing of ours.',
+              group: ['**/services/**'],
+              message: 'lib/ depends on nothing of ours.',
             },
           ],
         },

@@ -4,10 +4,11 @@ import { defineConfig } from 'vitest/config';
 // so files run in parallel without seeing each other's rows.
 export default defineConfig({
   test: {
-    // Unit tests of one module with rules worth a table live beside it (services/**/*.test.ts).
+    // Unit tests of one module with rules worth a table live beside it (services/**/*.test.ts, lib/**/*.test.ts).
     include: [
       'test/**/*.test.ts',
       'services/**/*.test.ts',
+      'lib/**/*.test.ts',
       'app/**/*.test.ts',
       'gateway/**/*.test.ts',
     ],

@@ -1,11 +1,11 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { DestinationStream } from 'pino';
-import type { Keyring } from '../services/kernel/crypto/keyring.ts';
-import { FaultPoints } from '../services/kernel/faults.ts';
+import type { Keyring } from '../lib/crypto/keyring.ts';
+import { FaultPoints } from '../lib/faults.ts';
 import { defaultConfig } from './config.ts';
-import { createLogger, type Logger } from '../services/kernel/logging/logger.ts';
-import { createKernelMetrics, createMetricsRegistry } from '../services/kernel/metrics.ts';
+import { createLogger, type Logger } from '../lib/logging/logger.ts';
+import { createKernelMetrics, createMetricsRegistry } from '../lib/metrics.ts';
 import type { ServiceMetrics } from '../services/context.ts';
 import { createLedgerMetrics } from '../services/ledger/index.ts';
 import {

@@ -1,38 +1,34 @@
 import { createTRPCClient, localLink, type TRPCClient } from '@trpc/client';
 import type { ServiceContext, ServiceDeps, ServiceMetrics } from '../services/context.ts';
-import { warnIfAutovacuumOff } from '../services/kernel/db/autovacuum-check.ts';
-import { readReplication } from '../services/kernel/db/replication.ts';
-import { createPool } from '../services/kernel/db/pool.ts';
-import { KeyWatcher } from '../services/kernel/idempotency/key-watcher.ts';
+import { warnIfAutovacuumOff } from '../lib/db/autovacuum-check.ts';
+import { readReplication } from '../lib/db/replication.ts';
+import { createPool } from '../lib/db/pool.ts';
+import { KeyWatcher } from '../lib/idempotency/key-watcher.ts';
 import { createOrm } from './orm.ts';
 import { ProviderKeySecret } from '../services/payments/index.ts';
-import type { Logger } from '../services/kernel/logging/logger.ts';
-import type { RequestTrace } from '../services/kernel/logging/request-trace.ts';
-import type { Keyring } from '../services/kernel/crypto/keyring.ts';
-import type { FaultPoints } from '../services/kernel/faults.ts';
-import { IdempotencyEngine } from '../services/kernel/idempotency/engine.ts';
-import { scopeIdsOf } from '../services/kernel/idempotency/operation.ts';
-import { RecoveryWorker } from '../services/kernel/idempotency/recovery-worker.ts';
-import { unfinishedByOperation } from '../services/kernel/idempotency/inspection.ts';
+import type { Logger } from '../lib/logging/logger.ts';
+import type { RequestTrace } from '../lib/logging/request-trace.ts';
+import type { Keyring } from '../lib/crypto/keyring.ts';
+import type { FaultPoints } from '../lib/faults.ts';
+import { IdempotencyEngine } from '../lib/idempotency/engine.ts';
+import { scopeIdsOf } from '../lib/idempotency/operation.ts';
+import { RecoveryWorker } from '../lib/idempotency/recovery-worker.ts';
+import { unfinishedByOperation } from '../lib/idempotency/inspection.ts';
 import {
   insertableUntil,
   maintainPartitions,
   partitionSlackSeconds,
   type RetentionPolicy,
   type RetentionRun,
-} from '../services/kernel/idempotency/retention.ts';
-import { PeriodicJob } from '../services/kernel/periodic-job.ts';
-import { OutboxDispatcher } from '../services/kernel/outbox/dispatcher.ts';
+} from '../lib/idempotency/retention.ts';
+import { PeriodicJob } from '../lib/periodic-job.ts';
+import { OutboxDispatcher } from '../lib/outbox/dispatcher.ts';
 import { ledgerHandler } from '../services/ledger/index.ts';
 import { notificationHandlers, receiptsHandler } from '../services/notifications/index.ts';
 import { reconcileUnknownRequests } from '../services/payments/index.ts';
 import { paymentResumers, RESUMABLE_OPERATIONS } from '../services/payments/index.ts';
-import {
-  initialiseSeries,
-  registerFleetGauges,
-  type ServiceName,
-} from '../services/kernel/metrics.ts';
-import { readBacklog } from '../services/kernel/outbox/outbox.ts';
+import { initialiseSeries, registerFleetGauges, type ServiceName } from '../lib/metrics.ts';
+import { readBacklog } from '../lib/outbox/outbox.ts';
 import {
   MANAGE_WEBHOOK_OPERATIONS,
   REGISTER_WEBHOOK_ENDPOINT,

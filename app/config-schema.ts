@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { DatabaseUrlError, parseDatabaseUrl } from '../services/kernel/db/database-url.ts';
-import { Keyring } from '../services/kernel/crypto/keyring.ts';
-import { MIN_LEASE_MS } from '../services/kernel/idempotency/lease-heartbeat.ts';
-import { DEFAULT_RETENTION_POLICY } from '../services/kernel/idempotency/retention.ts';
+import { DatabaseUrlError, parseDatabaseUrl } from '../lib/db/database-url.ts';
+import { Keyring } from '../lib/crypto/keyring.ts';
+import { MIN_LEASE_MS } from '../lib/idempotency/lease-heartbeat.ts';
+import { DEFAULT_RETENTION_POLICY } from '../lib/idempotency/retention.ts';
 import { parseWebhookAllowList } from '../services/notifications/index.ts';
 import { isBearerTokenShape, MAX_BEARER_TOKEN_CHARS } from '../gateway/http/bearer.ts';
 import { parseServices, parseServiceUrls, type ServiceName } from './topology.ts';

@@ -1,4 +1,4 @@
-import { ConfigInvalidError } from '../services/kernel/errors.ts';
+import { ConfigInvalidError } from '../lib/errors.ts';
 import { configSchema, configVariables, type Config } from './config-schema.ts';
 import { topologyOf, topologyProblem } from './topology.ts';
 

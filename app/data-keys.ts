@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { Keyring } from '../services/kernel/crypto/keyring.ts';
-import { ConfigInvalidError } from '../services/kernel/errors.ts';
+import { Keyring } from '../lib/crypto/keyring.ts';
+import { ConfigInvalidError } from '../lib/errors.ts';
 
 /** Where a generated data key is kept, inside the data directory beside the embedded database. */
 export const DATA_KEYS_FILE_NAME = 'data-encryption-keys';

@@ -1,13 +1,13 @@
-import { IdempotencyIntervention } from '../services/kernel/idempotency/idempotency-intervention.entity.ts';
-import { IdempotencyKey } from '../services/kernel/idempotency/idempotency-key.entity.ts';
-import { IdempotencyPartition } from '../services/kernel/idempotency/idempotency-partition.entity.ts';
-import { IdempotencyPhaseLogEntry } from '../services/kernel/idempotency/idempotency-phase-log.entity.ts';
-import { IdempotencyResponse } from '../services/kernel/idempotency/idempotency-response.entity.ts';
-import { InboxMessage } from '../services/kernel/outbox/inbox-message.entity.ts';
-import { OutboxCursor } from '../services/kernel/outbox/outbox-cursor.entity.ts';
-import { OutboxDelivery } from '../services/kernel/outbox/outbox-delivery.entity.ts';
-import { OutboxEvent } from '../services/kernel/outbox/outbox-event.entity.ts';
-import { OutboxSubscription } from '../services/kernel/outbox/outbox-subscription.entity.ts';
+import { IdempotencyIntervention } from '../lib/idempotency/idempotency-intervention.entity.ts';
+import { IdempotencyKey } from '../lib/idempotency/idempotency-key.entity.ts';
+import { IdempotencyPartition } from '../lib/idempotency/idempotency-partition.entity.ts';
+import { IdempotencyPhaseLogEntry } from '../lib/idempotency/idempotency-phase-log.entity.ts';
+import { IdempotencyResponse } from '../lib/idempotency/idempotency-response.entity.ts';
+import { InboxMessage } from '../lib/outbox/inbox-message.entity.ts';
+import { OutboxCursor } from '../lib/outbox/outbox-cursor.entity.ts';
+import { OutboxDelivery } from '../lib/outbox/outbox-delivery.entity.ts';
+import { OutboxEvent } from '../lib/outbox/outbox-event.entity.ts';
+import { OutboxSubscription } from '../lib/outbox/outbox-subscription.entity.ts';
 import { LedgerLine, LedgerPosting } from '../services/ledger/index.ts';
 import { Receipt, WebhookEndpoint } from '../services/notifications/index.ts';
 import {

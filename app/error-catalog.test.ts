@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { composeErrorCatalog, defineErrors } from '../services/kernel/errors.ts';
+import { composeErrorCatalog, defineErrors } from '../lib/errors.ts';
 import { ERROR_CATALOG } from './error-catalog.ts';
 
 describe('the error catalog composed from its parts', () => {

@@ -1,9 +1,5 @@
 import { GATEWAY_ERRORS } from '../gateway/gateway.errors.ts';
-import {
-  composeErrorCatalog,
-  KERNEL_ERRORS,
-  type ErrorCatalog,
-} from '../services/kernel/errors.ts';
+import { composeErrorCatalog, KERNEL_ERRORS, type ErrorCatalog } from '../lib/errors.ts';
 import { NOTIFICATION_ERRORS } from '../services/notifications/index.ts';
 import { PAYMENT_ERRORS } from '../services/payments/index.ts';
 

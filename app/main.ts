@@ -6,14 +6,14 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createPool } from '../services/kernel/db/pool.ts';
+import { createPool } from '../lib/db/pool.ts';
 import { migrateDatabase } from '../migrations/migrate.ts';
 import { startSandboxPsp } from '../sandbox-psp/sandbox-server.ts';
 import { LATEST_MIGRATION } from '../migrations/migration-list.ts';
 import { ensureDatabase } from '../dev/embedded-postgres/database-server.ts';
 import { FAULT_POINT_CATALOG } from './fault-point-catalog.ts';
 import { openCheckoutServer } from '../dev/embedded-postgres/embedded-checkout.ts';
-import { FaultPoints } from '../services/kernel/faults.ts';
+import { FaultPoints } from '../lib/faults.ts';
 import { generateApiKey, upsertTenant } from '../services/tenants/index.ts';
 import { DEFAULT_PROVIDER_MAX_ATTEMPTS, DRAIN_TIMEOUT_MS, startApp } from './app.ts';
 import { startProviderService } from './provider-service.ts';
@@ -168,7 +168,7 @@ async function openDatabase(
   if (databaseUrl)
     return { url: databaseUrl, description: 'DATABASE_URL', stop: () => Promise.resolve() };
   // The checkout's own server: already running (reused), or started on a free port; where its
-  // cluster lives and its port are recorded in .data/ (services/kernel/db/embedded-checkout.ts).
+  // cluster lives and its port are recorded in .data/ (lib/db/embedded-checkout.ts).
   const { server, dataDir, port } = await openCheckoutServer({
     stateDir: DATA_DIR,
     preferredPort: EMBEDDED_PG_PORT,

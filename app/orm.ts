@@ -1,15 +1,15 @@
 import { MikroORM } from '@mikro-orm/postgresql';
 import { ormConnection } from '../migrations/orm-connection.ts';
 import { ENTITIES } from './entities.ts';
-import { parseDatabaseUrl } from '../services/kernel/db/database-url.ts';
-import { REQUEST_STATEMENT_TIMEOUT_MS } from '../services/kernel/db/pool.ts';
+import { parseDatabaseUrl } from '../lib/db/database-url.ts';
+import { REQUEST_STATEMENT_TIMEOUT_MS } from '../lib/db/pool.ts';
 import {
   isPrimaryLost,
   isWritable,
   PrimaryFinder,
   WRITABLE_CHECK,
   type WritableRow,
-} from '../services/kernel/db/primary-finder.ts';
+} from '../lib/db/primary-finder.ts';
 import type pg from 'pg';
 
 export type Orm = MikroORM;

@@ -7,9 +7,9 @@ import {
   longestExchangeMs,
   socketIdleTimeoutMs,
 } from '../gateway/http/server-timeouts.ts';
-import { createLogger, type Logger } from '../services/kernel/logging/logger.ts';
-import { RequestTrace } from '../services/kernel/logging/request-trace.ts';
-import { createKernelMetrics, createMetricsRegistry } from '../services/kernel/metrics.ts';
+import { createLogger, type Logger } from '../lib/logging/logger.ts';
+import { RequestTrace } from '../lib/logging/request-trace.ts';
+import { createKernelMetrics, createMetricsRegistry } from '../lib/metrics.ts';
 import { createLedgerMetrics } from '../services/ledger/index.ts';
 import {
   createHttpProviderAdapter,

@@ -1,4 +1,4 @@
-import { defineErrors } from '../services/kernel/errors.ts';
+import { defineErrors } from '../lib/errors.ts';
 
 /** What the edge refuses before any service runs. None is stored for a key: nothing ran. */
 export const GATEWAY_ERRORS = defineErrors({

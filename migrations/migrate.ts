@@ -1,6 +1,6 @@
 import { MikroORM } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
-import { connectionFor } from '../services/kernel/db/primary-client.ts';
+import { connectionFor } from '../lib/db/primary-client.ts';
 import { migrationsList } from './migration-list.ts';
 import { ormConnection } from './orm-connection.ts';
 

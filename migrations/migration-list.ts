@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Migration } from '@mikro-orm/migrations';
 import type { MigrationObject } from '@mikro-orm/core';
-import { MigrationDownRefusedError } from '../services/kernel/errors.ts';
+import { MigrationDownRefusedError } from '../lib/errors.ts';
 
 /**
  * The migrations, in order. Append-only once merged: a change to the schema is a new file.

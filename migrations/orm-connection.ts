@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { parseDatabaseUrl, type Endpoint } from '../services/kernel/db/database-url.ts';
+import { parseDatabaseUrl, type Endpoint } from '../lib/db/database-url.ts';
 
 /**
  * MikroORM's connection options for a libpq-style URL. MikroORM parses `clientUrl` with the WHATWG

@@ -11,7 +11,7 @@
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { startApp } from '../app/app.ts';
-import { Keyring } from '../services/kernel/crypto/keyring.ts';
+import { Keyring } from '../lib/crypto/keyring.ts';
 import { upsertTenant } from '../services/tenants/api-keys.ts';
 import { startSandboxPsp } from '../sandbox-psp/sandbox-server.ts';
 import { benchPool, createScratchDatabase } from './bench/scratch-database.ts';

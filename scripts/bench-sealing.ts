@@ -8,9 +8,9 @@
  */
 
 import { parseArgs } from 'node:util';
-import { associatedData } from '../services/kernel/crypto/envelope.ts';
-import { Keyring } from '../services/kernel/crypto/keyring.ts';
-import { keyedRequestHash, requestHash } from '../services/kernel/idempotency/request-hash.ts';
+import { associatedData } from '../lib/crypto/envelope.ts';
+import { Keyring } from '../lib/crypto/keyring.ts';
+import { keyedRequestHash, requestHash } from '../lib/idempotency/request-hash.ts';
 import { CREATE_PAYMENT } from '../services/payments/create-payment.flow.ts';
 import { table } from '../ops/render.ts';
 

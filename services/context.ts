@@ -1,16 +1,16 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type pg from 'pg';
-import type { Keyring } from './kernel/crypto/keyring.ts';
-import type { FaultPoints } from './kernel/faults.ts';
-import type { IdempotencyEngine } from './kernel/idempotency/engine.ts';
-import type { Logger } from './kernel/logging/logger.ts';
-import { RequestTrace } from './kernel/logging/request-trace.ts';
-import type { KernelMetrics } from './kernel/metrics.ts';
+import type { Keyring } from '../lib/crypto/keyring.ts';
+import type { FaultPoints } from '../lib/faults.ts';
+import type { IdempotencyEngine } from '../lib/idempotency/engine.ts';
+import type { Logger } from '../lib/logging/logger.ts';
+import { RequestTrace } from '../lib/logging/request-trace.ts';
+import type { KernelMetrics } from '../lib/metrics.ts';
 import type { LedgerMetrics } from './ledger/contract.ts';
 import type { ProviderAdapter, ProviderMetrics, ProviderPort } from './provider/contract.ts';
 import type { WebhookEgress } from './notifications/contract.ts';
 
-/** The series the services write: the kernel's and each service's own, on one registry. */
+/** The series the services write: lib's and each service's own, on one registry. */
 export type ServiceMetrics = KernelMetrics & ProviderMetrics & LedgerMetrics;
 
 /**

@@ -1,7 +1,7 @@
 import { initTRPC } from '@trpc/server';
 import type { ServiceContext } from './context.ts';
-import { databaseUnavailable } from './kernel/db/database-unavailable.ts';
-import { AppError, type PublicError } from './kernel/errors.ts';
+import { databaseUnavailable } from '../lib/db/database-unavailable.ts';
+import { AppError, type PublicError } from '../lib/errors.ts';
 
 /**
  * The initTRPC of an internal service whose procedures see `Ctx`. Expected outcomes of a command

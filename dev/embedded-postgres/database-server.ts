@@ -3,8 +3,8 @@ import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import pg from 'pg';
-import { connectionFor } from '../../services/kernel/db/primary-client.ts';
-import { sqlState } from '../../services/kernel/db/sql-state.ts';
+import { connectionFor } from '../../lib/db/primary-client.ts';
+import { sqlState } from '../../lib/db/sql-state.ts';
 import { readPostmasterPid, removeStalePostmasterPid, stopPostmaster } from './postmaster-pid.ts';
 import { reachableBinaries } from './postgres-binaries.ts';
 import { initialiseCluster, startPostmaster } from './postgres-process.ts';
@@ -79,7 +79,7 @@ export async function withClient<T>(
   url: string,
   work: (client: pg.Client) => Promise<T>,
 ): Promise<T> {
-  // A URL with several hosts connects to their primary (services/kernel/db/primary-client.ts).
+  // A URL with several hosts connects to their primary (lib/db/primary-client.ts).
   const { config, Client } = connectionFor(url);
   const client = new Client(config);
   // A server that dies while we hold the connection emits 'error' on the client; without a

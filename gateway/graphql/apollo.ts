@@ -5,7 +5,7 @@ import {
   ApolloServerPluginInlineTraceDisabled,
 } from '@apollo/server/plugin/disabled';
 import { Kind, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
-import type { ErrorCatalog } from '../../services/kernel/errors.ts';
+import type { ErrorCatalog } from '../../lib/errors.ts';
 import type { GatewayMetrics } from '../http/gateway.metrics.ts';
 import type { GatewayContext } from './context.ts';
 import { errorFormatter } from './errors.ts';

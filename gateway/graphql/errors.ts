@@ -1,14 +1,14 @@
 import { GraphQLError, type GraphQLFormattedError, type GraphQLResolveInfo } from 'graphql';
 import { HeaderMap } from '@apollo/server';
 import { TRPCError } from '@trpc/server';
-import { databaseUnavailable } from '../../services/kernel/db/database-unavailable.ts';
+import { databaseUnavailable } from '../../lib/db/database-unavailable.ts';
 import {
   AppError,
   KERNEL_ERRORS,
   publicError,
   type ErrorCatalog,
   type PublicError,
-} from '../../services/kernel/errors.ts';
+} from '../../lib/errors.ts';
 
 /**
  * A service's public error as a GraphQL error. When the failing field is the operation's only

@@ -4,7 +4,7 @@ import {
   publicError,
   type ErrorCatalog,
   type PublicError,
-} from '../../services/kernel/errors.ts';
+} from '../../lib/errors.ts';
 import type { GatewayContext } from './context.ts';
 import { publicErrorOf, toGraphQLError } from './errors.ts';
 import {

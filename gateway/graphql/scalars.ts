@@ -1,4 +1,4 @@
-import { KERNEL_ERRORS } from '../../services/kernel/errors.ts';
+import { KERNEL_ERRORS } from '../../lib/errors.ts';
 import { GraphQLError, GraphQLScalarType, Kind, type ValueNode } from 'graphql';
 
 /**

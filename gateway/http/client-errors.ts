@@ -1,6 +1,6 @@
 import type { Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { Logger } from '../../services/kernel/logging/logger.ts';
+import type { Logger } from '../../lib/logging/logger.ts';
 
 /**
  * What Node's HTTP server answers a connection whose request it could not take: a parse error,

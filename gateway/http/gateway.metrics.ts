@@ -1,5 +1,5 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
-import { LATENCY_BUCKETS } from '../../services/kernel/metrics.ts';
+import { LATENCY_BUCKETS } from '../../lib/metrics.ts';
 
 /** The gateway's series (docs/api.md §5), added to the process's registry by the app. */
 export function createGatewayMetrics(registry: Registry) {

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { ErrorSpec } from '../../services/kernel/errors.ts';
+import type { ErrorSpec } from '../../lib/errors.ts';
 
 export interface JsonAnswer {
   status: number;

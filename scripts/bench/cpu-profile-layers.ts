@@ -31,19 +31,20 @@ const LAYERS: Array<[string, RegExp]> = [
   [
     'pg driver',
     // With the product's own protocol code beside it: statements batched into one round trip.
-    /\/node_modules\/(pg|pg-protocol|pg-pool|pg-types|postgres-\w+|pg-cloudflare)\/|\/services\/kernel\/db\/(pipelined-statements|batching-transaction|prepared-client)\.[jt]s/,
+    /\/node_modules\/(pg|pg-protocol|pg-pool|pg-types|postgres-\w+|pg-cloudflare)\/|\/lib\/db\/(pipelined-statements|batching-transaction|prepared-client)\.[jt]s/,
   ],
   ['prom-client (metrics)', /\/node_modules\/prom-client\//],
   [
     'logging (pino)',
-    /\/node_modules\/(pino|pino-std-serializers|@pinojs\/redact|quick-format-unescaped|sonic-boom|thread-stream)\/|\/services\/kernel\/logging\//,
+    /\/node_modules\/(pino|pino-std-serializers|@pinojs\/redact|quick-format-unescaped|sonic-boom|thread-stream)\/|^(?!.*\/node_modules\/).*\/lib\/logging\//,
   ],
   ['fetch/undici (provider call)', /undici/],
   ['node:http server (parse, write)', /^node:_http_|^node:http$/],
   ['gateway/http (routing, auth)', /\/gateway\/http\//],
   ['gateway/graphql (resolvers, plugins)', /\/gateway\/graphql\//],
-  ['engine (kernel/idempotency)', /\/services\/kernel\/idempotency\//],
-  ['kernel other (db, outbox, money)', /\/services\/kernel\//],
+  ['engine (lib/idempotency)', /^(?!.*\/node_modules\/).*\/lib\/idempotency\//],
+  // lib/ is also a common folder inside packages: only the project's own counts.
+  ['lib other (db, outbox, money)', /^(?!.*\/node_modules\/).*\/lib\//],
   ['payments service', /\/services\/payments\//],
   ['provider service', /\/services\/provider\//],
   ['other services', /\/services\//],

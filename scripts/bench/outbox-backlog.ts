@@ -5,7 +5,7 @@
  * runs next on the same database and cores.
  */
 import type pg from 'pg';
-import { readBacklog } from '../../services/kernel/outbox/outbox.ts';
+import { readBacklog } from '../../lib/outbox/outbox.ts';
 
 /** A backlog still there after this long is reported as not drained; the bench goes on. */
 export const DRAIN_LIMIT_SECONDS = 120;

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { migrateDatabase } from '../../migrations/migrate.ts';
-import { SELECT_AUTOVACUUM } from '../../services/kernel/db/autovacuum-check.ts';
+import { SELECT_AUTOVACUUM } from '../../lib/db/autovacuum-check.ts';
 import { withClient } from '../../dev/embedded-postgres/database-server.ts';
 import { openScratchServer } from '../../dev/embedded-postgres/scratch-server.ts';
 import { BASELINE_SCHEMA } from './baseline-schema.ts';

@@ -1,4 +1,4 @@
-import type { BatchDeliveryHandler, Delivery } from '../kernel/outbox/delivery.ts';
+import type { BatchDeliveryHandler, Delivery } from '../../lib/outbox/delivery.ts';
 import type { Movement } from './post-movements.ts';
 
 interface MovementPayload {

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { formatAmount } from '../kernel/money/money.ts';
+import { formatAmount } from '../../lib/money/money.ts';
 import { procedure, router } from '../trpc.ts';
 import type { ServiceContext } from '../context.ts';
-import { BATCH_SIZE } from '../kernel/outbox/dispatcher.ts';
+import { BATCH_SIZE } from '../../lib/outbox/dispatcher.ts';
 import { postMovements, type Movement } from './post-movements.ts';
 import { SELECT_BALANCES, SELECT_TRIAL_BALANCE } from './ledger.sql.ts';
 

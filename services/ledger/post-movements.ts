@@ -1,4 +1,4 @@
-import type { Queryable } from '../kernel/db/pool.ts';
+import type { Queryable } from '../../lib/db/pool.ts';
 import { POST_MOVEMENTS } from './ledger.sql.ts';
 
 /** The accounts of a movement: money the PSP holds for us, and what the merchant may pay out. */

@@ -4,9 +4,9 @@ import type {
   Delivery,
   DeliveryHandler,
   DeliveryResult,
-} from '../kernel/outbox/delivery.ts';
-import { writeEvent } from '../kernel/outbox/outbox.ts';
-import { withTransaction } from '../kernel/db/pool.ts';
+} from '../../lib/outbox/delivery.ts';
+import { writeEvent } from '../../lib/outbox/outbox.ts';
+import { withTransaction } from '../../lib/db/pool.ts';
 import {
   DISABLE_ENDPOINT,
   INSERT_RECEIPTS,

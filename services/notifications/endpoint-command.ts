@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { NotificationsDeps } from '../context.ts';
-import type { JsonValue } from '../kernel/canonical-json.ts';
-import type { TxClient } from '../kernel/db/pool.ts';
-import { AppError, type PublicError } from '../kernel/errors.ts';
-import { idempotencyInfo, type IdempotencyInfo } from '../kernel/idempotency/idempotency-key.ts';
-import { notAdmitted } from '../kernel/idempotency/not-admitted.ts';
-import type { OperationDef } from '../kernel/idempotency/operation.ts';
-import type { ErrorSpec } from '../kernel/errors.ts';
+import type { JsonValue } from '../../lib/canonical-json.ts';
+import type { TxClient } from '../../lib/db/pool.ts';
+import { AppError, type PublicError } from '../../lib/errors.ts';
+import { idempotencyInfo, type IdempotencyInfo } from '../../lib/idempotency/idempotency-key.ts';
+import { notAdmitted } from '../../lib/idempotency/not-admitted.ts';
+import type { OperationDef } from '../../lib/idempotency/operation.ts';
+import type { ErrorSpec } from '../../lib/errors.ts';
 
 /** The answer's fields beside `ok` and `idempotency`, as the GraphQL payload has them. */
 export type EndpointCommandResult =

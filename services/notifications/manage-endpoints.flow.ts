@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { NotificationsDeps } from '../context.ts';
-import type { JsonValue } from '../kernel/canonical-json.ts';
-import { InputInvalidError } from '../kernel/errors.ts';
-import { defineOperation, type OperationDef } from '../kernel/idempotency/operation.ts';
-import { decodeSignedCursor, encodeSignedCursor } from '../kernel/input/signed-cursor.ts';
+import type { JsonValue } from '../../lib/canonical-json.ts';
+import { InputInvalidError } from '../../lib/errors.ts';
+import { defineOperation, type OperationDef } from '../../lib/idempotency/operation.ts';
+import { decodeSignedCursor, encodeSignedCursor } from '../../lib/input/signed-cursor.ts';
 import { PAYMENT_EVENT_TYPES } from '../payments/contract.ts';
 import { endpointCommand, refusal, type EndpointCommandResult } from './endpoint-command.ts';
 import {
@@ -18,7 +18,7 @@ import {
 import { NOTIFICATION_ERRORS } from './notifications.errors.ts';
 import { sealWebhookSecret } from './webhook-secret.ts';
 import { generateWebhookSecret } from './webhook-signature.ts';
-import { canonicalUuid } from '../kernel/input/uuid.ts';
+import { canonicalUuid } from '../../lib/input/uuid.ts';
 
 const managed = (id: string, publicName: string): OperationDef =>
   defineOperation({

@@ -1,4 +1,4 @@
-import { AppError, defineErrors } from '../kernel/errors.ts';
+import { AppError, defineErrors } from '../../lib/errors.ts';
 
 /** The notifications service's codes. */
 export const NOTIFICATION_ERRORS = defineErrors({

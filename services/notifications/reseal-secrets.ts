@@ -1,6 +1,6 @@
-import type { Keyring } from '../kernel/crypto/keyring.ts';
-import type { Queryable } from '../kernel/db/pool.ts';
-import { resealRows, type ResealBatch, type ResealSpec } from '../kernel/crypto/reseal-batch.ts';
+import type { Keyring } from '../../lib/crypto/keyring.ts';
+import type { Queryable } from '../../lib/db/pool.ts';
+import { resealRows, type ResealBatch, type ResealSpec } from '../../lib/crypto/reseal-batch.ts';
 import {
   COUNT_SECRETS_BY_KEY,
   SELECT_SECRETS_TO_RESEAL,

@@ -1,5 +1,5 @@
-import { associatedData, isEnvelope } from '../kernel/crypto/envelope.ts';
-import type { Keyring } from '../kernel/crypto/keyring.ts';
+import { associatedData, isEnvelope } from '../../lib/crypto/envelope.ts';
+import type { Keyring } from '../../lib/crypto/keyring.ts';
 
 /** Which endpoint a sealed secret belongs to: it opens on that row only. */
 export interface EndpointRef {

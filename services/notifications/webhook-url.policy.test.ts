@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../kernel/errors.ts';
+import { AppError } from '../../lib/errors.ts';
 import { assertPlainHttpAllowed } from './webhook-egress.client.ts';
 import {
   addressRefusal,

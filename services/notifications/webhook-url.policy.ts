@@ -1,5 +1,5 @@
 import ipaddr from 'ipaddr.js';
-import { InputInvalidError } from '../kernel/errors.ts';
+import { InputInvalidError } from '../../lib/errors.ts';
 import { WebhookUrlNotAllowedError } from './notifications.errors.ts';
 
 /**

@@ -1,11 +1,11 @@
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { tracedDeps, type ServiceDeps } from '../context.ts';
-import { withTransaction } from '../kernel/db/pool.ts';
-import { scopeIdsOf } from '../kernel/idempotency/operation.ts';
-import { scopeAnnotation } from '../kernel/idempotency/scope-identity.ts';
-import { claimForSettlement, recordIntervention } from '../kernel/idempotency/settlement.ts';
-import { keysInUse, resealAnswers } from '../kernel/idempotency/reseal-answers.ts';
+import { withTransaction } from '../../lib/db/pool.ts';
+import { scopeIdsOf } from '../../lib/idempotency/operation.ts';
+import { scopeAnnotation } from '../../lib/idempotency/scope-identity.ts';
+import { claimForSettlement, recordIntervention } from '../../lib/idempotency/settlement.ts';
+import { keysInUse, resealAnswers } from '../../lib/idempotency/reseal-answers.ts';
 import { resealSecrets, secretsByKey } from '../notifications/index.ts';
 import { CREATE_PAYMENT, finishWithOutcome, loadPayment } from '../payments/index.ts';
 import { referenceGuardOf, setReferenceGuard } from '../payments/index.ts';
@@ -13,7 +13,7 @@ import { findTenantByName } from '../tenants/index.ts';
 import { paymentResumers, RESUMABLE_OPERATIONS } from '../payments/index.ts';
 import { CHARGE_ABSENT_FAILURE_CODE, reconcileUnknownRequests } from '../payments/index.ts';
 import { procedure, router } from '../trpc.ts';
-import { currentRequest, listUnfinishedRequests } from '../kernel/idempotency/inspection.ts';
+import { currentRequest, listUnfinishedRequests } from '../../lib/idempotency/inspection.ts';
 
 /** The operations ops can act on, by id. */
 const OPERATIONS = new Map(

@@ -1,5 +1,5 @@
 import type { PaymentsDeps } from '../context.ts';
-import { defineOperation } from '../kernel/idempotency/operation.ts';
+import { defineOperation } from '../../lib/idempotency/operation.ts';
 import { PAYMENT_ANSWER_VERSION, paymentOutcomeOf } from './stored-answers.ts';
 import {
   paymentOperationResumer,

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { canonicalJson, isJsonValue, type JsonValue } from '../kernel/canonical-json.ts';
-import { InputInvalidError } from '../kernel/errors.ts';
-import { assertFreeJson, assertFreeText } from '../kernel/input/free-text.ts';
-import { assertIdempotencyKey } from '../kernel/idempotency/idempotency-key.ts';
-import { normaliseCurrency, parseAmount } from '../kernel/money/money.ts';
+import { canonicalJson, isJsonValue, type JsonValue } from '../../lib/canonical-json.ts';
+import { InputInvalidError } from '../../lib/errors.ts';
+import { assertFreeJson, assertFreeText } from '../../lib/input/free-text.ts';
+import { assertIdempotencyKey } from '../../lib/idempotency/idempotency-key.ts';
+import { normaliseCurrency, parseAmount } from '../../lib/money/money.ts';
 
 const PAYMENT_METHOD_PATTERN = /^pm_[A-Za-z0-9_]{1,100}$/;
 const DESCRIPTION_MAX_CHARS = 1_000;

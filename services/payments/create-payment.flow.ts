@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { IdempotencyInfo } from '../kernel/idempotency/idempotency-key.ts';
+import type { IdempotencyInfo } from '../../lib/idempotency/idempotency-key.ts';
 import type { ServiceDeps, PaymentsDeps } from '../context.ts';
 import {
   AppError,
@@ -7,18 +7,18 @@ import {
   LeaseLostError,
   publicError,
   type PublicError,
-} from '../kernel/errors.ts';
+} from '../../lib/errors.ts';
 import { keyInUse, outcomePending, PAYMENT_ERRORS } from './payments.errors.ts';
-import { defineOperation } from '../kernel/idempotency/operation.ts';
-import type { OwnedRequest } from '../kernel/idempotency/owned-request.ts';
-import type { Resumer } from '../kernel/idempotency/recovery-worker.ts';
+import { defineOperation } from '../../lib/idempotency/operation.ts';
+import type { OwnedRequest } from '../../lib/idempotency/owned-request.ts';
+import type { Resumer } from '../../lib/idempotency/recovery-worker.ts';
 import {
   interventionStatement,
   type InterventionAction,
-} from '../kernel/idempotency/settlement.ts';
-import { UNKNOWN_RETRY_AFTER_SECONDS, type Admission } from '../kernel/idempotency/engine.ts';
-import type { StoredResponse } from '../kernel/idempotency/types.ts';
-import { lineageIdOf, scopeIdsOf } from '../kernel/idempotency/operation.ts';
+} from '../../lib/idempotency/settlement.ts';
+import { UNKNOWN_RETRY_AFTER_SECONDS, type Admission } from '../../lib/idempotency/engine.ts';
+import type { StoredResponse } from '../../lib/idempotency/types.ts';
+import { lineageIdOf, scopeIdsOf } from '../../lib/idempotency/operation.ts';
 import { MAX_KEY_GENERATIONS, paymentHoldingKey, providerKeyTaken } from './provider-key-holder.ts';
 import { providerRequestKey } from './provider-keys.ts';
 import { resolveWithProvider } from './provider-resolution.ts';
@@ -26,7 +26,7 @@ import { createPaymentAnswer, type CreatePaymentResult } from './create-payment.
 import type { ChargeOutcome } from '../provider/contract.ts';
 import { normaliseCreatePayment, type CreatePaymentInput } from './create-payment.command.ts';
 import { paymentOutcomeEvent } from './payment-events.ts';
-import { isFailedCheck } from '../kernel/db/failed-checks.ts';
+import { isFailedCheck } from '../../lib/db/failed-checks.ts';
 import { PAYMENT_ANSWER_VERSION, paymentOutcomeOf } from './stored-answers.ts';
 import {
   INSERT_PAYMENT,

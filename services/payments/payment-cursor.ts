@@ -1,7 +1,7 @@
-import type { Keyring } from '../kernel/crypto/keyring.ts';
-import { InputInvalidError } from '../kernel/errors.ts';
-import { decodeSignedCursor, encodeSignedCursor } from '../kernel/input/signed-cursor.ts';
-import { isCanonicalUuid } from '../kernel/input/uuid.ts';
+import type { Keyring } from '../../lib/crypto/keyring.ts';
+import { InputInvalidError } from '../../lib/errors.ts';
+import { decodeSignedCursor, encodeSignedCursor } from '../../lib/input/signed-cursor.ts';
+import { isCanonicalUuid } from '../../lib/input/uuid.ts';
 
 /**
  * A page position: the last payment's creation time (microseconds since the epoch) and id. Ties
@@ -20,7 +20,7 @@ export interface CursorPosition {
 const CURSOR_TIME_PATTERN = /^(0|[1-9]\d{0,15})$/;
 
 /**
- * `payload.keyId.mac` (kernel/input/signed-cursor.ts): the position, and a MAC under the tenant
+ * `payload.keyId.mac` (lib/input/signed-cursor.ts): the position, and a MAC under the tenant
  * and a data key. Only cursors this API issued to this tenant decode; one from another tenant,
  * or edited by hand, is refused before it reaches SQL.
  */

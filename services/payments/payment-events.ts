@@ -1,7 +1,7 @@
-import type { JsonValue } from '../kernel/canonical-json.ts';
-import type { TxClient } from '../kernel/db/pool.ts';
-import type { Statement } from '../kernel/db/pipelined-statements.ts';
-import { eventStatement } from '../kernel/outbox/outbox.ts';
+import type { JsonValue } from '../../lib/canonical-json.ts';
+import type { TxClient } from '../../lib/db/pool.ts';
+import type { Statement } from '../../lib/db/pipelined-statements.ts';
+import { eventStatement } from '../../lib/outbox/outbox.ts';
 import { toPaymentView, type PaymentRow } from './payment.view.ts';
 
 /**

@@ -1,9 +1,9 @@
 import type { PaymentsDeps } from '../context.ts';
-import type { PublicError } from '../kernel/errors.ts';
-import { idempotencyInfo, type IdempotencyInfo } from '../kernel/idempotency/idempotency-key.ts';
-import type { OperationDef } from '../kernel/idempotency/operation.ts';
-import { currentBody } from '../kernel/idempotency/stored-response.ts';
-import type { StoredResponse } from '../kernel/idempotency/types.ts';
+import type { PublicError } from '../../lib/errors.ts';
+import { idempotencyInfo, type IdempotencyInfo } from '../../lib/idempotency/idempotency-key.ts';
+import type { OperationDef } from '../../lib/idempotency/operation.ts';
+import { currentBody } from '../../lib/idempotency/stored-response.ts';
+import type { StoredResponse } from '../../lib/idempotency/types.ts';
 import { z } from 'zod';
 import { refundsOf } from './payment-rows.ts';
 import {

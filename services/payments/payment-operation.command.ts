@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { JsonValue } from '../kernel/canonical-json.ts';
-import { AppError, KERNEL_ERRORS } from '../kernel/errors.ts';
-import { assertIdempotencyKey } from '../kernel/idempotency/idempotency-key.ts';
-import { assertEncodableText, assertFreeText } from '../kernel/input/free-text.ts';
+import type { JsonValue } from '../../lib/canonical-json.ts';
+import { AppError, KERNEL_ERRORS } from '../../lib/errors.ts';
+import { assertIdempotencyKey } from '../../lib/idempotency/idempotency-key.ts';
+import { assertEncodableText, assertFreeText } from '../../lib/input/free-text.ts';
 
 const REASON_MAX_CHARS = 255;
 

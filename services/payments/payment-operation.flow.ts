@@ -1,20 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import type { PaymentsDeps } from '../context.ts';
-import type { JsonValue } from '../kernel/canonical-json.ts';
-import type { TxClient } from '../kernel/db/pool.ts';
-import { AppError, LeaseLostError, publicError, type PublicError } from '../kernel/errors.ts';
+import type { JsonValue } from '../../lib/canonical-json.ts';
+import type { TxClient } from '../../lib/db/pool.ts';
+import { AppError, LeaseLostError, publicError, type PublicError } from '../../lib/errors.ts';
 import {
   keyInUse,
   outcomePending,
   PAYMENT_ERRORS,
   type PaymentRefusal,
 } from './payments.errors.ts';
-import { notAdmitted } from '../kernel/idempotency/not-admitted.ts';
-import type { OperationDef } from '../kernel/idempotency/operation.ts';
-import type { OwnedRequest } from '../kernel/idempotency/owned-request.ts';
-import type { Resumer } from '../kernel/idempotency/recovery-worker.ts';
-import type { StoredResponse } from '../kernel/idempotency/types.ts';
-import { lineageIdOf, scopeIdsOf } from '../kernel/idempotency/operation.ts';
+import { notAdmitted } from '../../lib/idempotency/not-admitted.ts';
+import type { OperationDef } from '../../lib/idempotency/operation.ts';
+import type { OwnedRequest } from '../../lib/idempotency/owned-request.ts';
+import type { Resumer } from '../../lib/idempotency/recovery-worker.ts';
+import type { StoredResponse } from '../../lib/idempotency/types.ts';
+import { lineageIdOf, scopeIdsOf } from '../../lib/idempotency/operation.ts';
 import {
   MAX_KEY_GENERATIONS,
   operationHoldingKey,
@@ -36,7 +36,7 @@ import {
 } from './payment-operation.answers.ts';
 import { publishOperationOutcome } from './payment-events.ts';
 import { resolveWithProvider } from './provider-resolution.ts';
-import { UNKNOWN_RETRY_AFTER_SECONDS } from '../kernel/idempotency/engine.ts';
+import { UNKNOWN_RETRY_AFTER_SECONDS } from '../../lib/idempotency/engine.ts';
 import { refundsOf } from './payment-rows.ts';
 import {
   INSERT_OPERATION,
@@ -44,7 +44,7 @@ import {
   SELECT_PAYMENT_FOR_UPDATE,
 } from './payments.sql.ts';
 import { toPaymentView, toRefundView, type PaymentRow } from './payment.view.ts';
-import { canonicalUuid } from '../kernel/input/uuid.ts';
+import { canonicalUuid } from '../../lib/input/uuid.ts';
 
 /**
  * An operation on an existing payment whose effect is one provider call (capture, cancel, refund):

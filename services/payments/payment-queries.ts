@@ -1,10 +1,10 @@
 import type { InferEntity } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import type { JsonValue } from '../kernel/canonical-json.ts';
-import { InputInvalidError } from '../kernel/errors.ts';
-import { assertEncodableText } from '../kernel/input/free-text.ts';
-import type { Keyring } from '../kernel/crypto/keyring.ts';
+import type { JsonValue } from '../../lib/canonical-json.ts';
+import { InputInvalidError } from '../../lib/errors.ts';
+import { assertEncodableText } from '../../lib/input/free-text.ts';
+import type { Keyring } from '../../lib/crypto/keyring.ts';
 import { decodeCursor, encodeCursor } from './payment-cursor.ts';
 import { PaymentOperation } from './payment-operation.entity.ts';
 import { Payment } from './payment.entity.ts';
@@ -14,7 +14,7 @@ import {
   type PaymentView,
   type RefundRow,
 } from './payment.view.ts';
-import { canonicalUuid } from '../kernel/input/uuid.ts';
+import { canonicalUuid } from '../../lib/input/uuid.ts';
 
 /**
  * The query API's reads (payments.router.ts), through the EntityManager: each call gets its own

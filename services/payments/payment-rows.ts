@@ -1,4 +1,4 @@
-import type { Queryable } from '../kernel/db/pool.ts';
+import type { Queryable } from '../../lib/db/pool.ts';
 import { SELECT_PAYMENT, SELECT_REFUNDS } from './payments.sql.ts';
 import {
   toPaymentView,

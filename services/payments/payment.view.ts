@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { JsonValue } from '../kernel/canonical-json.ts';
-import { formatAmount } from '../kernel/money/money.ts';
+import type { JsonValue } from '../../lib/canonical-json.ts';
+import { formatAmount } from '../../lib/money/money.ts';
 
 export type PaymentStatus = 'PROCESSING' | 'REQUIRES_CAPTURE' | 'SUCCEEDED' | 'FAILED' | 'CANCELED';
 

@@ -1,4 +1,4 @@
-import { defineErrors, KERNEL_ERRORS, publicError, type PublicError } from '../kernel/errors.ts';
+import { defineErrors, KERNEL_ERRORS, publicError, type PublicError } from '../../lib/errors.ts';
 
 /**
  * The payments service's codes. The business refusals are stored for the key and replayed;

@@ -1,7 +1,7 @@
 /** The payments service's statements. Every one filters by tenant_id first. */
-import { failUnless, type Check } from '../kernel/db/failed-checks.ts';
+import { failUnless, type Check } from '../../lib/db/failed-checks.ts';
 
-/** The payments service's own checks (PW1xx; the kernel's are PW0xx). */
+/** The payments service's own checks (PW1xx; lib's are PW0xx). */
 export const PAYMENT_CHECKS = {
   /** The payment was no longer PROCESSING when its charge outcome was recorded. */
   paymentNotProcessing: {

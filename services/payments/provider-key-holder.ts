@@ -1,5 +1,5 @@
-import type { Queryable } from '../kernel/db/pool.ts';
-import { publicError, type PublicError } from '../kernel/errors.ts';
+import type { Queryable } from '../../lib/db/pool.ts';
+import { publicError, type PublicError } from '../../lib/errors.ts';
 import { PAYMENT_ERRORS } from './payments.errors.ts';
 import {
   PROVIDER_KEY_CONSTRAINT,

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
-import { canonicalJson, type JsonValue } from '../kernel/canonical-json.ts';
-import type { Queryable } from '../kernel/db/pool.ts';
+import { canonicalJson, type JsonValue } from '../../lib/canonical-json.ts';
+import type { Queryable } from '../../lib/db/pool.ts';
 import { SELECT_PROVIDER_KEY_SECRET } from './payments.sql.ts';
 
 /**

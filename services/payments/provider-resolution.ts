@@ -1,4 +1,4 @@
-import type { OwnedRequest } from '../kernel/idempotency/owned-request.ts';
+import type { OwnedRequest } from '../../lib/idempotency/owned-request.ts';
 import type { Probed } from '../provider/contract.ts';
 
 /** A re-send after a probe found nothing is only worth making with at least this much time left. */

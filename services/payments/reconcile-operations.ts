@@ -1,14 +1,14 @@
 import type { PaymentsDeps } from '../context.ts';
-import { withTransaction } from '../kernel/db/pool.ts';
-import { scopeIdsOf } from '../kernel/idempotency/operation.ts';
-import { FINISHED } from '../kernel/idempotency/owned-request.ts';
-import { RequestTrace } from '../kernel/logging/request-trace.ts';
+import { withTransaction } from '../../lib/db/pool.ts';
+import { scopeIdsOf } from '../../lib/idempotency/operation.ts';
+import { FINISHED } from '../../lib/idempotency/owned-request.ts';
+import { RequestTrace } from '../../lib/logging/request-trace.ts';
 import {
   claimForSettlement,
   listUnknown,
   recordIntervention,
   type UnknownRequest,
-} from '../kernel/idempotency/settlement.ts';
+} from '../../lib/idempotency/settlement.ts';
 import { CANCEL_SPEC } from './cancel-payment.flow.ts';
 import { CAPTURE_SPEC } from './capture-payment.flow.ts';
 import { paymentOperationResumer, type PaymentOperationSpec } from './payment-operation.flow.ts';

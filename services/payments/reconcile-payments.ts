@@ -1,10 +1,10 @@
 import type { PaymentsDeps } from '../context.ts';
-import { scopeIdsOf } from '../kernel/idempotency/operation.ts';
+import { scopeIdsOf } from '../../lib/idempotency/operation.ts';
 import {
   claimForSettlement,
   listUnknown,
   type UnknownRequest,
-} from '../kernel/idempotency/settlement.ts';
+} from '../../lib/idempotency/settlement.ts';
 import { outcomeOfCharge, type ProviderCharge } from '../provider/contract.ts';
 import { CREATE_PAYMENT, finishWithOutcome, loadPayment } from './create-payment.flow.ts';
 

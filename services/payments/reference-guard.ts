@@ -1,6 +1,6 @@
 import type { PaymentsDeps } from '../context.ts';
-import { withTransaction } from '../kernel/db/pool.ts';
-import { publicError, type PublicError } from '../kernel/errors.ts';
+import { withTransaction } from '../../lib/db/pool.ts';
+import { publicError, type PublicError } from '../../lib/errors.ts';
 import { PAYMENT_ERRORS } from './payments.errors.ts';
 import {
   GUARDED_REFERENCE_CONSTRAINT,

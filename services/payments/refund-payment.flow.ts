@@ -1,9 +1,9 @@
 import type { PaymentsDeps } from '../context.ts';
-import { InputInvalidError } from '../kernel/errors.ts';
+import { InputInvalidError } from '../../lib/errors.ts';
 import { PAYMENT_ERRORS } from './payments.errors.ts';
-import { defineOperation } from '../kernel/idempotency/operation.ts';
+import { defineOperation } from '../../lib/idempotency/operation.ts';
 import { PAYMENT_ANSWER_VERSION, paymentOutcomeOf } from './stored-answers.ts';
-import { parseAmount } from '../kernel/money/money.ts';
+import { parseAmount } from '../../lib/money/money.ts';
 import {
   paymentOperationResumer,
   runPaymentOperation,

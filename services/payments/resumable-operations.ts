@@ -1,6 +1,6 @@
 import type { PaymentsDeps } from '../context.ts';
-import type { OperationDef } from '../kernel/idempotency/operation.ts';
-import type { Resumer } from '../kernel/idempotency/recovery-worker.ts';
+import type { OperationDef } from '../../lib/idempotency/operation.ts';
+import type { Resumer } from '../../lib/idempotency/recovery-worker.ts';
 import { CANCEL_PAYMENT, cancelPaymentResumer } from './cancel-payment.flow.ts';
 import { CAPTURE_PAYMENT, capturePaymentResumer } from './capture-payment.flow.ts';
 import { CREATE_PAYMENT, createPaymentResumer } from './create-payment.flow.ts';

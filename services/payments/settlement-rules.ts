@@ -1,4 +1,4 @@
-import type { TxClient } from '../kernel/db/pool.ts';
+import type { TxClient } from '../../lib/db/pool.ts';
 import { PAYMENT_ERRORS, type PaymentRefusal } from './payments.errors.ts';
 import { APPLY_SETTLEMENT, SELECT_ACTIVE_SETTLEMENT } from './payments.sql.ts';
 import type { PaymentRow } from './payment.view.ts';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { JsonValue } from '../kernel/canonical-json.ts';
-import type { Queryable } from '../kernel/db/pool.ts';
-import type { ResponseReader } from '../kernel/idempotency/stored-response.ts';
+import type { JsonValue } from '../../lib/canonical-json.ts';
+import type { Queryable } from '../../lib/db/pool.ts';
+import type { ResponseReader } from '../../lib/idempotency/stored-response.ts';
 import { SELECT_PAYMENT } from './payments.sql.ts';
 import type { PaymentRow } from './payment.view.ts';
 

@@ -1,5 +1,5 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
-import { LATENCY_BUCKETS } from '../kernel/metrics.ts';
+import { LATENCY_BUCKETS } from '../../lib/metrics.ts';
 
 /** The provider service's series (docs/api.md §5), added to the process's registry at composition. */
 export function createProviderMetrics(registry: Registry) {

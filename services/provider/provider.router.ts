@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { logStep } from '../kernel/logging/request-trace.ts';
-import { formatAmount } from '../kernel/money/money.ts';
+import { logStep } from '../../lib/logging/request-trace.ts';
+import { formatAmount } from '../../lib/money/money.ts';
 import { procedure, router } from './provider.trpc.ts';
 import type { ProviderDeps } from '../context.ts';
 import {

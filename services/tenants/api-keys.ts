@@ -1,6 +1,6 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Queryable } from '../kernel/db/pool.ts';
+import type { Queryable } from '../../lib/db/pool.ts';
 import { ApiKey } from './api-key.entity.ts';
 import { Tenant as TenantEntity } from './tenant.entity.ts';
 import { PUT_BOOTSTRAP_KEY, UPSERT_TENANT } from './tenants.sql.ts';

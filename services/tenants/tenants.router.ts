@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AppError, KERNEL_ERRORS } from '../kernel/errors.ts';
+import { AppError, KERNEL_ERRORS } from '../../lib/errors.ts';
 import { procedure, router } from '../trpc.ts';
 import {
   findTenantByApiKey,

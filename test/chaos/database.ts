@@ -6,15 +6,15 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { migrateDatabase } from '../../migrations/migrate.ts';
-import { addPartition } from '../../services/kernel/idempotency/retention.ts';
+import { addPartition } from '../../lib/idempotency/retention.ts';
 import {
   dropPartition,
   PARTITIONED_TABLES,
-} from '../../services/kernel/idempotency/retention.sql.ts';
+} from '../../lib/idempotency/retention.sql.ts';
 import { RETENTION } from './tiers.ts';
 import { withClient, type DatabaseServer } from '../../dev/embedded-postgres/database-server.ts';
-import { connectionFor } from '../../services/kernel/db/primary-client.ts';
-import { isPrimaryLost } from '../../services/kernel/db/primary-finder.ts';
+import { connectionFor } from '../../lib/db/primary-client.ts';
+import { isPrimaryLost } from '../../lib/db/primary-finder.ts';
 import type { Formation } from '../support/ha-formation.ts';
 import { openScratchServer } from '../../dev/embedded-postgres/scratch-server.ts';
 

@@ -6,7 +6,7 @@
  * fast or slow the machine is.
  */
 import type pg from 'pg';
-import { isPrimaryLost } from '../../services/kernel/db/primary-finder.ts';
+import { isPrimaryLost } from '../../lib/db/primary-finder.ts';
 import type { Formation, NodeName } from '../support/ha-formation.ts';
 import type { TcpFaultProxy } from '../support/tcp-fault-proxy.ts';
 import type { LaunchGate } from './clients.ts';

@@ -4,7 +4,7 @@
  * schedule's network episodes (latency, resets, blackholes, half-open connections) hit the
  * gateways' own connections and nothing else: the harness's pool and the clients go direct.
  */
-import { parseDatabaseUrl } from '../../services/kernel/db/database-url.ts';
+import { parseDatabaseUrl } from '../../lib/db/database-url.ts';
 import { startTcpFaultProxy, type TcpFaultProxy } from '../support/tcp-fault-proxy.ts';
 import type { NetworkPaths } from './faults.ts';
 

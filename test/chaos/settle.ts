@@ -6,7 +6,7 @@
  * Both are awaited, within a bound.
  */
 import { internalClients } from '../../ops/client.ts';
-import { readBacklog } from '../../services/kernel/outbox/outbox.ts';
+import { readBacklog } from '../../lib/outbox/outbox.ts';
 import type { ScratchDatabase } from './database.ts';
 import { INTERNAL_TOKEN, type GatewaySlot } from './stack.ts';
 

@@ -4,7 +4,7 @@
  * (its statement and the refunds of every charge). Read-only, from the harness's own session.
  */
 import type pg from 'pg';
-import { LOG_BACKLOG } from '../../services/kernel/outbox/event-log.sql.ts';
+import { LOG_BACKLOG } from '../../lib/outbox/event-log.sql.ts';
 import { TENANTS } from './stack.ts';
 
 export interface PaymentRow {

@@ -1,11 +1,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import type { JsonValue } from '../../services/kernel/canonical-json.ts';
-import { envelopeKeyId } from '../../services/kernel/crypto/envelope.ts';
-import { DataKeyUnknownError } from '../../services/kernel/errors.ts';
+import type { JsonValue } from '../../lib/canonical-json.ts';
+import { envelopeKeyId } from '../../lib/crypto/envelope.ts';
+import { DataKeyUnknownError } from '../../lib/errors.ts';
 import {
   answerAssociatedData,
   openStoredAnswer,
-} from '../../services/kernel/idempotency/stored-response.ts';
+} from '../../lib/idempotency/stored-response.ts';
 import { openWebhookSecret } from '../../services/notifications/webhook-secret.ts';
 import { CREATE_PAYMENT, REGISTER_WEBHOOK_ENDPOINT } from '../support/operations.ts';
 import { runOpsCli } from '../support/ops-cli.ts';

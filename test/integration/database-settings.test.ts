@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SELECT_AUTOVACUUM } from '../../services/kernel/db/autovacuum-check.ts';
+import { SELECT_AUTOVACUUM } from '../../lib/db/autovacuum-check.ts';
 import { useTestStack } from '../support/test-stack.ts';
 
 const lines: Array<Record<string, unknown>> = [];

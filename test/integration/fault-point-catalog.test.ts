@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAULT_POINT_CATALOG } from '../../app/fault-point-catalog.ts';
-import { FaultPoints } from '../../services/kernel/faults.ts';
+import { FaultPoints } from '../../lib/faults.ts';
 import { graphql, paymentOf } from '../support/graphql-client.ts';
 import { createPaymentOn, paymentInput, TENANT_A, useTestStack } from '../support/test-stack.ts';
 

@@ -8,10 +8,10 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateDatabase } from '../../migrations/migrate.ts';
-import { createPool } from '../../services/kernel/db/pool.ts';
+import { createPool } from '../../lib/db/pool.ts';
 import { createOrm } from '../../app/orm.ts';
-import { KEY_SETTLED_CHANNEL, KeyWatcher } from '../../services/kernel/idempotency/key-watcher.ts';
-import { createLogger } from '../../services/kernel/logging/logger.ts';
+import { KEY_SETTLED_CHANNEL, KeyWatcher } from '../../lib/idempotency/key-watcher.ts';
+import { createLogger } from '../../lib/logging/logger.ts';
 import { startFormation, type Formation, type NodeName } from '../support/ha-formation.ts';
 import { waitUntil } from '../support/wait-until.ts';
 

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterEach, beforeAll, afterAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../services/kernel/logging/logger.ts';
-import { KEY_SETTLED_CHANNEL, KeyWatcher } from '../../services/kernel/idempotency/key-watcher.ts';
+import { createLogger } from '../../lib/logging/logger.ts';
+import { KEY_SETTLED_CHANNEL, KeyWatcher } from '../../lib/idempotency/key-watcher.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import { waitUntil } from '../support/wait-until.ts';
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   CLAIM_STALE_KEYS,
   TAKE_OVER_KEY,
-} from '../../services/kernel/idempotency/idempotency.sql.ts';
+} from '../../lib/idempotency/idempotency.sql.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { LeaseLostError } from '../../services/kernel/errors.ts';
+import { LeaseLostError } from '../../lib/errors.ts';
 import { CREATE_PAYMENT as CREATE_PAYMENT_OP } from '../../services/payments/create-payment.flow.ts';
 import { resolveWithProvider } from '../../services/payments/provider-resolution.ts';
 import { errorCodeOf, graphql, paymentOf, type GraphQLAnswer } from '../support/graphql-client.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { OutboxDispatcher } from '../../services/kernel/outbox/dispatcher.ts';
+import { OutboxDispatcher } from '../../lib/outbox/dispatcher.ts';
 import {
   drainOutbox as drainEveryConsumer,
   eventsBehindCursors,

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { readReplication } from '../../services/kernel/db/replication.ts';
+import { readReplication } from '../../lib/db/replication.ts';
 import {
   createKernelMetrics,
   createMetricsRegistry,
   registerFleetGauges,
-} from '../../services/kernel/metrics.ts';
+} from '../../lib/metrics.ts';
 import { drainOutbox } from '../support/event-log.ts';
 import { errorCodeOf, paymentOf } from '../support/graphql-client.ts';
 import { createPaymentOn, keyRowOf, paymentInput, useTestStack } from '../support/test-stack.ts';

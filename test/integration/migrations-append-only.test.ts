@@ -3,7 +3,7 @@ import { Migrator } from '@mikro-orm/migrations';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LATEST_MIGRATION, migrationsList } from '../../migrations/migration-list.ts';
 import { withClient } from '../../dev/embedded-postgres/database-server.ts';
-import { MigrationDownRefusedError } from '../../services/kernel/errors.ts';
+import { MigrationDownRefusedError } from '../../lib/errors.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 
 const database = useTestDatabase('migrations_append_only');

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { Admission } from '../../services/kernel/idempotency/engine.ts';
-import { defineOperation } from '../../services/kernel/idempotency/operation.ts';
+import type { Admission } from '../../lib/idempotency/engine.ts';
+import { defineOperation } from '../../lib/idempotency/operation.ts';
 import {
   normaliseCreatePayment,
   type CreatePaymentInput,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { writeEvent } from '../../services/kernel/outbox/outbox.ts';
+import { writeEvent } from '../../lib/outbox/outbox.ts';
 import { cursorHasPassed, untilLogIsReadable } from '../support/event-log.ts';
 import { paymentOf } from '../support/graphql-client.ts';
 import { createPaymentOn, paymentInput, useTestStack } from '../support/test-stack.ts';

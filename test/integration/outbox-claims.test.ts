@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPool, withTransaction } from '../../services/kernel/db/pool.ts';
-import { DEFAULT_CLAIM_LEASE_MS, BATCH_SIZE } from '../../services/kernel/outbox/dispatcher.ts';
-import { writeEvent } from '../../services/kernel/outbox/outbox.ts';
-import { CLAIM_DUE_DELIVERIES } from '../../services/kernel/outbox/outbox.sql.ts';
+import { createPool, withTransaction } from '../../lib/db/pool.ts';
+import { DEFAULT_CLAIM_LEASE_MS, BATCH_SIZE } from '../../lib/outbox/dispatcher.ts';
+import { writeEvent } from '../../lib/outbox/outbox.ts';
+import { CLAIM_DUE_DELIVERIES } from '../../lib/outbox/outbox.sql.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 
 /**

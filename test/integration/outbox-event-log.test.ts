@@ -3,9 +3,9 @@ import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_CLAIM_LEASE_MS,
   LOG_CLAIM_LEASE_MS,
-} from '../../services/kernel/outbox/dispatcher.ts';
-import { ADVANCE_LOG_CURSOR, CLAIM_LOG_BATCH } from '../../services/kernel/outbox/event-log.sql.ts';
-import { writeEvent } from '../../services/kernel/outbox/outbox.ts';
+} from '../../lib/outbox/dispatcher.ts';
+import { ADVANCE_LOG_CURSOR, CLAIM_LOG_BATCH } from '../../lib/outbox/event-log.sql.ts';
+import { writeEvent } from '../../lib/outbox/outbox.ts';
 import {
   cursorHasPassed,
   drainOutbox,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPool, withTransaction } from '../../services/kernel/db/pool.ts';
+import { createPool, withTransaction } from '../../lib/db/pool.ts';
 import { INSERT_PAYMENT, RECORD_CHARGE_OUTCOME } from '../../services/payments/payments.sql.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 

@@ -2,21 +2,21 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Socket } from 'node:net';
-import { TransactionEndedError } from '../../services/kernel/db/batching-transaction.ts';
+import { TransactionEndedError } from '../../lib/db/batching-transaction.ts';
 import {
   PipelinedStatements,
   SkippedStatementError,
   type Statement,
-} from '../../services/kernel/db/pipelined-statements.ts';
-import { CHECKS, failUnless, isFailedCheck } from '../../services/kernel/db/failed-checks.ts';
+} from '../../lib/db/pipelined-statements.ts';
+import { CHECKS, failUnless, isFailedCheck } from '../../lib/db/failed-checks.ts';
 import {
   createPool,
   InterruptedAfterSendError,
   withOneRoundTrip,
   withTransaction,
   type TxClient,
-} from '../../services/kernel/db/pool.ts';
-import { sqlState } from '../../services/kernel/db/sql-state.ts';
+} from '../../lib/db/pool.ts';
+import { sqlState } from '../../lib/db/sql-state.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import { waitUntil } from '../support/wait-until.ts';
 

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPool, withTransaction } from '../../services/kernel/db/pool.ts';
+import { createPool, withTransaction } from '../../lib/db/pool.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 
 /**

@@ -1,8 +1,8 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPool, withTransaction } from '../../services/kernel/db/pool.ts';
-import { INSERT_KEY, SELECT_KEY } from '../../services/kernel/idempotency/idempotency.sql.ts';
-import { addPartition } from '../../services/kernel/idempotency/retention.ts';
+import { createPool, withTransaction } from '../../lib/db/pool.ts';
+import { INSERT_KEY, SELECT_KEY } from '../../lib/idempotency/idempotency.sql.ts';
+import { addPartition } from '../../lib/idempotency/retention.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 
 /**

@@ -1,16 +1,16 @@
 import pg from 'pg';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { defineOperation } from '../../services/kernel/idempotency/operation.ts';
+import { defineOperation } from '../../lib/idempotency/operation.ts';
 import {
   addPartition,
   maintainPartitions,
   partitionSlackSeconds,
-} from '../../services/kernel/idempotency/retention.ts';
-import { CLAIM_STALE_KEYS } from '../../services/kernel/idempotency/idempotency.sql.ts';
+} from '../../lib/idempotency/retention.ts';
+import { CLAIM_STALE_KEYS } from '../../lib/idempotency/idempotency.sql.ts';
 import {
   PARTITIONED_TABLES,
   dropPartition,
-} from '../../services/kernel/idempotency/retention.sql.ts';
+} from '../../lib/idempotency/retention.sql.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import { errorCodeOf, paymentOf } from '../support/graphql-client.ts';
 import { createPaymentOn, paymentInput, useTestStackOn } from '../support/test-stack.ts';

@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import {
   SET_MAINTENANCE_STATEMENT_TIMEOUT,
   withTransaction,
-} from '../../services/kernel/db/pool.ts';
-import { sqlState } from '../../services/kernel/db/sql-state.ts';
+} from '../../lib/db/pool.ts';
+import { sqlState } from '../../lib/db/sql-state.ts';
 import { errorCodeOf, graphql, paymentOf } from '../support/graphql-client.ts';
 import { CREATE_PAYMENT } from '../support/operations.ts';
 import { useTestDatabase } from '../support/test-database.ts';

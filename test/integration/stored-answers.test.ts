@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { JsonValue } from '../../services/kernel/canonical-json.ts';
+import type { JsonValue } from '../../lib/canonical-json.ts';
 import {
   answerAssociatedData,
   openStoredAnswer,
-} from '../../services/kernel/idempotency/stored-response.ts';
+} from '../../lib/idempotency/stored-response.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import { errorCodeOf, graphql, type GraphQLAnswer } from '../support/graphql-client.ts';
 import { paymentInput, TENANT_A, type TestStack, useTestStackOn } from '../support/test-stack.ts';

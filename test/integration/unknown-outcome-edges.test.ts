@@ -10,7 +10,7 @@
 import { describe, expect, it } from 'vitest';
 import { reconcileUnknownPayments } from '../../services/payments/reconcile-payments.ts';
 import { CREATE_PAYMENT as CREATE_OP } from '../../services/payments/create-payment.flow.ts';
-import { claimForSettlement } from '../../services/kernel/idempotency/settlement.ts';
+import { claimForSettlement } from '../../lib/idempotency/settlement.ts';
 import { errorCodeOf, paymentOf, type GraphQLAnswer } from '../support/graphql-client.ts';
 import { createUntilFinal } from '../support/operations.ts';
 import {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { OutboxDispatcher } from '../../services/kernel/outbox/dispatcher.ts';
+import { OutboxDispatcher } from '../../lib/outbox/dispatcher.ts';
 import { outboxConsumers } from '../../app/compose.ts';
 import { INSERT_ENDPOINT } from '../../services/notifications/notifications.sql.ts';
 import { generateWebhookSecret } from '../../services/notifications/webhook-signature.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { LeaseLostError } from '../../services/kernel/errors.ts';
-import { OwnedRequest } from '../../services/kernel/idempotency/owned-request.ts';
+import { LeaseLostError } from '../../lib/errors.ts';
+import { OwnedRequest } from '../../lib/idempotency/owned-request.ts';
 import { CREATE_PAYMENT as CREATE_PAYMENT_OP } from '../../services/payments/create-payment.flow.ts';
 import { errorCodeOf, paymentOf } from '../support/graphql-client.ts';
 import { createPaymentOn, paymentInput, useTestStack } from '../support/test-stack.ts';

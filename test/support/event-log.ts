@@ -1,5 +1,5 @@
-import type { Queryable } from '../../services/kernel/db/pool.ts';
-import { LOG_BACKLOG } from '../../services/kernel/outbox/event-log.sql.ts';
+import type { Queryable } from '../../lib/db/pool.ts';
+import { LOG_BACKLOG } from '../../lib/outbox/event-log.sql.ts';
 import { waitUntil } from './wait-until.ts';
 
 /**

@@ -2,7 +2,7 @@ import pg from 'pg';
 import {
   DEFAULT_RETENTION_POLICY,
   maintainPartitions,
-} from '../../services/kernel/idempotency/retention.ts';
+} from '../../lib/idempotency/retention.ts';
 
 /** The partitions a gateway with the default retention policy would have. */
 export async function ensureTestPartitions(url: string): Promise<void> {

@@ -6,7 +6,7 @@ import {
   type SandboxPsp,
   type SandboxPspOptions,
 } from '../../sandbox-psp/sandbox-server.ts';
-import { Keyring } from '../../services/kernel/crypto/keyring.ts';
+import { Keyring } from '../../lib/crypto/keyring.ts';
 import { upsertTenant } from '../../services/tenants/api-keys.ts';
 import { parseWebhookAllowList } from '../../services/notifications/webhook-url.policy.ts';
 import { graphql, type GraphQLAnswer } from './graphql-client.ts';

@@ -10,7 +10,7 @@ import {
   createKernelMetrics,
   createMetricsRegistry,
   registerFleetGauges,
-} from '../../services/kernel/metrics.ts';
+} from '../../lib/metrics.ts';
 import { createLedgerMetrics } from '../../services/ledger/index.ts';
 import { createProviderMetrics } from '../../services/provider/index.ts';
 import { createGatewayMetrics } from '../../gateway/http/gateway.metrics.ts';

@@ -2,8 +2,8 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Keyring } from '../../services/kernel/crypto/keyring.ts';
-import { ConfigInvalidError } from '../../services/kernel/errors.ts';
+import { Keyring } from '../../lib/crypto/keyring.ts';
+import { ConfigInvalidError } from '../../lib/errors.ts';
 import { DATA_KEYS_FILE_NAME, dataKeyring } from '../../app/data-keys.ts';
 
 const AAD = Buffer.from('row');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FaultInjectedError, FaultPoints } from '../../services/kernel/faults.ts';
+import { FaultInjectedError, FaultPoints } from '../../lib/faults.ts';
 import { FAULT_POINT_CATALOG } from '../../app/fault-point-catalog.ts';
 import { loadConfig } from '../../app/config.ts';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../services/kernel/logging/logger.ts';
-import { logStep, RequestTrace } from '../../services/kernel/logging/request-trace.ts';
-import { REDACTED, TOO_DEEP, scrubSecrets } from '../../services/kernel/logging/scrub-secrets.ts';
+import { createLogger } from '../../lib/logging/logger.ts';
+import { logStep, RequestTrace } from '../../lib/logging/request-trace.ts';
+import { REDACTED, TOO_DEEP, scrubSecrets } from '../../lib/logging/scrub-secrets.ts';
 
 // Synthetic values only: none of these is a real key or card.
 const API_KEY = 'sk_test_synthetic_0001';

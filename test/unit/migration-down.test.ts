@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { migrationsList } from '../../migrations/migration-list.ts';
-import { MigrationDownRefusedError } from '../../services/kernel/errors.ts';
+import { MigrationDownRefusedError } from '../../lib/errors.ts';
 
 describe('migrations are append-only', () => {
   it.each(migrationsList.map((migration) => [migration.name, migration] as const))(

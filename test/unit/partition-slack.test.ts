@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_RETENTION_POLICY,
   partitionSlackSeconds,
-} from '../../services/kernel/idempotency/retention.ts';
+} from '../../lib/idempotency/retention.ts';
 
 const HOUR = 3_600;
 const DAY = 86_400;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   PipelinedStatements,
   SkippedStatementError,
-} from '../../services/kernel/db/pipelined-statements.ts';
+} from '../../lib/db/pipelined-statements.ts';
 
 /**
  * The messages of one round trip, fed by hand: what PostgreSQL answers decides what each

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, type JsonValue } from '../../services/kernel/canonical-json.ts';
-import { Keyring } from '../../services/kernel/crypto/keyring.ts';
-import type { OperationDef } from '../../services/kernel/idempotency/operation.ts';
-import { keyedRequestHash, requestHash } from '../../services/kernel/idempotency/request-hash.ts';
+import { canonicalJson, type JsonValue } from '../../lib/canonical-json.ts';
+import { Keyring } from '../../lib/crypto/keyring.ts';
+import type { OperationDef } from '../../lib/idempotency/operation.ts';
+import { keyedRequestHash, requestHash } from '../../lib/idempotency/request-hash.ts';
 import { CANCEL_PAYMENT } from '../../services/payments/cancel-payment.flow.ts';
 import { CAPTURE_PAYMENT } from '../../services/payments/capture-payment.flow.ts';
 import { normaliseOperation } from '../../services/payments/payment-operation.command.ts';

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { associatedData, envelopeKeyId } from '../../services/kernel/crypto/envelope.ts';
-import { Keyring } from '../../services/kernel/crypto/keyring.ts';
-import { CiphertextRejectedError, DataKeyUnknownError } from '../../services/kernel/errors.ts';
+import { associatedData, envelopeKeyId } from '../../lib/crypto/envelope.ts';
+import { Keyring } from '../../lib/crypto/keyring.ts';
+import { CiphertextRejectedError, DataKeyUnknownError } from '../../lib/errors.ts';
 import {
   keyedRequestHash,
   requestHash,
   requestHashMatches,
-} from '../../services/kernel/idempotency/request-hash.ts';
+} from '../../lib/idempotency/request-hash.ts';
 import {
   openWebhookSecret,
   sealWebhookSecret,

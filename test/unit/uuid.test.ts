@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalUuid, isCanonicalUuid } from '../../services/kernel/input/uuid.ts';
+import { canonicalUuid, isCanonicalUuid } from '../../lib/input/uuid.ts';
 
 const ID = '3f1c6d2e-8a7b-4c5d-9e0f-1a2b3c4d5e6f';
 

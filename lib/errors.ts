@@ -10,7 +10,7 @@ export interface ErrorSpec {
 }
 
 /**
- * A part of the one error catalog. The kernel, each service and the gateway define the codes
+ * A part of the one error catalog. lib/, each service and the gateway define the codes
  * they answer beside their code (*.errors.ts); the process composes the parts into the catalog
  * the gateway maps (app/error-catalog.ts), which refuses a code defined twice.
  */

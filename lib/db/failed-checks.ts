@@ -5,7 +5,7 @@ import { sqlState } from './sql-state.ts';
  * with its own SQLSTATE in class PW, which PostgreSQL does not use. A transaction that sends
  * COMMIT with its statements (withOneRoundTrip, pool.ts) depends on them: an unmet one fails the
  * statement, PostgreSQL skips the rest of the round trip, and nothing commits. Each owner
- * defines its own (a service beside its SQL); the kernel's are the engine's, PW001 to PW099.
+ * defines its own (a service beside its SQL); lib's are the engine's, PW001 to PW099.
  */
 export interface Check {
   readonly sqlstate: `PW${string}`;

@@ -13,7 +13,7 @@ export const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5
 /**
  * The process's registry (no global registry: two gateways in one test process must not share
  * counters). Each part of the process adds its own series to it when the process is composed:
- * the kernel's here, each service's in its own `*.metrics.ts`, the gateway's in the gateway.
+ * lib's here, each service's in its own `*.metrics.ts`, the gateway's in the gateway.
  */
 export function createMetricsRegistry(opts: { defaultMetrics: boolean }): Registry {
   const registry = new Registry();
@@ -37,7 +37,7 @@ export const KEY_WAIT_OUTCOMES = [
 export type KeyWaitOutcome = (typeof KEY_WAIT_OUTCOMES)[number];
 
 /**
- * The kernel's series of docs/api.md §5: the engine's decisions, recovery, retention and the
+ * lib's series of docs/api.md §5: the engine's decisions, recovery, retention and the
  * outbox. The `operation` label is the public mutation name; keys, tenants and payment ids are
  * never labels. Counters are incremented where the decision is made.
  */
@@ -139,7 +139,7 @@ export interface OutboxReading {
   oldestAgeSeconds: number;
 }
 
-/** The primary's standbys (services/kernel/db/replication.ts); null read from a standby. */
+/** The primary's standbys (lib/db/replication.ts); null read from a standby. */
 export interface ReplicationReading {
   /** The role may read the standbys' state: superuser, or pg_monitor's pg_read_all_stats. */
   visible: boolean;
