@@ -1,5 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
+import { startChild, type StartedChild } from './child-process.ts';
 import {
   TENANT_A,
   TENANT_B,
@@ -8,17 +7,7 @@ import {
   TEST_WEBHOOK_ALLOWED_HOSTS,
 } from './test-stack.ts';
 
-/** How long a gateway child may take to print its ready line (tsx compiles on start). */
-const GATEWAY_START_TIMEOUT_MS = 30_000;
-
-export interface GatewayProcess {
-  url: string;
-  child: ChildProcess;
-  /** Resolves with the exit code or signal once the process is gone. */
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  output(): string;
-  kill(signal: NodeJS.Signals): Promise<void>;
-}
+export type GatewayProcess = StartedChild;
 
 /**
  * Starts a real gateway process through `npm start`'s entry point, against the test's database
@@ -36,8 +25,9 @@ export async function startGatewayProcess(opts: {
   builtMain?: string;
 }): Promise<GatewayProcess> {
   const args = opts.builtMain === undefined ? ['--import', 'tsx', 'app/main.ts'] : [opts.builtMain];
-  const child = spawn(process.execPath, args, {
-    cwd: new URL('../..', import.meta.url).pathname,
+  return startChild({
+    name: 'gateway',
+    args,
     env: {
       ...process.env,
       // The built gateway runs with plain node: nothing inherited may load tsx into it.
@@ -57,35 +47,6 @@ export async function startGatewayProcess(opts: {
       WEBHOOK_ALLOWED_HOSTS: TEST_WEBHOOK_ALLOWED_HOSTS,
       ...opts.env,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    ready: /GraphQL:\s+(http:\/\/127\.0\.0\.1:\d+)\/graphql/,
   });
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = once(child, 'exit').then(([code, signal]) => ({
-    code: code as number | null,
-    signal: signal as NodeJS.Signals | null,
-  }));
-  const deadline = Date.now() + GATEWAY_START_TIMEOUT_MS;
-  let url: string | undefined;
-  while (url === undefined) {
-    const match = /GraphQL:\s+(http:\/\/127\.0\.0\.1:\d+)\/graphql/.exec(output);
-    if (match) url = match[1];
-    else if (child.exitCode !== null || child.signalCode !== null)
-      throw new Error(`gateway exited during start:\n${output}`);
-    else if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`gateway did not start in time:\n${output}`);
-    } else await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return {
-    url,
-    child,
-    exited,
-    output: () => output,
-    async kill(signal) {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      await exited;
-    },
-  };
 }

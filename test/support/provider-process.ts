@@ -1,18 +1,9 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { createServer } from 'node:net';
+import { startChild, type StartedChild } from './child-process.ts';
 import { INTERNAL_TOKEN } from './test-stack.ts';
 
-/** How long the provider process may take to print its ready line (tsx compiles on start). */
-const START_TIMEOUT_MS = 30_000;
-
-export interface ProviderProcess {
-  /** Its tRPC endpoint, for SERVICE_URLS. */
-  url: string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  output(): string;
-  kill(signal: NodeJS.Signals): Promise<void>;
-}
+/** The provider service's process; its `url` is its tRPC endpoint, for SERVICE_URLS. */
+export type ProviderProcess = StartedChild;
 
 /** A free loopback port, so a restarted provider service listens where its callers expect it. */
 export async function freePort(): Promise<number> {
@@ -24,13 +15,14 @@ export async function freePort(): Promise<number> {
 }
 
 /** The provider service alone in a real process (SERVICES=provider), as `npm start` runs it. */
-export async function startProviderProcess(opts: {
+export function startProviderProcess(opts: {
   pspUrl: string;
   port: number;
   env?: Record<string, string>;
 }): Promise<ProviderProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'app/main.ts'], {
-    cwd: new URL('../..', import.meta.url).pathname,
+  return startChild({
+    name: 'provider service',
+    args: ['--import', 'tsx', 'app/main.ts'],
     env: {
       ...process.env,
       NODE_ENV: 'production',
@@ -40,35 +32,6 @@ export async function startProviderProcess(opts: {
       PSP_URL: opts.pspUrl,
       ...opts.env,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    ready: /provider service: (http:\/\/\S+)/,
   });
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = once(child, 'exit').then(([code, signal]) => ({
-    code: code as number | null,
-    signal: signal as NodeJS.Signals | null,
-  }));
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  let url: string | undefined;
-  while (url === undefined) {
-    url = /provider service: (http:\/\/\S+)/.exec(output)?.[1];
-    if (url !== undefined) break;
-    if (child.exitCode !== null || child.signalCode !== null)
-      throw new Error(`provider service exited during start:\n${output}`);
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`provider service did not start in time:\n${output}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return {
-    url,
-    exited,
-    output: () => output,
-    async kill(signal) {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      await exited;
-    },
-  };
 }
