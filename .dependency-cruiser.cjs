@@ -35,6 +35,14 @@ module.exports = {
       },
     },
     {
+      name: 'services-declare-their-own-deps',
+      severity: 'error',
+      comment:
+        'A service declares what it needs in its own *.deps.ts; the shared context composes those declarations, never the other way. (ledger, tenants, system and ops still read the shared context.)',
+      from: { path: '^services/(payments|provider|notifications)/' },
+      to: { path: '^services/(context|router)\\.ts$' },
+    },
+    {
       name: 'ops-uses-service-index',
       severity: 'error',
       comment:

@@ -9,7 +9,6 @@ import { fileURLToPath } from 'node:url';
 import { createPool } from '../lib/db/pool.ts';
 import { migrateDatabase } from '../migrations/migrate.ts';
 import { startSandboxPsp } from '../sandbox-psp/sandbox-server.ts';
-import { LATEST_MIGRATION } from '../migrations/migration-list.ts';
 import { ensureDatabase } from '../dev/embedded-postgres/database-server.ts';
 import { FAULT_POINT_CATALOG } from './fault-point-catalog.ts';
 import { openCheckoutServer } from '../dev/embedded-postgres/embedded-checkout.ts';
@@ -142,8 +141,6 @@ async function mainOfProvider(config: Config): Promise<void> {
     port: config.internalPort!,
     providerTimeoutMs: config.providerTimeoutMs,
     providerMaxAttempts: DEFAULT_PROVIDER_MAX_ATTEMPTS,
-    providerApplyWindowMs: config.providerApplyWindowMs,
-    latestMigration: LATEST_MIGRATION,
     logLevel: config.logLevel,
     drainTimeoutMs: DRAIN_TIMEOUT_MS,
   });

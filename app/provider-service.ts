@@ -30,8 +30,6 @@ export interface ProviderServiceOptions {
   port: number;
   providerTimeoutMs: number;
   providerMaxAttempts: number;
-  providerApplyWindowMs: number;
-  latestMigration: string;
   logLevel: string;
   logDestination?: { write(line: string): void };
   /** How long a stop waits for calls in flight before it closes their connections. */
@@ -70,8 +68,6 @@ export async function startProviderService(
     config: {
       providerTimeoutMs: options.providerTimeoutMs,
       providerMaxAttempts: options.providerMaxAttempts,
-      providerApplyWindowMs: options.providerApplyWindowMs,
-      latestMigration: options.latestMigration,
     },
   };
   let inFlight = 0;

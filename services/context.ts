@@ -7,43 +7,28 @@ import type { Logger } from '../lib/logging/logger.ts';
 import { RequestTrace } from '../lib/logging/request-trace.ts';
 import type { KernelMetrics } from '../lib/metrics.ts';
 import type { LedgerMetrics } from './ledger/contract.ts';
-import type { ProviderAdapter, ProviderMetrics, ProviderPort } from './provider/contract.ts';
-import type { WebhookEgress } from './notifications/contract.ts';
+import type {
+  ProviderAdapter,
+  ProviderDeps,
+  ProviderMetrics,
+  ProviderPort,
+} from './provider/contract.ts';
+import type { NotificationsDeps, WebhookEgress } from './notifications/contract.ts';
+import type { PaymentsDeps } from './payments/contract.ts';
 
 /** The series the services write: lib's and each service's own, on one registry. */
 export type ServiceMetrics = KernelMetrics & ProviderMetrics & LedgerMetrics;
 
-/**
- * What each service may use, as a Pick of ServiceDeps: a service's functions take only these,
- * so the type checker refuses, say, a payments flow that reaches the PSP adapter (only the
- * provider service may) or a webhook egress (only notifications may).
- */
-export type PaymentsDeps = Pick<
-  ServiceDeps,
-  | 'pool'
-  | 'orm'
-  | 'engine'
-  | 'faults'
-  | 'metrics'
-  | 'keyring'
-  | 'log'
-  | 'trace'
-  | 'forTrace'
-  | 'provider'
-  | 'providerKeySecret'
-  | 'config'
->;
-export type ProviderDeps = Pick<
-  ServiceDeps,
-  'metrics' | 'log' | 'trace' | 'providerAdapter' | 'config'
->;
-export type NotificationsDeps = Pick<
-  ServiceDeps,
-  'pool' | 'orm' | 'engine' | 'keyring' | 'log' | 'trace' | 'webhookEgress'
->;
+export type { PaymentsDeps, ProviderDeps, NotificationsDeps };
 
-/** Everything a service needs, passed in by whoever composes the process: no singletons. */
-export interface ServiceDeps {
+/**
+ * Everything the services of one process need, passed in by whoever composes it: no
+ * singletons. Each service declares its own part (payments.deps.ts, provider.deps.ts,
+ * notifications.deps.ts), so a flow takes only what its service may use and the type checker
+ * refuses, say, a payments flow that reaches the PSP adapter. This composes them, with what
+ * the services without a declaration of their own still read here.
+ */
+export interface ServiceDeps extends PaymentsDeps, ProviderDeps, NotificationsDeps {
   /** The request path's pool: admission, fenced phases, pipelined statements (hand-written SQL). */
   pool: pg.Pool;
   /**

@@ -1,4 +1,4 @@
-import type { NotificationsDeps } from '../context.ts';
+import type { NotificationsDeps } from './notifications.deps.ts';
 import type {
   BatchDeliveryHandler,
   Delivery,

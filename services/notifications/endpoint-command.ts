@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { NotificationsDeps } from '../context.ts';
+import type { NotificationsDeps } from './notifications.deps.ts';
 import type { JsonValue } from '../../lib/canonical-json.ts';
 import type { TxClient } from '../../lib/db/pool.ts';
 import { AppError, type PublicError } from '../../lib/errors.ts';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { NotificationsDeps } from '../context.ts';
+import type { NotificationsDeps } from './notifications.deps.ts';
 import type { JsonValue } from '../../lib/canonical-json.ts';
 import { InputInvalidError } from '../../lib/errors.ts';
 import { defineOperation, type OperationDef } from '../../lib/idempotency/operation.ts';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { idempotencyInfo, type IdempotencyInfo } from '../../lib/idempotency/idempotency-key.ts';
 import { z } from 'zod';
-import type { NotificationsDeps } from '../context.ts';
+import type { NotificationsDeps } from './notifications.deps.ts';
 import { AppError, type PublicError } from '../../lib/errors.ts';
 import { subscribeToOutbox } from '../../lib/outbox/outbox.ts';
 import { notAdmitted } from '../../lib/idempotency/not-admitted.ts';

@@ -1,4 +1,4 @@
-import type { PaymentsDeps } from '../context.ts';
+import type { PaymentsDeps } from './payments.deps.ts';
 import { defineOperation } from '../../lib/idempotency/operation.ts';
 import { PAYMENT_ANSWER_VERSION, paymentOutcomeOf } from './stored-answers.ts';
 import {

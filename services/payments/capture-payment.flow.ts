@@ -1,4 +1,4 @@
-import type { PaymentsDeps } from '../context.ts';
+import type { PaymentsDeps } from './payments.deps.ts';
 import { InputInvalidError } from '../../lib/errors.ts';
 import { PAYMENT_ERRORS } from './payments.errors.ts';
 import { defineOperation } from '../../lib/idempotency/operation.ts';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IdempotencyInfo } from '../../lib/idempotency/idempotency-key.ts';
-import type { ServiceDeps, PaymentsDeps } from '../context.ts';
+import type { PaymentsDeps } from './payments.deps.ts';
 import {
   AppError,
   KERNEL_ERRORS,
@@ -370,7 +370,7 @@ export async function finishWithOutcome(
 }
 
 export async function loadPayment(
-  pool: ServiceDeps['pool'],
+  pool: PaymentsDeps['pool'],
   id: { tenantId: string; paymentId: string },
 ): Promise<PaymentRow | undefined> {
   const { rows } = await pool.query<PaymentRow>(SELECT_PAYMENT, [id.tenantId, id.paymentId]);

@@ -1,4 +1,4 @@
-import type { PaymentsDeps } from '../context.ts';
+import type { PaymentsDeps } from './payments.deps.ts';
 import type { PublicError } from '../../lib/errors.ts';
 import { idempotencyInfo, type IdempotencyInfo } from '../../lib/idempotency/idempotency-key.ts';
 import type { OperationDef } from '../../lib/idempotency/operation.ts';

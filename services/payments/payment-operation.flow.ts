@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { PaymentsDeps } from '../context.ts';
+import type { PaymentsDeps } from './payments.deps.ts';
 import type { JsonValue } from '../../lib/canonical-json.ts';
 import type { TxClient } from '../../lib/db/pool.ts';
 import { AppError, LeaseLostError, publicError, type PublicError } from '../../lib/errors.ts';

@@ -1,4 +1,4 @@
-import type { PaymentsDeps } from '../context.ts';
+import type { PaymentsDeps } from './payments.deps.ts';
 import { withTransaction } from '../../lib/db/pool.ts';
 import { scopeIdsOf } from '../../lib/idempotency/operation.ts';
 import { FINISHED } from '../../lib/idempotency/owned-request.ts';

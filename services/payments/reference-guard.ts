@@ -1,4 +1,4 @@
-import type { PaymentsDeps } from '../context.ts';
+import type { PaymentsDeps } from './payments.deps.ts';
 import { withTransaction } from '../../lib/db/pool.ts';
 import { publicError, type PublicError } from '../../lib/errors.ts';
 import { PAYMENT_ERRORS } from './payments.errors.ts';

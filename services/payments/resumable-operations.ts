@@ -1,4 +1,4 @@
-import type { PaymentsDeps } from '../context.ts';
+import type { PaymentsDeps } from './payments.deps.ts';
 import type { OperationDef } from '../../lib/idempotency/operation.ts';
 import type { Resumer } from '../../lib/idempotency/recovery-worker.ts';
 import { CANCEL_PAYMENT, cancelPaymentResumer } from './cancel-payment.flow.ts';

@@ -15,3 +15,4 @@ export type {
 } from './provider-port.ts';
 export type { ProviderAdapter } from './provider-adapter.ts';
 export type { ProviderMetrics } from './provider.metrics.ts';
+export type { ProviderDeps } from './provider.deps.ts';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { logStep } from '../../lib/logging/request-trace.ts';
 import { formatAmount } from '../../lib/money/money.ts';
 import { procedure, router } from './provider.trpc.ts';
-import type { ProviderDeps } from '../context.ts';
+import type { ProviderDeps } from './provider.deps.ts';
 import {
   outcomeOfCharge,
   type ChargeOperationOutcome,

@@ -1,4 +1,4 @@
-import type { ProviderDeps } from '../context.ts';
+import type { ProviderDeps } from './provider.deps.ts';
 import { serviceTrpc } from '../trpc.ts';
 
 /**
