@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import {
   CI_TIER,
   FAILOVER_TIER,
+  SPLIT_TIER,
   NEGATIVE_CONTROL_TIER,
   scaledTier,
   SOAK_TIER,
@@ -18,10 +19,12 @@ export interface RunArgs {
   keep: boolean;
 }
 
-const USAGE = `npm run test:chaos -- [--soak | --failover] [--seed N] [--ops N] [--progress]
+const USAGE = `npm run test:chaos -- [--soak | --failover | --split] [--seed N] [--ops N] [--progress]
   --soak      24,000 operations, 370 SIGKILLs, 64 PostgreSQL backend kills (long)
   --failover  on a pg_auto_failover formation: crashes of the primary, switchovers, a frozen
               standby (scripts/ha/formation.sh installs and starts it)
+  --split     the provider service in a process of its own, behind a fault proxy, SIGKILLed
+              and restarted while charges are in flight
   --negative-control
               --failover with an asynchronous standby held behind before the primary crashes:
               passes only if the auditor reports the acknowledged answers the failover lost
@@ -42,6 +45,7 @@ export function parseRunArgs(argv: string[]): RunArgs {
       options: {
         soak: { type: 'boolean', default: false },
         failover: { type: 'boolean', default: false },
+        split: { type: 'boolean', default: false },
         'negative-control': { type: 'boolean', default: false },
         seed: { type: 'string' },
         ops: { type: 'string' },
@@ -55,15 +59,17 @@ export function parseRunArgs(argv: string[]): RunArgs {
     throw new UsageError(`${error instanceof Error ? error.message : String(error)}\n${USAGE}`);
   }
   if (values.help) throw new UsageError(USAGE);
-  if (values.soak && values.failover)
-    throw new UsageError(`--soak or --failover, not both\n${USAGE}`);
+  if ([values.soak, values.failover, values.split].filter(Boolean).length > 1)
+    throw new UsageError(`one of --soak, --failover and --split\n${USAGE}`);
   const base = values['negative-control']
     ? NEGATIVE_CONTROL_TIER
     : values.soak
       ? SOAK_TIER
       : values.failover
         ? FAILOVER_TIER
-        : CI_TIER;
+        : values.split
+          ? SPLIT_TIER
+          : CI_TIER;
   const ops = values.ops === undefined ? base.operations : positiveInt('--ops', values.ops);
   // A seed is 32 bits (the PRNG's state); a fresh one is printed so the run can be replayed.
   const seed =

@@ -7,10 +7,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { migrateDatabase } from '../../migrations/migrate.ts';
 import { addPartition } from '../../lib/idempotency/retention.ts';
-import {
-  dropPartition,
-  PARTITIONED_TABLES,
-} from '../../lib/idempotency/retention.sql.ts';
+import { dropPartition, PARTITIONED_TABLES } from '../../lib/idempotency/retention.sql.ts';
 import { RETENTION } from './tiers.ts';
 import { withClient, type DatabaseServer } from '../../dev/embedded-postgres/database-server.ts';
 import { connectionFor } from '../../lib/db/primary-client.ts';

@@ -12,7 +12,7 @@ import type { TcpFaultProxy } from '../support/tcp-fault-proxy.ts';
 import type { LaunchGate } from './clients.ts';
 import type { Stats } from './journal.ts';
 import type { FaultEvent, FaultKind, FaultSchedule } from './schedule.ts';
-import type { GatewaySlot } from './stack.ts';
+import type { GatewaySlot, ProviderServiceSlot } from './stack.ts';
 
 /** How far the launcher may run ahead of a fault that is due. */
 const GATE_SLACK_OPS = 25;
@@ -41,12 +41,18 @@ export interface FaultCounts {
   primaryKills: number;
   switchovers: number;
   standbyStalls: number;
+  /** SIGKILLs of the provider service's process (split tiers). */
+  providerKills: number;
 }
 
-/** The proxies the gateways reach PostgreSQL (one per host) and the provider through. */
+/**
+ * The proxies the gateways reach PostgreSQL (one per host) and the provider through, and in
+ * split tiers the provider service's process (null otherwise).
+ */
 export interface NetworkPaths {
   database: TcpFaultProxy[];
   provider: TcpFaultProxy;
+  hop: TcpFaultProxy | null;
 }
 
 /** What one failover cost the clients: how long until a payment succeeded again, and what they were told meanwhile. */
@@ -95,6 +101,7 @@ export class FaultInjector implements LaunchGate {
     primaryKills: 0,
     switchovers: 0,
     standbyStalls: 0,
+    providerKills: 0,
   };
   readonly failovers: FailoverCost[] = [];
   /**
@@ -112,6 +119,7 @@ export class FaultInjector implements LaunchGate {
     'primary-kill': 0,
     switchover: 0,
     'standby-stall': 0,
+    'provider-kill': 0,
   };
   /** One formation fault at a time: each waits until the formation is whole again. */
   private formationTurn: Promise<void> = Promise.resolve();
@@ -125,6 +133,8 @@ export class FaultInjector implements LaunchGate {
     private readonly deps: {
       schedule: FaultSchedule;
       slots: GatewaySlot[];
+      /** Split tiers: the provider service's process. */
+      provider?: ProviderServiceSlot | null;
       pool: pg.Pool;
       databaseName: string;
       stats: Stats;
@@ -224,7 +234,15 @@ export class FaultInjector implements LaunchGate {
         const episode = event.network;
         const paths = this.deps.network;
         if (episode === null || paths === undefined) return;
-        const proxies = episode.path === 'database' ? paths.database : [paths.provider];
+        const proxies =
+          episode.path === 'database'
+            ? paths.database
+            : episode.path === 'hop'
+              ? paths.hop === null
+                ? []
+                : [paths.hop]
+              : [paths.provider];
+        if (proxies.length === 0) return;
         const from = Date.now();
         await Promise.all(
           proxies.map((proxy) =>
@@ -232,7 +250,8 @@ export class FaultInjector implements LaunchGate {
           ),
         );
         this.counts.network += 1;
-        if (episode.path === 'provider') this.providerOutages.push({ from, to: Date.now() });
+        // A charge sent on a misbehaving path may never have reached the PSP.
+        if (episode.path !== 'database') this.providerOutages.push({ from, to: Date.now() });
         return;
       }
       case 'primary-kill':
@@ -241,6 +260,17 @@ export class FaultInjector implements LaunchGate {
         const turn = this.formationTurn.then(() => this.formationFault(event));
         this.formationTurn = turn.catch(() => undefined);
         await turn;
+        return;
+      }
+      case 'provider-kill': {
+        const provider = this.deps.provider;
+        if (provider === undefined || provider === null) return;
+        // Charges in flight through it are lost mid-hop: each must end once, by a probe
+        // under its key, a resend the PSP answers from its key, or reconciliation.
+        const from = Date.now();
+        await provider.killAndRestart();
+        this.counts.providerKills += 1;
+        this.providerOutages.push({ from, to: Date.now() });
         return;
       }
       case 'backend-kill': {
@@ -323,6 +353,7 @@ export class FaultInjector implements LaunchGate {
       case 'sigstop':
       case 'backend-kill':
       case 'network':
+      case 'provider-kill':
         return; // not a formation fault
     }
     // Measured until the formation is whole again and a little after, and before the next

@@ -1,6 +1,7 @@
 /**
  * The network between the gateways and what they call: a TCP fault proxy in front of every
- * PostgreSQL host of the run's database URL and one in front of the provider, so the fault
+ * PostgreSQL host of the run's database URL, one in front of the provider, and in split tiers
+ * one in front of the provider service's process (the hop), so the fault
  * schedule's network episodes (latency, resets, blackholes, half-open connections) hit the
  * gateways' own connections and nothing else: the harness's pool and the clients go direct.
  */
@@ -14,6 +15,8 @@ export interface Network {
   databaseUrl: string;
   /** The provider's base URL the gateways are given, through its proxy. */
   pspUrl: string;
+  /** Split tiers: the provider service's tRPC endpoint, through the hop's proxy; else null. */
+  providerServiceUrl: string | null;
   close(): Promise<void>;
 }
 
@@ -22,6 +25,8 @@ const AUTHORITY = /^(postgres(?:ql)?:\/\/[^@/?#]*@)([^/?#]*)(.*)$/;
 export async function startNetwork(input: {
   databaseUrl: string;
   sandboxUrl: string;
+  /** Split tiers: the provider service's port, which the hop's proxy forwards to. */
+  providerPort: number | null;
 }): Promise<Network> {
   const match = AUTHORITY.exec(input.databaseUrl);
   const endpoints = parseDatabaseUrl(input.databaseUrl).endpoints;
@@ -34,13 +39,20 @@ export async function startNetwork(input: {
   for (const endpoint of endpoints) database.push(await startTcpFaultProxy(endpoint));
   const psp = new URL(input.sandboxUrl);
   const provider = await startTcpFaultProxy({ host: psp.hostname, port: Number(psp.port) });
+  const hop =
+    input.providerPort === null
+      ? null
+      : await startTcpFaultProxy({ host: '127.0.0.1', port: input.providerPort });
   const [, userinfo = '', , rest = ''] = match;
   return {
-    paths: { database, provider },
+    paths: { database, provider, hop },
     databaseUrl: `${userinfo}${database.map((p) => `127.0.0.1:${p.port}`).join(',')}${rest}`,
     pspUrl: `http://127.0.0.1:${provider.port}`,
+    providerServiceUrl: hop === null ? null : `http://127.0.0.1:${hop.port}/trpc`,
     async close() {
-      await Promise.all([...database, provider].map((p) => p.close()));
+      await Promise.all(
+        [...database, provider, ...(hop === null ? [] : [hop])].map((p) => p.close()),
+      );
     },
   };
 }

@@ -98,13 +98,21 @@ export function figuresTable(run: RunFigures): string {
       'PostgreSQL backend kills (sessions ended)',
       `${run.faults.backendKill} (${run.faults.backendsTerminated})`,
     ],
-    ['network episodes (database and provider paths)', run.faults.network],
+    ['network episodes (database, provider and hop paths)', run.faults.network],
     ...(run.tier.formation
       ? [
           [
             'primary crashes / switchovers / standby stalls',
             `${run.faults.primaryKills} / ${run.faults.switchovers} / ${run.faults.standbyStalls}`,
           ] as [string, string],
+        ]
+      : []),
+    ...(run.tier.split
+      ? [
+          ['provider service SIGKILLs (restarted)', String(run.faults.providerKills)] as [
+            string,
+            string,
+          ],
         ]
       : []),
     [

@@ -70,7 +70,8 @@ async function main(): Promise<number> {
     `chaos ${tier.name}: seed ${seed}, ${tier.operations} operations, ${tier.sigkills} SIGKILLs, ${tier.sigstops} SIGSTOPs, ${tier.backendKills} PostgreSQL backend kills, ${tier.networkFaults} network episodes` +
       (tier.formation
         ? `, ${tier.primaryKills} primary crashes, ${tier.switchovers} switchovers, ${tier.standbyStalls} standby stalls`
-        : ''),
+        : '') +
+      (tier.split ? `, ${tier.providerKills} provider service SIGKILLs` : ''),
   );
   console.log(`  replay: ${replayCommand(args)}`);
 
@@ -130,18 +131,27 @@ async function main(): Promise<number> {
     const stack = await startStack({
       registry,
       gateways: GATEWAY_COUNT,
-      route: async (sandboxUrl) => {
-        network = await startNetwork({ databaseUrl, sandboxUrl });
-        return { databaseUrl: network.databaseUrl, pspUrl: network.pspUrl };
+      split: tier.split,
+      route: async ({ sandboxUrl, providerPort }) => {
+        network = await startNetwork({ databaseUrl, sandboxUrl, providerPort });
+        return {
+          databaseUrl: network.databaseUrl,
+          pspUrl: network.pspUrl,
+          providerServiceUrl: network.providerServiceUrl,
+        };
       },
     });
-    retire = () => stack.slots.forEach((slot) => slot.retire());
+    retire = () => {
+      stack.slots.forEach((slot) => slot.retire());
+      stack.provider?.retire();
+    };
     sink = await startWebhookSink(seed);
     await registerEndpoints({ seed, slots: stack.slots, sink });
     const journal = new Journal(plan);
     faults = new FaultInjector({
       schedule,
       slots: stack.slots,
+      provider: stack.provider,
       pool: db.pool,
       databaseName: db.name,
       stats: journal.stats,
@@ -187,7 +197,7 @@ async function main(): Promise<number> {
       journal,
       snapshot,
       webhooks: sink.deliveries,
-      crashes: stack.slots.flatMap((slot) => slot.crashes),
+      crashes: [...stack.slots.flatMap((slot) => slot.crashes), ...(stack.provider?.crashes ?? [])],
       providerOutages: faults.providerOutages,
     });
     const auditMs = Date.now() - auditStart;

@@ -16,11 +16,13 @@ export type FaultKind =
   | 'network'
   | 'primary-kill'
   | 'switchover'
-  | 'standby-stall';
+  | 'standby-stall'
+  | 'provider-kill';
 
 /** A network episode: on which path, what kind, for how long. */
 export interface NetworkEpisode {
-  path: 'database' | 'provider';
+  /** `hop`: between the gateways and the provider service's process (split tiers). */
+  path: 'database' | 'provider' | 'hop';
   fault: NetworkFault;
   ms: number;
   /** `latency` only: how long each chunk is held. */
@@ -123,6 +125,12 @@ export function planFaults(input: { seed: number; tier: Tier }): FaultSchedule {
         STANDBY_STALL_MS.max,
       ),
     })),
+    'provider-kill': spread({
+      rng: Prng.derive(seed, 'provider-kill'),
+      tier,
+      kind: 'provider-kill',
+      count: tier.providerKills,
+    }),
   };
 }
 
@@ -134,7 +142,8 @@ function networkEpisodes(input: { rng: Prng; tier: Tier }): FaultEvent[] {
     return {
       ...event,
       network: {
-        path: rng.chance(0.5) ? 'database' : 'provider',
+        // A split tier gives a third of its episodes to the hop; the others draw as before.
+        path: tier.split && rng.chance(1 / 3) ? 'hop' : rng.chance(0.5) ? 'database' : 'provider',
         fault,
         ms: rng.int(NETWORK_MS.min, NETWORK_MS.max),
         delayMs: rng.int(LATENCY_DELAY_MS.min, LATENCY_DELAY_MS.max),

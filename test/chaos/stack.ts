@@ -6,9 +6,11 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import type { Child, ProcessRegistry } from './processes.ts';
+import { freePort } from '../support/provider-process.ts';
 import { GATEWAY_ENV, SANDBOX_ENV } from './tiers.ts';
 
 const GATEWAY_READY = /GraphQL:\s+(http:\/\/127\.0\.0\.1:\d+)\/graphql/;
+const PROVIDER_READY = /provider service: (http:\/\/\S+)/;
 const SANDBOX_READY = /sandbox-psp listening on (http:\/\/127\.0\.0\.1:\d+)/;
 
 export const INTERNAL_TOKEN = 'itok_chaos_0000000000000000000000';
@@ -150,16 +152,70 @@ export class GatewaySlot {
   }
 }
 
+/**
+ * The provider service's process in a split tier: at one port for the whole run, as a service's
+ * address is in a deployment, so a SIGKILLed one is restarted where the gateways (and the hop's
+ * fault proxy) expect it.
+ */
+export class ProviderServiceSlot {
+  private child: Child | undefined;
+  private killing: Child | undefined;
+  /** Provider processes that died without the harness killing them. */
+  readonly crashes: Array<{ exit: string; logFile: string }> = [];
+
+  constructor(private readonly start: () => Promise<Child>) {}
+
+  async boot(): Promise<void> {
+    const child = await this.start();
+    this.child = child;
+    void child.exited.then(() => {
+      if (child === this.killing) return;
+      const exit = child.exit();
+      this.crashes.push({
+        exit: exit?.signal ?? `exit code ${String(exit?.code)}`,
+        logFile: child.logFile,
+      });
+    });
+  }
+
+  /** kill -9, then a new process at the same port; resolves once it serves. */
+  async killAndRestart(): Promise<void> {
+    const child = this.child;
+    if (child !== undefined) {
+      this.killing = child;
+      child.process.kill('SIGKILL');
+      await child.exited;
+    }
+    await this.boot();
+  }
+
+  /** The harness is stopping: the coming exit is not a crash. */
+  retire(): void {
+    this.killing = this.child;
+  }
+}
+
 export interface Stack {
   sandboxUrl: string;
   slots: GatewaySlot[];
+  /** Split tiers: the provider service's process; null when the gateways run it themselves. */
+  provider: ProviderServiceSlot | null;
 }
 
 export async function startStack(input: {
   registry: ProcessRegistry;
   gateways: number;
-  /** Where the gateways reach the database and the provider (through the network's proxies). */
-  route: (sandboxUrl: string) => Promise<{ databaseUrl: string; pspUrl: string }>;
+  /** The provider service in a process of its own, as the split tier runs it. */
+  split: boolean;
+  /**
+   * Where the gateways reach the database and the provider (through the network's proxies);
+   * with a provider service at `providerPort`, where they reach it (through the hop's proxy).
+   */
+  route: (input: { sandboxUrl: string; providerPort: number | null }) => Promise<{
+    databaseUrl: string;
+    pspUrl: string;
+    providerServiceUrl: string | null;
+  }>;
 }): Promise<Stack> {
   const { registry } = input;
   const sandbox = await registry.start({
@@ -168,11 +224,32 @@ export async function startStack(input: {
     env: { ...SANDBOX_ENV, SANDBOX_PSP_PORT: '0' },
     ready: SANDBOX_READY,
   });
-  const route = await input.route(sandbox.url);
+  const providerPort = input.split ? await freePort() : null;
+  const route = await input.route({ sandboxUrl: sandbox.url, providerPort });
+  const provider =
+    providerPort === null
+      ? null
+      : new ProviderServiceSlot(() =>
+          registry.start({
+            name: 'provider',
+            entry: 'app/main.ts',
+            env: {
+              ...GATEWAY_ENV,
+              SERVICES: 'provider',
+              INTERNAL_PORT: String(providerPort),
+              INTERNAL_TOKEN,
+              PSP_URL: route.pspUrl,
+            },
+            ready: PROVIDER_READY,
+          }),
+        );
+  await provider?.boot();
   const env = {
     ...GATEWAY_ENV,
     DATABASE_URL: route.databaseUrl,
-    PSP_URL: route.pspUrl,
+    ...(route.providerServiceUrl === null
+      ? { PSP_URL: route.pspUrl }
+      : { PSP_URL: '', SERVICE_URLS: `provider=${route.providerServiceUrl}` }),
     PORT: '0',
     INTERNAL_TOKEN,
     DATA_ENCRYPTION_KEYS,
@@ -192,5 +269,5 @@ export async function startStack(input: {
       ),
   );
   await Promise.all(slots.map((slot) => slot.boot()));
-  return { sandboxUrl: sandbox.url, slots };
+  return { sandboxUrl: sandbox.url, slots, provider };
 }

@@ -5,7 +5,7 @@
  */
 
 export interface Tier {
-  name: 'ci' | 'soak' | 'failover';
+  name: 'ci' | 'soak' | 'failover' | 'split';
   operations: number;
   sigkills: number;
   sigstops: number;
@@ -23,6 +23,13 @@ export interface Tier {
   standbyStalls: number;
   /** Run on a formation (scripts/ha/formation.sh), not a single PostgreSQL. */
   formation: boolean;
+  /**
+   * The provider service in a process of its own (SERVICES=provider), which the gateways reach
+   * through SERVICE_URLS and a fault proxy: network episodes hit that hop too.
+   */
+  split: boolean;
+  /** SIGKILLs of the provider service's process (split tiers), each restarted at once. */
+  providerKills: number;
   /**
    * The negative control: an asynchronous standby, held behind before each primary crash, so
    * the failover loses commits that clients were told about. The run passes only if the
@@ -48,6 +55,8 @@ export const CI_TIER: Tier = {
   switchovers: 0,
   standbyStalls: 0,
   formation: false,
+  split: false,
+  providerKills: 0,
   negativeControl: false,
   httpConcurrency: 32,
   activeOperations: 96,
@@ -65,6 +74,8 @@ export const SOAK_TIER: Tier = {
   switchovers: 0,
   standbyStalls: 0,
   formation: false,
+  split: false,
+  providerKills: 0,
   negativeControl: false,
   httpConcurrency: 32,
   activeOperations: 96,
@@ -87,10 +98,29 @@ export const FAILOVER_TIER: Tier = {
   switchovers: 2,
   standbyStalls: 2,
   formation: true,
+  split: false,
+  providerKills: 0,
   negativeControl: false,
   httpConcurrency: 32,
   activeOperations: 96,
   loadDeadlineMs: 10 * 60_000,
+};
+
+/**
+ * The split tier: the CI tier's clients and faults against gateways whose provider service runs
+ * in a process of its own, SIGKILLed and restarted while charges are in flight, behind a fault
+ * proxy of its own. The hop must lose no charge and make none twice.
+ */
+export const SPLIT_TIER: Tier = {
+  ...CI_TIER,
+  name: 'split',
+  operations: 1_000,
+  sigkills: 12,
+  sigstops: 4,
+  backendKills: 8,
+  networkFaults: 12,
+  split: true,
+  providerKills: 8,
 };
 
 /** The failover tier as the negative control: one crash, after the standby fell behind. */
@@ -122,6 +152,7 @@ export function scaledTier(tier: Tier, operations: number): Tier {
     primaryKills: scale(tier.primaryKills),
     switchovers: scale(tier.switchovers),
     standbyStalls: scale(tier.standbyStalls),
+    providerKills: scale(tier.providerKills),
   };
 }
 
