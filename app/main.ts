@@ -16,6 +16,7 @@ import { FaultPoints } from '../lib/faults.ts';
 import { generateApiKey, upsertTenant } from '../services/tenants/index.ts';
 import { DEFAULT_PROVIDER_MAX_ATTEMPTS, DRAIN_TIMEOUT_MS, startApp } from './app.ts';
 import { startProviderService } from './provider-service.ts';
+import { untilDatabaseAnswers } from './until-database-answers.ts';
 import { startupBanner, type StartupSecret } from './startup-banner.ts';
 import { loadConfig, type Config } from './config.ts';
 import { topologyOf } from './topology.ts';
@@ -41,8 +42,11 @@ async function main(): Promise<void> {
   // Before the database: a refusal to start must not leave a half-started process behind.
   const dataKeys = dataKeyring(config, { dataDir: DATA_DIR, warn: (line) => console.warn(line) });
   const database = await openDatabase(config.databaseUrl);
-  await migrateDatabase(database.url);
-  const tenants = await bootstrapTenants(database.url, config.bootstrapTenants);
+  // Migrations run in one transaction and bootstrap upserts: both are safe to run again.
+  await untilDatabaseAnswers(() => migrateDatabase(database.url));
+  const tenants = await untilDatabaseAnswers(() =>
+    bootstrapTenants(database.url, config.bootstrapTenants),
+  );
   // The provider service in a process of its own (SERVICE_URLS): it holds the PSP, not this one.
   const providerServiceUrl = config.serviceUrls.get('provider');
   const sandbox =
