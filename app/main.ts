@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createPool } from '../lib/db/pool.ts';
-import { migrateDatabase } from '../migrations/migrate.ts';
+import { isMigrationInterrupted, migrateDatabase } from '../migrations/migrate.ts';
 import { startSandboxPsp } from '../sandbox-psp/sandbox-server.ts';
 import { ensureDatabase } from '../dev/embedded-postgres/database-server.ts';
 import { FAULT_POINT_CATALOG } from './fault-point-catalog.ts';
@@ -43,7 +43,9 @@ async function main(): Promise<void> {
   const dataKeys = dataKeyring(config, { dataDir: DATA_DIR, warn: (line) => console.warn(line) });
   const database = await openDatabase(config.databaseUrl);
   // Migrations run in one transaction and bootstrap upserts: both are safe to run again.
-  await untilDatabaseAnswers(() => migrateDatabase(database.url));
+  await untilDatabaseAnswers(() => migrateDatabase(database.url), {
+    alsoLost: isMigrationInterrupted,
+  });
   const tenants = await untilDatabaseAnswers(() =>
     bootstrapTenants(database.url, config.bootstrapTenants),
   );

@@ -17,14 +17,19 @@ const RETRY_MS = 250;
  */
 export async function untilDatabaseAnswers<T>(
   step: () => Promise<T>,
-  waitMs: number = START_WAIT_MS,
+  options: {
+    waitMs?: number;
+    /** A step's own way of failing from a lost connection (migrate.ts: an ended transaction). */
+    alsoLost?: (error: unknown) => boolean;
+  } = {},
 ): Promise<T> {
-  const deadline = Date.now() + waitMs;
+  const deadline = Date.now() + (options.waitMs ?? START_WAIT_MS);
+  const lost = (error: unknown) => isPrimaryLost(error) || (options.alsoLost?.(error) ?? false);
   for (;;) {
     try {
       return await step();
     } catch (error) {
-      if (!isPrimaryLost(error) || Date.now() + RETRY_MS > deadline) throw error;
+      if (!lost(error) || Date.now() + RETRY_MS > deadline) throw error;
       await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
     }
   }

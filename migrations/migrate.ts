@@ -8,6 +8,19 @@ import { ormConnection } from './orm-connection.ts';
 const MIGRATION_ADVISORY_LOCK_ID = 0x70_61_79_6d; // "paym"
 
 /**
+ * knex's words for a statement sent in a transaction that had already ended. When the
+ * migrator's connection fails mid-run, knex rolls its transaction back and reports the
+ * migrator's next statement this way, hiding the lost connection underneath. The run is
+ * transactional and all or nothing, so nothing of it was applied, and it may simply run again.
+ */
+const TRANSACTION_ENDED = /^Transaction query already complete/;
+
+/** A migration run that a lost connection cut short: nothing applied, safe to run again. */
+export function isMigrationInterrupted(error: unknown): boolean {
+  return error instanceof Error && TRANSACTION_ENDED.test(error.message);
+}
+
+/**
  * Brings the database at `databaseUrl` to the newest schema. Safe to call from several
  * processes at once: a session-level advisory lock makes the others wait, then find nothing
  * left to run.

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { untilDatabaseAnswers } from '../../app/until-database-answers.ts';
+import { isMigrationInterrupted } from '../../migrations/migrate.ts';
 
 /** An error as a reset connection gives it. */
 function reset(): Error {
@@ -30,8 +31,26 @@ describe('a start-up step against the database', () => {
   });
 
   it('gives up with the last error once its wait is over', async () => {
-    await expect(untilDatabaseAnswers(() => Promise.reject(reset()), 600)).rejects.toThrow(
-      'read ECONNRESET',
+    await expect(
+      untilDatabaseAnswers(() => Promise.reject(reset()), { waitMs: 600 }),
+    ).rejects.toThrow('read ECONNRESET');
+  });
+
+  it('runs migrations again when a lost connection ended their transaction under them', async () => {
+    // knex's report of the migrator's next statement once the connection failed mid-run.
+    const ended = new Error(
+      'Transaction query already complete, run with DEBUG=knex:tx for more info',
     );
+    let calls = 0;
+    const value = await untilDatabaseAnswers(
+      () => {
+        calls += 1;
+        return calls < 2 ? Promise.reject(ended) : Promise.resolve('migrated');
+      },
+      { alsoLost: isMigrationInterrupted },
+    );
+    expect(value).toBe('migrated');
+    expect(calls).toBe(2);
+    await expect(untilDatabaseAnswers(() => Promise.reject(ended))).rejects.toBe(ended);
   });
 });
