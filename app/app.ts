@@ -49,6 +49,18 @@ export interface AppOptions {
    * tRPC with `internalToken`; this process then needs no PSP.
    */
   providerServiceUrl?: string;
+  /**
+   * SERVICE_URLS payments=…: the payments service runs in processes of their own, and this
+   * gateway calls it over tRPC with `internalToken`. Its background jobs (the recovery worker,
+   * the reconciliation, retention) run there, not here.
+   */
+  paymentsServiceUrl?: string;
+  /**
+   * False when SERVICES leaves the gateway out: no GraphQL server, only the internal one (its
+   * /trpc, /metrics and health on INTERNAL_PORT), and no outbox dispatcher, whose consumers
+   * (ledger, notifications) run with the gateway.
+   */
+  runsGateway?: boolean;
   internalToken: string;
   /**
    * DATA_ENCRYPTION_KEYS: required, never defaulted here, so no composition of the app can store
@@ -141,6 +153,13 @@ async function maintainPartitionsAtStart(
 
 /** Where this process's payments reach the provider service: here, or another process. */
 function providerOf(options: AppOptions): ServicesConfig['provider'] {
+  // Payments, the provider's one caller, runs elsewhere; so does the provider, or it is unused.
+  if (
+    options.paymentsServiceUrl !== undefined &&
+    options.pspUrl === undefined &&
+    options.providerServiceUrl === undefined
+  )
+    return { runsHere: false, url: null };
   if (options.providerServiceUrl !== undefined) {
     if (options.pspUrl !== undefined)
       throw new Error('a PSP URL and a provider service URL: the provider runs in one place');
@@ -202,6 +221,14 @@ export async function startApp(options: AppOptions): Promise<App> {
   const services = createServices({
     databaseUrl: options.databaseUrl,
     provider: providerOf(options),
+    payments:
+      options.paymentsServiceUrl === undefined
+        ? { runsHere: true }
+        : {
+            runsHere: false,
+            url: options.paymentsServiceUrl,
+            internalToken: options.internalToken,
+          },
     poolMax: options.poolMax ?? DEFAULT_POOL_MAX,
     statementTimeoutMs: options.statementTimeoutMs,
     leaseMs: options.leaseMs,
@@ -262,20 +289,24 @@ export async function startApp(options: AppOptions): Promise<App> {
     keyWaitCapMs: keyWaitCapMs(options.providerTimeoutMs),
     explorer: explorer.explorer,
   });
+  const runsGateway = options.runsGateway ?? true;
+  if (!runsGateway && gateway.internal === null)
+    throw new Error('a process without the gateway serves only INTERNAL_PORT, which is not set');
   let url: string;
   let internalUrl: string;
   try {
-    url = await listen(gateway.server, {
-      port: options.port ?? 0,
-      host: options.host ?? '127.0.0.1',
-    });
+    // Without the gateway the public server is never listened on: no GraphQL in this process.
+    const publicUrl = runsGateway
+      ? await listen(gateway.server, { port: options.port ?? 0, host: options.host ?? '127.0.0.1' })
+      : null;
     internalUrl =
       gateway.internal === null
-        ? url
+        ? publicUrl!
         : await listen(gateway.internal, {
             port: options.internalPort ?? 0,
             host: options.internalHost ?? '127.0.0.1',
           });
+    url = publicUrl ?? internalUrl;
   } catch (error) {
     // A port in use: close what did start (the other server, the pool), so that the caller's
     // failure is the whole story and nothing keeps the process alive.
@@ -284,11 +315,15 @@ export async function startApp(options: AppOptions): Promise<App> {
     await services.close();
     throw error;
   }
+  // Each job runs with the service that owns its tables; each is safe with several processes
+  // (leases, SKIP LOCKED claims, an advisory lock for retention).
   if (options.startRecoveryWorker ?? true) {
-    services.worker.start();
-    services.reconciler.start();
-    services.dispatcher.start();
-    services.retention.start();
+    if (options.paymentsServiceUrl === undefined) {
+      services.worker.start();
+      services.reconciler.start();
+      services.retention.start();
+    }
+    if (runsGateway) services.dispatcher.start();
   }
   return {
     url,

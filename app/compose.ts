@@ -34,8 +34,10 @@ import {
   REGISTER_WEBHOOK_ENDPOINT,
 } from '../services/notifications/index.ts';
 import { createHttpProviderAdapter, initialiseProviderSeries } from '../services/provider/index.ts';
-import type { ProviderAdapter } from '../services/provider/contract.ts';
+import type { ProviderAdapter, ProviderPort } from '../services/provider/contract.ts';
 import { providerOverHttp } from './provider-over-http.ts';
+import { paymentsOverHttp } from './payments-over-http.ts';
+import { longestExchangeMs } from '../gateway/http/server-timeouts.ts';
 import { initialiseLedgerSeries } from '../services/ledger/index.ts';
 import { createWebhookEgress } from '../services/notifications/index.ts';
 import type { WebhookAllowList } from '../services/notifications/index.ts';
@@ -53,7 +55,15 @@ export interface ServicesConfig {
    * service in a process of its own, where that service's tRPC endpoint is (SERVICE_URLS).
    */
   provider:
-    { runsHere: true; pspUrl: string } | { runsHere: false; url: string; internalToken: string };
+    | { runsHere: true; pspUrl: string }
+    | { runsHere: false; url: string; internalToken: string }
+    /** Nothing here calls it: the payments service, its one caller, runs elsewhere. */
+    | { runsHere: false; url: null };
+  /**
+   * Where the gateway reaches the payments service: here, or in processes of their own behind
+   * `url` (SERVICE_URLS payments=…).
+   */
+  payments: { runsHere: true } | { runsHere: false; url: string; internalToken: string };
   poolMax: number;
   /** statement_timeout of the pool; db/pool.ts's request default unless set. */
   statementTimeoutMs?: number;
@@ -144,11 +154,36 @@ function providerCallTimeoutMs(config: ServicesConfig): number {
 }
 
 /**
+ * The longest a call to the payments service may take: the longest exchange its own request
+ * may have (a provider call, a probe, a key wait), and the hop's slack.
+ */
+function paymentsCallTimeoutMs(config: ServicesConfig): number {
+  return longestExchangeMs(config.providerTimeoutMs) + PROVIDER_HOP_SLACK_MS;
+}
+
+/**
+ * A request's caller with its payments procedures swapped for the payments service's in another
+ * process: the gateway's resolvers call the one object either way.
+ */
+function withPaymentsAt(caller: ServiceCaller, payments: ServiceCaller['payments']): ServiceCaller {
+  return {
+    payments,
+    provider: caller.provider,
+    tenants: caller.tenants,
+    system: caller.system,
+    ops: caller.ops,
+    ledger: caller.ledger,
+    notifications: caller.notifications,
+  };
+}
+
+/**
  * The PSP adapter of a process whose provider service runs elsewhere: its own /trpc still
  * lists the provider's procedures, and a call that reaches them here is a deployment's
- * mistake, refused by name rather than sent to a PSP this process was never given.
+ * mistake, refused by name rather than sent to a PSP this process was never given. It is also
+ * the provider port of a process that runs no payments, which never calls the provider.
  */
-function providerElsewhere(): ProviderAdapter & { close(): Promise<void> } {
+function providerElsewhere(): ProviderAdapter & ProviderPort & { close(): Promise<void> } {
   const refuse = () =>
     Promise.reject(
       new Error('the provider service runs in another process (SERVICE_URLS provider=…)'),
@@ -228,12 +263,20 @@ export function createServices(config: ServicesConfig): Services {
   const providerAdapter = config.provider.runsHere
     ? createHttpProviderAdapter(config.provider.pspUrl)
     : providerElsewhere();
-  const remoteProvider = config.provider.runsHere
+  const remoteProvider =
+    config.provider.runsHere || config.provider.url === null
+      ? null
+      : providerOverHttp({
+          url: config.provider.url,
+          internalToken: config.provider.internalToken,
+          callTimeoutMs: providerCallTimeoutMs(config),
+        });
+  const remotePayments = config.payments.runsHere
     ? null
-    : providerOverHttp({
-        url: config.provider.url,
-        internalToken: config.provider.internalToken,
-        callTimeoutMs: providerCallTimeoutMs(config),
+    : paymentsOverHttp({
+        url: config.payments.url,
+        internalToken: config.payments.internalToken,
+        callTimeoutMs: paymentsCallTimeoutMs(config),
       });
   const webhookEgress = createWebhookEgress({ allowList: config.webhookAllowList });
   const deps: ServiceDeps = {
@@ -247,7 +290,9 @@ export function createServices(config: ServicesConfig): Services {
     trace: null,
     forTrace: (trace) => boundTo(trace).deps,
     providerAdapter,
-    provider: remoteProvider?.forRequest(null) ?? providerThrough(() => caller),
+    provider:
+      remoteProvider?.forRequest(null) ??
+      (config.provider.runsHere ? providerThrough(() => localCaller) : providerElsewhere()),
     providerKeySecret: new ProviderKeySecret(pool),
     webhookEgress,
     config: {
@@ -257,7 +302,10 @@ export function createServices(config: ServicesConfig): Services {
       latestMigration: config.latestMigration,
     },
   };
-  const caller = createServiceCaller({ deps });
+  const localCaller = createServiceCaller({ deps });
+  const caller = remotePayments
+    ? withPaymentsAt(localCaller, remotePayments.forTrace(null))
+    : localCaller;
   /** Deps and caller for one request; each sees the other, so provider calls see the trace. */
   const boundTo = (trace: RequestTrace): { deps: ServiceDeps; caller: ServiceCaller } => {
     const bound: ServiceDeps = {
@@ -265,10 +313,17 @@ export function createServices(config: ServicesConfig): Services {
       log: trace.log,
       engine: engine.forTrace(trace),
       trace,
-      provider: remoteProvider?.forRequest(trace.requestId) ?? providerThrough(() => boundCaller),
+      provider:
+        remoteProvider?.forRequest(trace.requestId) ??
+        (config.provider.runsHere ? providerThrough(() => boundCaller) : providerElsewhere()),
     };
     const boundCaller = createServiceCaller({ deps: bound });
-    return { deps: bound, caller: boundCaller };
+    return {
+      deps: bound,
+      caller: remotePayments
+        ? withPaymentsAt(boundCaller, remotePayments.forTrace(trace))
+        : boundCaller,
+    };
   };
   const client = createTRPCClient<AppRouter>({
     links: [localLink({ router: appRouter, createContext: () => Promise.resolve({ deps }) })],

@@ -31,6 +31,7 @@ describe('the error catalog composed from its parts', () => {
       WEBHOOK_DELIVERY_NOT_FOUND: [404, true],
       INTERNAL_SERVER_ERROR: [500, false],
       DATABASE_UNAVAILABLE: [503, false],
+      SERVICE_UNAVAILABLE: [503, false],
     });
   });
 

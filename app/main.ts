@@ -46,21 +46,23 @@ async function main(): Promise<void> {
   await untilDatabaseAnswers(() => migrateDatabase(database.url), {
     alsoLost: isMigrationInterrupted,
   });
-  const tenants = await untilDatabaseAnswers(() =>
-    bootstrapTenants(database.url, config.bootstrapTenants),
-  );
-  // The provider service in a process of its own (SERVICE_URLS): it holds the PSP, not this one.
-  const providerServiceUrl = config.serviceUrls.get('provider');
+  // Tenants are the gateway's: a process of payments alone leaves them to it.
+  const tenants = runs.has('tenants')
+    ? await untilDatabaseAnswers(() => bootstrapTenants(database.url, config.bootstrapTenants))
+    : [];
+  // The provider service in a process of its own (SERVICE_URLS) holds the PSP, not this one; a
+  // process without payments calls no provider at all.
+  const providerServiceUrl = runs.has('payments') ? config.serviceUrls.get('provider') : undefined;
+  const paymentsServiceUrl = config.serviceUrls.get('payments');
   const sandbox =
-    config.pspUrl !== undefined || providerServiceUrl !== undefined
-      ? null
-      : await startSandbox(config);
+    !runs.has('provider') || config.pspUrl !== undefined ? null : await startSandbox(config);
   const internalToken = config.internalToken ?? randomBytes(24).toString('base64url');
   const app = await startApp({
     databaseUrl: database.url,
-    ...(providerServiceUrl === undefined
-      ? { pspUrl: config.pspUrl ?? sandbox!.url }
-      : { providerServiceUrl }),
+    ...(runs.has('provider') ? { pspUrl: config.pspUrl ?? sandbox!.url } : {}),
+    ...(providerServiceUrl === undefined ? {} : { providerServiceUrl }),
+    ...(paymentsServiceUrl === undefined ? {} : { paymentsServiceUrl }),
+    runsGateway: runs.has('gateway'),
     internalToken,
     keyring: dataKeys.keyring,
     host: config.host,
@@ -92,24 +94,32 @@ async function main(): Promise<void> {
     explorer: config.explorer,
     explorerBundleDir: EXPLORER_BUNDLE_DIR,
   });
-  const base = `http://127.0.0.1:${new URL(app.url).port}`;
-  // With INTERNAL_PORT, tRPC and metrics are only on the internal server, at its own address.
-  const internal = config.internalPort === undefined ? base : app.internalUrl;
-  console.log(
-    startupBanner({
-      base,
-      internalBase: internal,
-      database: database.description,
-      provider:
-        providerServiceUrl === undefined
-          ? (config.pspUrl ?? `${sandbox!.url} (sandbox, in-process)`)
-          : `${providerServiceUrl} (provider service, SERVICE_URLS)`,
-      internalToken: { value: internalToken, generatedNow: config.internalToken === undefined },
-      dataKeys: `${dataKeys.source} (sealing with "${dataKeys.keyring.primaryId}")`,
-      explorer: app.explorer,
-      tenants,
-    }),
-  );
+  // Where this process's payments reach a PSP, or where its gateway reaches payments.
+  const provider = !runs.has('payments')
+    ? `through the payments service at ${paymentsServiceUrl} (SERVICE_URLS)`
+    : providerServiceUrl === undefined
+      ? (config.pspUrl ?? `${sandbox!.url} (sandbox, in-process)`)
+      : `${providerServiceUrl} (provider service, SERVICE_URLS)`;
+  if (runs.has('gateway')) {
+    const base = `http://127.0.0.1:${new URL(app.url).port}`;
+    console.log(
+      startupBanner({
+        base,
+        // With INTERNAL_PORT, tRPC and metrics are only on the internal server, at its own address.
+        internalBase: config.internalPort === undefined ? base : app.internalUrl,
+        database: database.description,
+        provider,
+        internalToken: { value: internalToken, generatedNow: config.internalToken === undefined },
+        dataKeys: `${dataKeys.source} (sealing with "${dataKeys.keyring.primaryId}")`,
+        explorer: app.explorer,
+        tenants,
+      }),
+    );
+  } else {
+    // SERVICES=payments (with the provider, maybe): its procedures, as SERVICE_URLS gives them.
+    console.log(`${[...runs].join(' and ')} service: ${app.internalUrl}/trpc`);
+    console.log(`  provider: ${provider}`);
+  }
 
   let stopping = false;
   const stop = async (signal: string) => {

@@ -15,11 +15,22 @@ export const SERVICE_NAMES = [
 export type ServiceName = (typeof SERVICE_NAMES)[number];
 
 /**
- * The services that run apart from the rest so far. The others share the database's tables and
- * the request path's transactions with the gateway, and run in its process until each has its
- * own HTTP hop and background jobs.
+ * The services that run apart from the gateway so far: the payments service (with its
+ * background jobs) and the provider service. The others share the request path's transactions
+ * or the outbox with the gateway, and run in its process until each has its own hop and jobs.
  */
-const RUN_APART: ReadonlySet<ServiceName> = new Set(['provider']);
+const RUN_APART: ReadonlySet<ServiceName> = new Set(['payments', 'provider']);
+
+/** Whom each service calls: the services a process needs here or at a URL. */
+const CALLS: Readonly<Record<ServiceName, readonly ServiceName[]>> = {
+  gateway: ['payments', 'tenants', 'ledger', 'notifications', 'ops'],
+  payments: ['provider'],
+  provider: [],
+  ledger: [],
+  notifications: [],
+  tenants: [],
+  ops: [],
+};
 
 export interface Topology {
   runs: ReadonlySet<ServiceName>;
@@ -80,8 +91,9 @@ export function parseServiceUrls(raw: string): ReadonlyMap<ServiceName, string> 
 
 /**
  * The refusal of a topology this process cannot run, in one line, or null. Each service is run
- * here or reached at a URL, never both and never neither; a process alone with the provider
- * serves it on INTERNAL_PORT.
+ * here or reached at a URL, never both; what this process's services call is one or the other.
+ * A process without the gateway runs only services that may run apart, and serves them on
+ * INTERNAL_PORT.
  */
 export function topologyProblem(
   topology: Topology,
@@ -94,27 +106,36 @@ export function topologyProblem(
     if (runs.has(name))
       return `SERVICE_URLS gives ${name} a URL, but SERVICES runs it here: one or the other`;
   }
-  const elsewhere = SERVICE_NAMES.filter((name) => !runs.has(name));
-  if (elsewhere.length === 0) return null;
-  const providerAlone = runs.size === 1 && runs.has('provider');
-  if (providerAlone) {
-    if (env.internalPort === undefined)
-      return 'SERVICES=provider serves its procedures on INTERNAL_PORT, which is not set';
-    if (!env.internalTokenSet)
-      return 'SERVICES=provider needs INTERNAL_TOKEN, shared with the processes that call it';
-    return null;
-  }
-  const apart = elsewhere.filter((name) => !RUN_APART.has(name));
+  if (runs.size === SERVICE_NAMES.length) return null;
+  const apart = notRunApart(runs);
+  const mayRunApart = [...RUN_APART].join(', ');
   if (apart.length > 0) {
-    return `SERVICES leaves out ${apart.join(', ')}, which run only with the gateway so far; only ${[...RUN_APART].join(', ')} may run in a process of its own`;
+    return runs.has('gateway')
+      ? `SERVICES leaves out ${apart.join(', ')}, which run only with the gateway so far; only ${mayRunApart} may run in a process of their own`
+      : `SERVICES runs ${apart.join(', ')} without the gateway; only ${mayRunApart} may run in a process of their own so far`;
   }
-  const unreached = elsewhere.filter((name) => !urls.has(name));
+  const called = new Set([...runs].flatMap((name) => CALLS[name]));
+  const unreached = [...called].filter((name) => !runs.has(name) && !urls.has(name));
   if (unreached.length > 0) {
     return `SERVICES does not run ${unreached.join(', ')} here and SERVICE_URLS gives no URL for it: add ${unreached[0]}=http://host:port/trpc`;
   }
+  if (!runs.has('gateway') && env.internalPort === undefined)
+    return `SERVICES=${[...runs].join(',')} serves its procedures on INTERNAL_PORT, which is not set`;
   if (!env.internalTokenSet)
-    return 'SERVICE_URLS needs INTERNAL_TOKEN, the token the other processes expect';
+    return runs.has('gateway')
+      ? 'SERVICE_URLS needs INTERNAL_TOKEN, the token the other processes expect'
+      : `SERVICES=${[...runs].join(',')} needs INTERNAL_TOKEN, shared with the processes that call it`;
   return null;
+}
+
+/**
+ * The services that must run in the gateway's process but do not: with the gateway, those it
+ * left out that may not run apart; without it, those it runs that may not.
+ */
+function notRunApart(runs: ReadonlySet<ServiceName>): ServiceName[] {
+  return runs.has('gateway')
+    ? SERVICE_NAMES.filter((name) => !runs.has(name) && !RUN_APART.has(name))
+    : [...runs].filter((name) => !RUN_APART.has(name));
 }
 
 function isServiceName(name: string): name is ServiceName {

@@ -65,6 +65,12 @@ export const KERNEL_ERRORS = defineErrors({
     message:
       'The database is unavailable for a moment (a failover, a lost connection). Retry with the same key.',
   },
+  SERVICE_UNAVAILABLE: {
+    httpStatus: 503,
+    stored: false,
+    message:
+      'An internal service did not answer (a restart, a lost connection). Retry with the same key.',
+  },
 });
 
 /** What travels from a service to the gateway when a command does not succeed. */

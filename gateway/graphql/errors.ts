@@ -1,6 +1,7 @@
 import { GraphQLError, type GraphQLFormattedError, type GraphQLResolveInfo } from 'graphql';
 import { HeaderMap } from '@apollo/server';
-import { TRPCError } from '@trpc/server';
+import { TRPCClientError } from '@trpc/client';
+import { TRPCError, type AnyTRPCRouter } from '@trpc/server';
 import { databaseUnavailable } from '../../lib/db/database-unavailable.ts';
 import {
   AppError,
@@ -42,12 +43,26 @@ export function toGraphQLError(
  * and anything else is for the caller to mask.
  */
 export function publicErrorOf(error: unknown): PublicError | null {
+  if (error instanceof TRPCClientError)
+    return publicErrorOverHttp(error as TRPCClientError<AnyTRPCRouter>);
   if (!(error instanceof TRPCError)) return null;
   if (error.cause instanceof AppError) return error.cause.toPublic();
   if (error.code === 'BAD_REQUEST') {
     return publicError(KERNEL_ERRORS.BAD_USER_INPUT);
   }
   return databaseUnavailable(error.cause);
+}
+
+/**
+ * The same from a service in another process (SERVICE_URLS): its error formatter
+ * (services/trpc.ts) sent the catalog error as `data.publicError`, and a refused input as
+ * BAD_REQUEST. An answer without tRPC's shape (a refused internal token) carries neither.
+ */
+function publicErrorOverHttp(error: TRPCClientError<AnyTRPCRouter>): PublicError | null {
+  const data = error.data as { code?: string; publicError?: PublicError | null } | undefined;
+  if (data?.publicError) return data.publicError;
+  if (data?.code === 'BAD_REQUEST') return publicError(KERNEL_ERRORS.BAD_USER_INPUT);
+  return null;
 }
 
 /** Codes that Apollo itself assigns before execution; they pass through unmasked. */

@@ -16,7 +16,7 @@ import { GATEWAY_ERRORS } from '../gateway.errors.ts';
 import { KERNEL_ERRORS } from '../../lib/errors.ts';
 import { createTimedServer, type ServerTimeouts } from './server-timeouts.ts';
 import { logClientErrors } from './client-errors.ts';
-import { preferredWaitSeconds } from './prefer-wait.ts';
+import { hopKeyWaitMs, KEY_WAIT_HEADER, preferredWaitSeconds } from './prefer-wait.ts';
 import { idempotencyAttemptOf } from './idempotency-attempt.ts';
 import { createTenantAuthenticator, type AuthenticatedTenant } from './tenant-authenticator.ts';
 import { asksForExplorerPage } from '../explorer/explorer-request.ts';
@@ -258,6 +258,8 @@ async function serveTrpc(opts: RouteOptions, { req, res, url, trace }: Exchange)
       headers: { 'www-authenticate': 'Bearer' },
     });
   }
+  // A gateway in another process granted its client this wait (Prefer: wait) for a key in flight.
+  trace.keyWaitMs = hopKeyWaitMs(req.headers[KEY_WAIT_HEADER], opts.keyWaitCapMs);
   await nodeHTTPRequestHandler({
     router: appRouter,
     req,

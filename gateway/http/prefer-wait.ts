@@ -31,3 +31,18 @@ export function preferredWaitSeconds(header: string | string[] | undefined): num
   }
   return null;
 }
+
+/**
+ * The wait a request granted at the edge, as it travels to a service in another process
+ * (app/payments-over-http.ts): whole milliseconds, the edge's cap already applied.
+ */
+export const KEY_WAIT_HEADER = 'x-key-wait-ms';
+
+/**
+ * The wait a call over the hop carries, in ms: 0 when it carries none or a malformed one, and
+ * never past this process's own cap (a caller's setting is not this process's promise).
+ */
+export function hopKeyWaitMs(header: string | string[] | undefined, capMs: number): number {
+  if (typeof header !== 'string' || !/^\d{1,9}$/.test(header)) return 0;
+  return Math.min(Number(header), capMs);
+}

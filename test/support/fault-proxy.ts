@@ -41,6 +41,8 @@ export interface FaultProxyOptions {
   delayMs: { min: number; max: number };
   /** A `reset-after` resets its connection this long (uniform) after forwarding the request. */
   resetAfterMs?: { min: number; max: number };
+  /** The fates of the first requests, in order, before the draws begin (a test's exact case). */
+  script?: FaultKind[];
 }
 
 const DEFAULT_RESET_AFTER_MS = { min: 0, max: 25 };
@@ -56,6 +58,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     'reset-after': 0,
     delay: 0,
   };
+  const script = [...(options.script ?? [])];
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
   const later = (ms: number, run: () => void) => {
@@ -85,7 +88,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     client.on('data', (chunk: Buffer) => {
       if (answered) {
         answered = false;
-        fate = rng.weighted(options.weights);
+        fate = script.shift() ?? rng.weighted(options.weights);
         counts[fate] += 1;
         if (fate === 'reset-before') {
           client.resetAndDestroy();

@@ -1,7 +1,12 @@
 import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
 import { startSandboxPsp, type SandboxPsp } from '../../sandbox-psp/sandbox-server.ts';
-import { startGatewayProcess, type GatewayProcess } from './gateway-process.ts';
+import {
+  startGatewayProcess,
+  startPaymentsProcess,
+  type GatewayProcess,
+  type ServiceProcess,
+} from './gateway-process.ts';
 import { useTestDatabase } from './test-database.ts';
 
 /** A crash test's lease: short, so a takeover happens within the test; far above one visa round trip. */
@@ -32,6 +37,15 @@ export interface GatewayProcessRig {
   readonly db: pg.Pool;
   /** A gateway process on the rig's database and sandbox; `env` as for startGatewayProcess. */
   startGateway(env: Record<string, string>): Promise<GatewayProcess>;
+  /**
+   * A payments service process on the rig's database (SERVICES=payments) on `port`, reaching
+   * the provider service at `providerUrl`.
+   */
+  startPayments(opts: {
+    providerUrl: string;
+    port: number;
+    env?: Record<string, string>;
+  }): Promise<ServiceProcess>;
   /** Runs `body` against a gateway started with `env`, then stops it with SIGTERM, come what may. */
   withGateway<T>(
     env: Record<string, string>,
@@ -66,6 +80,7 @@ export function useGatewayProcessRig(label: string): GatewayProcessRig {
     },
     startGateway: (env) =>
       startGatewayProcess({ databaseUrl: database.url, pspUrl: ready(sandbox).url, env }),
+    startPayments: (opts) => startPaymentsProcess({ databaseUrl: database.url, ...opts }),
     async withGateway(env, body) {
       const gateway = await rig.startGateway(env);
       try {

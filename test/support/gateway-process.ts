@@ -50,3 +50,36 @@ export async function startGatewayProcess(opts: {
     ready: /GraphQL:\s+(http:\/\/127\.0\.0\.1:\d+)\/graphql/,
   });
 }
+
+/** A service process of its own (SERVICES without the gateway); `url` is its tRPC endpoint. */
+export type ServiceProcess = StartedChild;
+
+/**
+ * The payments service alone in a real process (SERVICES=payments), as `npm start` runs it:
+ * its procedures on INTERNAL_PORT, the provider service at `providerUrl`, and its background
+ * jobs. `env` sets LEASE_MS, RECOVERY_INTERVAL_MS and the like.
+ */
+export function startPaymentsProcess(opts: {
+  databaseUrl: string;
+  providerUrl: string;
+  port: number;
+  env?: Record<string, string>;
+}): Promise<ServiceProcess> {
+  return startChild({
+    name: 'payments service',
+    args: ['--import', 'tsx', 'app/main.ts'],
+    env: {
+      ...process.env,
+      NODE_ENV: 'production',
+      DATABASE_URL: opts.databaseUrl,
+      SERVICES: 'payments',
+      SERVICE_URLS: `provider=${opts.providerUrl}`,
+      PSP_URL: '',
+      INTERNAL_PORT: String(opts.port),
+      INTERNAL_TOKEN,
+      DATA_ENCRYPTION_KEYS: TEST_DATA_ENCRYPTION_KEYS,
+      ...opts.env,
+    },
+    ready: /payments service: (http:\/\/\S+\/trpc)/,
+  });
+}

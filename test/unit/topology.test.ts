@@ -4,6 +4,9 @@ import { SERVICE_NAMES, topologyOf } from '../../app/topology.ts';
 
 const TOKEN = 'itok_test_0000000000000000';
 const PROVIDER_URL = 'http://127.0.0.1:4101/trpc';
+const PAYMENTS_URL = 'http://127.0.0.1:4102/trpc';
+/** The gateway's process when payments runs apart: the services that stay with it. */
+const GATEWAY_SIDE = 'gateway,ledger,notifications,tenants,ops';
 
 /** The one line a start refuses with, or null when the configuration loads. */
 function refusal(env: NodeJS.ProcessEnv): string | null {
@@ -45,14 +48,64 @@ describe('SERVICES and SERVICE_URLS', () => {
     expect([...topologyOf(config).runs]).toEqual(['provider']);
   });
 
+  it('run the payments service on INTERNAL_PORT, reaching the provider at its URL', () => {
+    const config = loadConfig({
+      SERVICES: 'payments',
+      SERVICE_URLS: `provider=${PROVIDER_URL}`,
+      INTERNAL_PORT: '4102',
+      INTERNAL_TOKEN: TOKEN,
+    });
+    expect([...topologyOf(config).runs]).toEqual(['payments']);
+  });
+
+  it('run payments and provider together, apart from the gateway', () => {
+    const config = loadConfig({
+      SERVICES: 'payments,provider',
+      INTERNAL_PORT: '4102',
+      INTERNAL_TOKEN: TOKEN,
+    });
+    expect([...topologyOf(config).runs]).toEqual(['payments', 'provider']);
+  });
+
+  it('run the gateway with payments elsewhere, needing no provider: only payments calls it', () => {
+    const config = loadConfig({
+      SERVICES: GATEWAY_SIDE,
+      SERVICE_URLS: `payments=${PAYMENTS_URL}`,
+      INTERNAL_TOKEN: TOKEN,
+    });
+    expect(topologyOf(config).runs.has('payments')).toBe(false);
+    expect(config.serviceUrls.get('payments')).toBe(PAYMENTS_URL);
+  });
+
   it.each([
+    [
+      { SERVICES: GATEWAY_SIDE, INTERNAL_TOKEN: TOKEN },
+      /does not run payments here and SERVICE_URLS gives no URL for it/,
+    ],
+    [
+      { SERVICES: 'payments', INTERNAL_PORT: '4102', INTERNAL_TOKEN: TOKEN },
+      /does not run provider here and SERVICE_URLS gives no URL for it: add provider=/,
+    ],
+    [
+      { SERVICES: 'payments', SERVICE_URLS: `provider=${PROVIDER_URL}`, INTERNAL_TOKEN: TOKEN },
+      /^SERVICES=payments serves its procedures on INTERNAL_PORT, which is not set/,
+    ],
+    [
+      {
+        SERVICES: 'payments,ledger',
+        SERVICE_URLS: `provider=${PROVIDER_URL}`,
+        INTERNAL_PORT: '4102',
+        INTERNAL_TOKEN: TOKEN,
+      },
+      /^SERVICES runs ledger without the gateway; only payments, provider may run/,
+    ],
     [
       { SERVICES: 'gateway,payments,ledger,notifications,tenants,ops', INTERNAL_TOKEN: TOKEN },
       /does not run provider here and SERVICE_URLS gives no URL for it/,
     ],
     [
       { SERVICES: 'gateway,provider', INTERNAL_TOKEN: TOKEN },
-      /leaves out payments, ledger, notifications, tenants, ops, which run only with the gateway so far/,
+      /leaves out ledger, notifications, tenants, ops, which run only with the gateway so far/,
     ],
     [
       { SERVICES: 'all', SERVICE_URLS: `provider=${PROVIDER_URL}` },

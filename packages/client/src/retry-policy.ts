@@ -37,6 +37,7 @@ const RETRIED_FOR_READS: ReadonlySet<string> = new Set([
   'RATE_LIMITED',
   'INTERNAL_SERVER_ERROR',
   'DATABASE_UNAVAILABLE',
+  'SERVICE_UNAVAILABLE',
 ]);
 
 /** As reads, plus the answers that say the keyed request is not final yet (docs/api.md §3.1). */
