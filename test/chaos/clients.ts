@@ -113,6 +113,7 @@ export function createClients(input: {
     else if (code === 'PROVIDER_UNAVAILABLE') stats.providerUnavailable += 1;
     else if (code === 'INTERNAL_SERVER_ERROR') stats.internalErrors += 1;
     else if (code === 'DATABASE_UNAVAILABLE') stats.databaseUnavailable += 1;
+    else if (code === 'SERVICE_UNAVAILABLE') stats.serviceUnavailable += 1;
     else if (code === 'TIMEOUT') stats.timeouts += 1;
     else stats.networkErrors += 1;
   }

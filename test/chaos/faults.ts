@@ -12,7 +12,7 @@ import type { TcpFaultProxy } from '../support/tcp-fault-proxy.ts';
 import type { LaunchGate } from './clients.ts';
 import type { Stats } from './journal.ts';
 import type { FaultEvent, FaultKind, FaultSchedule } from './schedule.ts';
-import type { GatewaySlot, ProviderServiceSlot } from './stack.ts';
+import type { GatewaySlot, ServiceSlot } from './stack.ts';
 
 /** How far the launcher may run ahead of a fault that is due. */
 const GATE_SLACK_OPS = 25;
@@ -41,18 +41,18 @@ export interface FaultCounts {
   primaryKills: number;
   switchovers: number;
   standbyStalls: number;
-  /** SIGKILLs of the provider service's process (split tiers). */
-  providerKills: number;
+  /** SIGKILLs of a service process, payments or provider (split tiers). */
+  serviceKills: number;
 }
 
 /**
- * The proxies the gateways reach PostgreSQL (one per host) and the provider through, and in
- * split tiers the provider service's process (null otherwise).
+ * The proxies the processes reach PostgreSQL (one per host) and the provider through, and in
+ * split tiers each hop between processes (empty otherwise).
  */
 export interface NetworkPaths {
   database: TcpFaultProxy[];
   provider: TcpFaultProxy;
-  hop: TcpFaultProxy | null;
+  hops: TcpFaultProxy[];
 }
 
 /** What one failover cost the clients: how long until a payment succeeded again, and what they were told meanwhile. */
@@ -101,7 +101,7 @@ export class FaultInjector implements LaunchGate {
     primaryKills: 0,
     switchovers: 0,
     standbyStalls: 0,
-    providerKills: 0,
+    serviceKills: 0,
   };
   readonly failovers: FailoverCost[] = [];
   /**
@@ -119,7 +119,7 @@ export class FaultInjector implements LaunchGate {
     'primary-kill': 0,
     switchover: 0,
     'standby-stall': 0,
-    'provider-kill': 0,
+    'service-kill': 0,
   };
   /** One formation fault at a time: each waits until the formation is whole again. */
   private formationTurn: Promise<void> = Promise.resolve();
@@ -133,8 +133,8 @@ export class FaultInjector implements LaunchGate {
     private readonly deps: {
       schedule: FaultSchedule;
       slots: GatewaySlot[];
-      /** Split tiers: the provider service's process. */
-      provider?: ProviderServiceSlot | null;
+      /** Split tiers: the service processes, the provider first; empty otherwise. */
+      services?: ServiceSlot[];
       pool: pg.Pool;
       databaseName: string;
       stats: Stats;
@@ -238,9 +238,7 @@ export class FaultInjector implements LaunchGate {
           episode.path === 'database'
             ? paths.database
             : episode.path === 'hop'
-              ? paths.hop === null
-                ? []
-                : [paths.hop]
+              ? paths.hops
               : [paths.provider];
         if (proxies.length === 0) return;
         const from = Date.now();
@@ -262,15 +260,17 @@ export class FaultInjector implements LaunchGate {
         await turn;
         return;
       }
-      case 'provider-kill': {
-        const provider = this.deps.provider;
-        if (provider === undefined || provider === null) return;
-        // Charges in flight through it are lost mid-hop: each must end once, by a probe
-        // under its key, a resend the PSP answers from its key, or reconciliation.
+      case 'service-kill': {
+        const service = this.deps.services?.[event.slot];
+        if (service === undefined) return;
         const from = Date.now();
-        await provider.killAndRestart();
-        this.counts.providerKills += 1;
-        this.providerOutages.push({ from, to: Date.now() });
+        await service.killAndRestart();
+        this.counts.serviceKills += 1;
+        // The provider's: charges in flight through it are lost mid-hop, each to end once by a
+        // probe under its key, a resend the PSP answers from its key, or reconciliation.
+        // A payments process's: its payments are taken over under their leases; no outage of
+        // the provider, so the audit allows no charge found absent for them.
+        if (service.name === 'provider') this.providerOutages.push({ from, to: Date.now() });
         return;
       }
       case 'backend-kill': {
@@ -353,7 +353,7 @@ export class FaultInjector implements LaunchGate {
       case 'sigstop':
       case 'backend-kill':
       case 'network':
-      case 'provider-kill':
+      case 'service-kill':
         return; // not a formation fault
     }
     // Measured until the formation is whole again and a little after, and before the next

@@ -42,6 +42,8 @@ export class Stats {
   inUse = 0;
   providerUnavailable = 0;
   databaseUnavailable = 0;
+  /** Split tiers: a gateway's call to a payments process got no answer (a kill, a cut hop). */
+  serviceUnavailable = 0;
   internalErrors = 0;
   networkErrors = 0;
   timeouts = 0;

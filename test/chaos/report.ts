@@ -81,6 +81,7 @@ export function figuresTable(run: RunFigures): string {
     ['IDEMPOTENCY_KEY_IN_USE seen', stats.inUse],
     ['PROVIDER_UNAVAILABLE seen', stats.providerUnavailable],
     ['DATABASE_UNAVAILABLE seen', stats.databaseUnavailable],
+    ['SERVICE_UNAVAILABLE seen', stats.serviceUnavailable],
     ['INTERNAL_SERVER_ERROR seen', stats.internalErrors],
     ['client timeouts / connection errors', `${stats.timeouts} / ${stats.networkErrors}`],
     ['waits with no gateway up', stats.noGateway],
@@ -109,7 +110,7 @@ export function figuresTable(run: RunFigures): string {
       : []),
     ...(run.tier.split
       ? [
-          ['provider service SIGKILLs (restarted)', String(run.faults.providerKills)] as [
+          ['service process SIGKILLs (restarted)', String(run.faults.serviceKills)] as [
             string,
             string,
           ],

@@ -71,7 +71,7 @@ async function main(): Promise<number> {
       (tier.formation
         ? `, ${tier.primaryKills} primary crashes, ${tier.switchovers} switchovers, ${tier.standbyStalls} standby stalls`
         : '') +
-      (tier.split ? `, ${tier.providerKills} provider service SIGKILLs` : ''),
+      (tier.split ? `, ${tier.serviceKills} service process SIGKILLs` : ''),
   );
   console.log(`  replay: ${replayCommand(args)}`);
 
@@ -132,18 +132,18 @@ async function main(): Promise<number> {
       registry,
       gateways: GATEWAY_COUNT,
       split: tier.split,
-      route: async ({ sandboxUrl, providerPort }) => {
-        network = await startNetwork({ databaseUrl, sandboxUrl, providerPort });
+      route: async ({ sandboxUrl, servicePorts }) => {
+        network = await startNetwork({ databaseUrl, sandboxUrl, servicePorts });
         return {
           databaseUrl: network.databaseUrl,
           pspUrl: network.pspUrl,
-          providerServiceUrl: network.providerServiceUrl,
+          services: network.services,
         };
       },
     });
     retire = () => {
       stack.slots.forEach((slot) => slot.retire());
-      stack.provider?.retire();
+      stack.services.forEach((service) => service.retire());
     };
     sink = await startWebhookSink(seed);
     await registerEndpoints({ seed, slots: stack.slots, sink });
@@ -151,7 +151,7 @@ async function main(): Promise<number> {
     faults = new FaultInjector({
       schedule,
       slots: stack.slots,
-      provider: stack.provider,
+      services: stack.services,
       pool: db.pool,
       databaseName: db.name,
       stats: journal.stats,
@@ -197,7 +197,7 @@ async function main(): Promise<number> {
       journal,
       snapshot,
       webhooks: sink.deliveries,
-      crashes: [...stack.slots.flatMap((slot) => slot.crashes), ...(stack.provider?.crashes ?? [])],
+      crashes: [...stack.slots, ...stack.services].flatMap((slot) => slot.crashes),
       providerOutages: faults.providerOutages,
     });
     const auditMs = Date.now() - auditStart;

@@ -7,7 +7,7 @@
  */
 import type { NetworkFault } from '../support/tcp-fault-proxy.ts';
 import { Prng } from './prng.ts';
-import { GATEWAY_COUNT, type Tier } from './tiers.ts';
+import { GATEWAY_COUNT, SPLIT_PAYMENTS, type Tier } from './tiers.ts';
 
 export type FaultKind =
   | 'sigkill'
@@ -17,11 +17,11 @@ export type FaultKind =
   | 'primary-kill'
   | 'switchover'
   | 'standby-stall'
-  | 'provider-kill';
+  | 'service-kill';
 
 /** A network episode: on which path, what kind, for how long. */
 export interface NetworkEpisode {
-  /** `hop`: between the gateways and the provider service's process (split tiers). */
+  /** `hop`: every hop between processes, gateway → payments → provider (split tiers). */
   path: 'database' | 'provider' | 'hop';
   fault: NetworkFault;
   ms: number;
@@ -31,7 +31,10 @@ export interface NetworkEpisode {
 
 export interface FaultEvent {
   kind: FaultKind;
-  /** The gateway slot (unused for backend kills: those hit every gateway's sessions). */
+  /**
+   * The gateway slot (unused for backend kills: those hit every gateway's sessions); for a
+   * service kill, the service process (0: the provider, 1…: the payments processes).
+   */
   slot: number;
   /** Fires once this many operations have been launched… */
   afterOps: number;
@@ -125,12 +128,7 @@ export function planFaults(input: { seed: number; tier: Tier }): FaultSchedule {
         STANDBY_STALL_MS.max,
       ),
     })),
-    'provider-kill': spread({
-      rng: Prng.derive(seed, 'provider-kill'),
-      tier,
-      kind: 'provider-kill',
-      count: tier.providerKills,
-    }),
+    'service-kill': serviceKills({ rng: Prng.derive(seed, 'service-kill'), tier }),
   };
 }
 
@@ -165,6 +163,15 @@ function spread(input: { rng: Prng; tier: Tier; kind: FaultKind; count: number }
     pauseMs: kind === 'sigstop' ? rng.int(PAUSE_MS.min, PAUSE_MS.max) : 0,
     againDuringStartMs: null,
     network: null,
+  }));
+}
+
+/** Service kills spread over the run, each at a service process drawn from the seed. */
+function serviceKills(input: { rng: Prng; tier: Tier }): FaultEvent[] {
+  const { rng, tier } = input;
+  return spread({ rng, tier, kind: 'service-kill', count: tier.serviceKills }).map((event) => ({
+    ...event,
+    slot: rng.int(0, SPLIT_PAYMENTS),
   }));
 }
 

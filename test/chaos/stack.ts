@@ -1,16 +1,20 @@
 /**
  * The stack under test, as separate processes: one sandbox provider and GATEWAY_COUNT gateway
- * slots against the scratch database. A slot is a place a gateway runs in: SIGKILL ends its
+ * slots against the scratch database; in split tiers also a provider process and SPLIT_PAYMENTS
+ * payments processes, gateway slot i reaching payments process i. A slot is a place a gateway runs in: SIGKILL ends its
  * process and a new one starts in the same slot at once, on a new port — clients ask the slot
  * for its current URL before each request, the way they would follow a service registry.
  */
 import type { ChildProcess } from 'node:child_process';
 import type { Child, ProcessRegistry } from './processes.ts';
 import { freePort } from '../support/provider-process.ts';
-import { GATEWAY_ENV, SANDBOX_ENV } from './tiers.ts';
+import { GATEWAY_ENV, SANDBOX_ENV, SPLIT_PAYMENTS } from './tiers.ts';
 
 const GATEWAY_READY = /GraphQL:\s+(http:\/\/127\.0\.0\.1:\d+)\/graphql/;
 const PROVIDER_READY = /provider service: (http:\/\/\S+)/;
+const PAYMENTS_READY = /payments service: (http:\/\/\S+)/;
+/** What a gateway's process runs when payments runs apart. */
+const GATEWAY_SIDE = 'gateway,ledger,notifications,tenants,ops';
 const SANDBOX_READY = /sandbox-psp listening on (http:\/\/127\.0\.0\.1:\d+)/;
 
 export const INTERNAL_TOKEN = 'itok_chaos_0000000000000000000000';
@@ -153,17 +157,20 @@ export class GatewaySlot {
 }
 
 /**
- * The provider service's process in a split tier: at one port for the whole run, as a service's
- * address is in a deployment, so a SIGKILLed one is restarted where the gateways (and the hop's
- * fault proxy) expect it.
+ * A service's process in a split tier (the provider, or one payments process): at one port for
+ * the whole run, as a service's address is in a deployment, so a SIGKILLed one is restarted
+ * where its callers (through the hop's fault proxy) expect it.
  */
-export class ProviderServiceSlot {
+export class ServiceSlot {
   private child: Child | undefined;
   private killing: Child | undefined;
-  /** Provider processes that died without the harness killing them. */
+  /** Processes of this slot that died without the harness killing them. */
   readonly crashes: Array<{ exit: string; logFile: string }> = [];
 
-  constructor(private readonly start: () => Promise<Child>) {}
+  constructor(
+    readonly name: string,
+    private readonly start: () => Promise<Child>,
+  ) {}
 
   async boot(): Promise<void> {
     const child = await this.start();
@@ -198,24 +205,28 @@ export class ProviderServiceSlot {
 export interface Stack {
   sandboxUrl: string;
   slots: GatewaySlot[];
-  /** Split tiers: the provider service's process; null when the gateways run it themselves. */
-  provider: ProviderServiceSlot | null;
+  /** Split tiers: the provider's process, then the payments processes; empty otherwise. */
+  services: ServiceSlot[];
+}
+
+/** Where the processes reach the database, the provider and, split, each other. */
+export interface Route {
+  databaseUrl: string;
+  pspUrl: string;
+  /** Split tiers: each service's tRPC endpoint, through its hop's fault proxy. */
+  services: { providerUrl: string; paymentsUrls: string[] } | null;
 }
 
 export async function startStack(input: {
   registry: ProcessRegistry;
   gateways: number;
-  /** The provider service in a process of its own, as the split tier runs it. */
+  /** The services apart, as the split tier runs them. */
   split: boolean;
-  /**
-   * Where the gateways reach the database and the provider (through the network's proxies);
-   * with a provider service at `providerPort`, where they reach it (through the hop's proxy).
-   */
-  route: (input: { sandboxUrl: string; providerPort: number | null }) => Promise<{
-    databaseUrl: string;
-    pspUrl: string;
-    providerServiceUrl: string | null;
-  }>;
+  /** The routes through the network's proxies, given the service processes' fixed ports. */
+  route: (input: {
+    sandboxUrl: string;
+    servicePorts: { provider: number; payments: number[] } | null;
+  }) => Promise<Route>;
 }): Promise<Stack> {
   const { registry } = input;
   const sandbox = await registry.start({
@@ -224,37 +235,36 @@ export async function startStack(input: {
     env: { ...SANDBOX_ENV, SANDBOX_PSP_PORT: '0' },
     ready: SANDBOX_READY,
   });
-  const providerPort = input.split ? await freePort() : null;
-  const route = await input.route({ sandboxUrl: sandbox.url, providerPort });
-  const provider =
-    providerPort === null
-      ? null
-      : new ProviderServiceSlot(() =>
-          registry.start({
-            name: 'provider',
-            entry: 'app/main.ts',
-            env: {
-              ...GATEWAY_ENV,
-              SERVICES: 'provider',
-              INTERNAL_PORT: String(providerPort),
-              INTERNAL_TOKEN,
-              PSP_URL: route.pspUrl,
-            },
-            ready: PROVIDER_READY,
-          }),
-        );
-  await provider?.boot();
-  const env = {
+  const servicePorts = input.split
+    ? {
+        provider: await freePort(),
+        payments: await Promise.all(Array.from({ length: SPLIT_PAYMENTS }, () => freePort())),
+      }
+    : null;
+  const route = await input.route({ sandboxUrl: sandbox.url, servicePorts });
+  const common = {
     ...GATEWAY_ENV,
     DATABASE_URL: route.databaseUrl,
-    ...(route.providerServiceUrl === null
-      ? { PSP_URL: route.pspUrl }
-      : { PSP_URL: '', SERVICE_URLS: `provider=${route.providerServiceUrl}` }),
-    PORT: '0',
     INTERNAL_TOKEN,
     DATA_ENCRYPTION_KEYS,
-    BOOTSTRAP_TENANTS: `${TENANTS.a.name}:${TENANTS.a.apiKey},${TENANTS.b.name}:${TENANTS.b.apiKey}`,
   };
+  const services =
+    servicePorts === null || route.services === null
+      ? []
+      : splitServices({ registry, route, ports: servicePorts, common, urls: route.services });
+  for (const service of services) await service.boot();
+  const gatewayEnv = (index: number) => ({
+    ...common,
+    ...(route.services === null
+      ? { PSP_URL: route.pspUrl }
+      : {
+          PSP_URL: '',
+          SERVICES: GATEWAY_SIDE,
+          SERVICE_URLS: `payments=${route.services.paymentsUrls[index % SPLIT_PAYMENTS]}`,
+        }),
+    PORT: '0',
+    BOOTSTRAP_TENANTS: `${TENANTS.a.name}:${TENANTS.a.apiKey},${TENANTS.b.name}:${TENANTS.b.apiKey}`,
+  });
   const slots = Array.from(
     { length: input.gateways },
     (_, index) =>
@@ -262,12 +272,54 @@ export async function startStack(input: {
         registry.start({
           name: `gateway-${index}`,
           entry: 'app/main.ts',
-          env,
+          env: gatewayEnv(index),
           ready: GATEWAY_READY,
           onSpawn,
         }),
       ),
   );
   await Promise.all(slots.map((slot) => slot.boot()));
-  return { sandboxUrl: sandbox.url, slots, provider };
+  return { sandboxUrl: sandbox.url, slots, services };
+}
+
+/** The provider process, then the payments processes, each at its fixed port. */
+function splitServices(input: {
+  registry: ProcessRegistry;
+  route: Route;
+  ports: { provider: number; payments: number[] };
+  common: Record<string, string>;
+  urls: { providerUrl: string; paymentsUrls: string[] };
+}): ServiceSlot[] {
+  const { registry, route, ports, common, urls } = input;
+  const provider = new ServiceSlot('provider', () =>
+    registry.start({
+      name: 'provider',
+      entry: 'app/main.ts',
+      env: {
+        ...common,
+        SERVICES: 'provider',
+        INTERNAL_PORT: String(ports.provider),
+        PSP_URL: route.pspUrl,
+      },
+      ready: PROVIDER_READY,
+    }),
+  );
+  const payments = ports.payments.map(
+    (port, index) =>
+      new ServiceSlot(`payments-${index}`, () =>
+        registry.start({
+          name: `payments-${index}`,
+          entry: 'app/main.ts',
+          env: {
+            ...common,
+            SERVICES: 'payments',
+            SERVICE_URLS: `provider=${urls.providerUrl}`,
+            INTERNAL_PORT: String(port),
+            PSP_URL: '',
+          },
+          ready: PAYMENTS_READY,
+        }),
+      ),
+  );
+  return [provider, ...payments];
 }

@@ -24,12 +24,13 @@ export interface Tier {
   /** Run on a formation (scripts/ha/formation.sh), not a single PostgreSQL. */
   formation: boolean;
   /**
-   * The provider service in a process of its own (SERVICES=provider), which the gateways reach
-   * through SERVICE_URLS and a fault proxy: network episodes hit that hop too.
+   * The services apart: SPLIT_PAYMENTS payments processes (each gateway reaches one) and one
+   * provider process, reached through SERVICE_URLS and a fault proxy per hop: network episodes
+   * hit the hops too.
    */
   split: boolean;
-  /** SIGKILLs of the provider service's process (split tiers), each restarted at once. */
-  providerKills: number;
+  /** SIGKILLs of a service process (split tiers): payments or provider, each restarted at once. */
+  serviceKills: number;
   /**
    * The negative control: an asynchronous standby, held behind before each primary crash, so
    * the failover loses commits that clients were told about. The run passes only if the
@@ -56,7 +57,7 @@ export const CI_TIER: Tier = {
   standbyStalls: 0,
   formation: false,
   split: false,
-  providerKills: 0,
+  serviceKills: 0,
   negativeControl: false,
   httpConcurrency: 32,
   activeOperations: 96,
@@ -75,7 +76,7 @@ export const SOAK_TIER: Tier = {
   standbyStalls: 0,
   formation: false,
   split: false,
-  providerKills: 0,
+  serviceKills: 0,
   negativeControl: false,
   httpConcurrency: 32,
   activeOperations: 96,
@@ -99,7 +100,7 @@ export const FAILOVER_TIER: Tier = {
   standbyStalls: 2,
   formation: true,
   split: false,
-  providerKills: 0,
+  serviceKills: 0,
   negativeControl: false,
   httpConcurrency: 32,
   activeOperations: 96,
@@ -107,9 +108,10 @@ export const FAILOVER_TIER: Tier = {
 };
 
 /**
- * The split tier: the CI tier's clients and faults against gateways whose provider service runs
- * in a process of its own, SIGKILLed and restarted while charges are in flight, behind a fault
- * proxy of its own. The hop must lose no charge and make none twice.
+ * The split tier: the CI tier's clients and faults against two gateways, two payments processes
+ * and one provider process, each its own process. Service processes are SIGKILLed and restarted
+ * while payments are in flight, and every hop has a fault proxy of its own. No hop may lose a
+ * charge or make one twice.
  */
 export const SPLIT_TIER: Tier = {
   ...CI_TIER,
@@ -120,7 +122,7 @@ export const SPLIT_TIER: Tier = {
   backendKills: 8,
   networkFaults: 12,
   split: true,
-  providerKills: 8,
+  serviceKills: 12,
 };
 
 /** The failover tier as the negative control: one crash, after the standby fell behind. */
@@ -152,7 +154,7 @@ export function scaledTier(tier: Tier, operations: number): Tier {
     primaryKills: scale(tier.primaryKills),
     switchovers: scale(tier.switchovers),
     standbyStalls: scale(tier.standbyStalls),
-    providerKills: scale(tier.providerKills),
+    serviceKills: scale(tier.serviceKills),
   };
 }
 
@@ -210,3 +212,6 @@ export const SANDBOX_ENV: Readonly<Record<string, string>> = {
 
 /** Gateway processes side by side: one can take over while the other is paused or restarting. */
 export const GATEWAY_COUNT = 2;
+
+/** Payments processes in a split tier, as many as the gateways: gateway i reaches process i. */
+export const SPLIT_PAYMENTS = GATEWAY_COUNT;
