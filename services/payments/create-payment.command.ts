@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { canonicalJson, isJsonValue, type JsonValue } from '../../lib/canonical-json.ts';
 import { InputInvalidError } from '../../lib/errors.ts';
 import { assertFreeJson, assertFreeText } from '../../lib/input/free-text.ts';
+import { refuseCardNumbers } from './card-number-screen.ts';
 import { assertIdempotencyKey } from '../../lib/idempotency/idempotency-key.ts';
 import { normaliseCurrency, parseAmount } from '../../lib/money/money.ts';
 
@@ -57,9 +58,9 @@ export function normaliseCreatePayment(input: CreatePaymentInput): {
       'paymentMethod must be pm_ followed by 1 to 100 of [A-Za-z0-9_]',
     );
   }
-  assertFreeText('paymentMethod', input.paymentMethod);
-  assertFreeText('reference', input.reference);
-  assertFreeText('description', input.description);
+  assertFreeText('paymentMethod', input.paymentMethod, refuseCardNumbers);
+  assertFreeText('reference', input.reference, refuseCardNumbers);
+  assertFreeText('description', input.description, refuseCardNumbers);
   const reference = input.reference ?? null;
   if (reference !== null && (reference.length === 0 || reference.length > REFERENCE_MAX_CHARS)) {
     throw new InputInvalidError(
@@ -99,7 +100,7 @@ function normaliseMetadata(raw: unknown): JsonValue {
       `metadata must be at most ${METADATA_MAX_BYTES} bytes of JSON`,
     );
   }
-  assertFreeJson('metadata', raw);
+  assertFreeJson('metadata', raw, refuseCardNumbers);
   return raw;
 }
 

@@ -3,6 +3,7 @@ import type { JsonValue } from '../../lib/canonical-json.ts';
 import { AppError, KERNEL_ERRORS } from '../../lib/errors.ts';
 import { assertIdempotencyKey } from '../../lib/idempotency/idempotency-key.ts';
 import { assertEncodableText, assertFreeText } from '../../lib/input/free-text.ts';
+import { refuseCardNumbers } from './card-number-screen.ts';
 
 const REASON_MAX_CHARS = 255;
 
@@ -38,7 +39,7 @@ export function normaliseOperation(input: OperationInput): OperationCommand {
       details: { field: 'reason' },
     });
   }
-  assertFreeText('reason', reason);
+  assertFreeText('reason', reason, refuseCardNumbers);
   assertEncodableText('paymentId', input.paymentId);
   const raw = input.amount ?? null;
   if (raw === null) return { paymentId: input.paymentId.toLowerCase(), amount: null, reason };
