@@ -27,7 +27,8 @@ import { ledgerHandler } from '../services/ledger/index.ts';
 import { notificationHandlers, receiptsHandler } from '../services/notifications/index.ts';
 import { reconcileUnknownRequests } from '../services/payments/index.ts';
 import { paymentResumers, RESUMABLE_OPERATIONS } from '../services/payments/index.ts';
-import { initialiseSeries, registerFleetGauges, type ServiceName } from '../lib/metrics.ts';
+import { initialiseSeries, registerFleetGauges } from '../lib/metrics.ts';
+import type { ServiceName } from './topology.ts';
 import { readBacklog } from '../lib/outbox/outbox.ts';
 import {
   MANAGE_WEBHOOK_OPERATIONS,
@@ -119,6 +120,13 @@ export interface Services {
   checkDatabaseSettings(): Promise<void>;
   close(): Promise<void>;
 }
+
+/**
+ * The `service` label of what belongs to the process rather than to one service: its recovery
+ * sweeps, retention runs and replication gauges. `gateway`, as docs/api.md §5 has always said,
+ * whichever services the process runs.
+ */
+const PROCESS_SERVICE: ServiceName = 'gateway';
 
 /** Consumer kinds of the outbox (`webhook` is every merchant endpoint's `webhook:<id>`). */
 const OUTBOX_CONSUMERS = ['ledger', 'receipts', 'webhooks', 'webhook'];
@@ -339,31 +347,37 @@ export function createServices(config: ServicesConfig): Services {
       consumer,
       service: serviceOfConsumer(consumer),
     })),
+    jobs: PROCESS_SERVICE,
   });
   initialiseProviderSeries(
     config.metrics,
     RESUMABLE_OPERATIONS.map((op) => op.publicName),
   );
   initialiseLedgerSeries(config.metrics);
-  registerFleetGauges(config.metrics, {
-    unfinished: () => unfinishedByOperation(pool, operations),
-    outbox: async () => {
-      // Every known consumer reports, at zero when nothing is pending: "No data" on a panel
-      // must mean "not scraped", never "all delivered".
-      const pending = new Map((await readBacklog(pool)).map((row) => [row.consumer, row]));
-      return [...new Set([...OUTBOX_CONSUMERS, ...pending.keys()])].map((consumer) => ({
-        consumer,
-        service: serviceOfConsumer(consumer),
-        pending: pending.get(consumer)?.pending ?? 0,
-        oldestAgeSeconds: pending.get(consumer)?.oldestAgeSeconds ?? 0,
-      }));
+  registerFleetGauges(
+    config.metrics,
+    {
+      unfinished: () => unfinishedByOperation(pool, operations),
+      outbox: async () => {
+        // Every known consumer reports, at zero when nothing is pending: "No data" on a panel
+        // must mean "not scraped", never "all delivered".
+        const pending = new Map((await readBacklog(pool)).map((row) => [row.consumer, row]));
+        return [...new Set([...OUTBOX_CONSUMERS, ...pending.keys()])].map((consumer) => ({
+          consumer,
+          service: serviceOfConsumer(consumer),
+          pending: pending.get(consumer)?.pending ?? 0,
+          oldestAgeSeconds: pending.get(consumer)?.oldestAgeSeconds ?? 0,
+        }));
+      },
+      // The request pool: it writes, so it reaches the primary, whose standbys these are.
+      replication: () => readReplication(pool),
     },
-    // The request pool: it writes, so it reaches the primary, whose standbys these are.
-    replication: () => readReplication(pool),
-  });
+    PROCESS_SERVICE,
+  );
   const worker = new RecoveryWorker(engine, {
     intervalMs: config.recoveryIntervalMs,
     resumers: paymentResumers(deps),
+    service: PROCESS_SERVICE,
     onError: config.onError,
   });
   const reconciler = new PeriodicJob(() => reconcileUnknownRequests(deps, 'reconciliation'), {
@@ -388,7 +402,7 @@ export function createServices(config: ServicesConfig): Services {
     onError: config.onError,
   });
   config.metrics.partitionsSlack.set(
-    { service: 'gateway' },
+    { service: PROCESS_SERVICE },
     partitionSlackSeconds(config.retention),
   );
   // Maintenance's statements may run for minutes (SET_MAINTENANCE_STATEMENT_TIMEOUT): its pool
@@ -402,17 +416,17 @@ export function createServices(config: ServicesConfig): Services {
   const runRetention = async () => {
     try {
       const run = await maintainPartitions(maintenancePool, config.retention);
-      config.metrics.retentionRuns.inc({ service: 'gateway', result: run.result });
+      config.metrics.retentionRuns.inc({ service: PROCESS_SERVICE, result: run.result });
       return run;
     } catch (error) {
-      config.metrics.retentionRuns.inc({ service: 'gateway', result: 'error' });
+      config.metrics.retentionRuns.inc({ service: PROCESS_SERVICE, result: 'error' });
       throw error;
     } finally {
       // Whatever the run did, or another process did: a failing job is what this must show.
       const until = await insertableUntil(pool, config.retention).catch(() => undefined);
       if (until !== undefined) {
         config.metrics.partitionsInsertableUntil.set(
-          { service: 'gateway' },
+          { service: PROCESS_SERVICE },
           until.getTime() / 1000,
         );
       }

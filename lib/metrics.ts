@@ -1,11 +1,11 @@
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 
 /**
- * The services that share a gateway process. Every series but Node's process metrics carries
- * the one that emitted it in a `service` label, so a dashboard can tell them apart today and
- * nothing changes when a service moves to its own process.
+ * The `service` label every series but Node's process metrics carries: the service that emitted
+ * it, so a dashboard tells services apart whichever process they run in. lib names none; the
+ * process that composes it passes each (docs/api.md §5 lists the values).
  */
-export type ServiceName = 'gateway' | 'payments' | 'provider' | 'ledger' | 'notifications';
+export type ServiceLabel = string;
 
 /** Latency buckets every duration histogram shares, so dashboards can compare them. */
 export const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -125,7 +125,7 @@ export function createKernelMetrics(registry: Registry) {
 export type KernelMetrics = ReturnType<typeof createKernelMetrics>;
 
 export interface UnfinishedReading {
-  service: ServiceName;
+  service: ServiceLabel;
   operation: string;
   oldestAgeSeconds: number;
   staleLeases: number;
@@ -133,7 +133,7 @@ export interface UnfinishedReading {
 }
 
 export interface OutboxReading {
-  service: ServiceName;
+  service: ServiceLabel;
   consumer: string;
   pending: number;
   oldestAgeSeconds: number;
@@ -161,11 +161,13 @@ export function registerFleetGauges(
     outbox: () => Promise<OutboxReading[]>;
     replication: () => Promise<ReplicationReading | null>;
   },
+  /** The `service` of the replication gauges, which belong to no one service. */
+  processService: ServiceLabel,
 ): void {
   const registers = [metrics.registry];
   const unfinished = oncePerScrape(read.unfinished);
   const outbox = oncePerScrape(read.outbox);
-  registerReplicationGauges(registers, oncePerScrape(read.replication));
+  registerReplicationGauges(registers, oncePerScrape(read.replication), processService);
   const byOperation = (spec: {
     name: string;
     help: string;
@@ -237,6 +239,7 @@ export function registerFleetGauges(
 function registerReplicationGauges(
   registers: Registry[],
   replication: () => Promise<ReplicationReading | null>,
+  service: ServiceLabel,
 ): void {
   const gauge = (spec: {
     name: string;
@@ -252,7 +255,7 @@ function registerReplicationGauges(
         const reading = await replication();
         this.reset();
         const value = reading === null ? null : spec.value(reading);
-        if (value !== null) this.set({ service: 'gateway' }, value);
+        if (value !== null) this.set({ service }, value);
       },
     });
   gauge({
@@ -296,8 +299,10 @@ function oncePerScrape<T>(read: () => Promise<T>): () => Promise<T> {
 export function initialiseSeries(
   metrics: KernelMetrics,
   known: {
-    operations: ReadonlyArray<{ service: ServiceName; publicName: string }>;
-    consumers: ReadonlyArray<{ service: ServiceName; consumer: string }>;
+    operations: ReadonlyArray<{ service: ServiceLabel; publicName: string }>;
+    consumers: ReadonlyArray<{ service: ServiceLabel; consumer: string }>;
+    /** The `service` of the process's own jobs: recovery sweeps and retention runs. */
+    jobs: ServiceLabel;
   },
 ): void {
   for (const { service, publicName: operation } of known.operations) {
@@ -325,9 +330,9 @@ export function initialiseSeries(
     }
   }
   for (const result of ['claimed', 'empty', 'error']) {
-    metrics.recoverySweeps.inc({ service: 'gateway', result }, 0);
+    metrics.recoverySweeps.inc({ service: known.jobs, result }, 0);
   }
   for (const result of ['done', 'skipped', 'error']) {
-    metrics.retentionRuns.inc({ service: 'gateway', result }, 0);
+    metrics.retentionRuns.inc({ service: known.jobs, result }, 0);
   }
 }

@@ -1,5 +1,5 @@
 import type { JsonValue } from '../canonical-json.ts';
-import type { ServiceName } from '../metrics.ts';
+import type { ServiceLabel } from '../metrics.ts';
 
 /**
  * An operation identity: a stable, versioned name for one kind of idempotent command
@@ -25,7 +25,7 @@ export interface OperationDef {
   /** The public mutation name: the `operation` label of every metric, and fault-point prefix. */
   readonly publicName: string;
   /** The service that owns the operation: the `service` label of its metrics. */
-  readonly service: ServiceName;
+  readonly service: ServiceLabel;
   /** Shape version of the stored response. */
   readonly responseVersion: number;
   /**

@@ -1,4 +1,5 @@
 import type { Logger } from '../logging/logger.ts';
+import type { ServiceLabel } from '../metrics.ts';
 import { RequestTrace } from '../logging/request-trace.ts';
 import { PeriodicJob } from '../periodic-job.ts';
 import { randomUUID } from 'node:crypto';
@@ -35,6 +36,8 @@ export class RecoveryWorker {
     private readonly opts: {
       intervalMs: number;
       resumers: Resumer[];
+      /** The `service` label of its sweeps (docs/api.md §5). */
+      service: ServiceLabel;
       /** Unexpected errors; a resumption's come with its request's logger. */
       onError: (error: unknown, log?: Logger) => void;
     },
@@ -46,7 +49,7 @@ export class RecoveryWorker {
     this.job = new PeriodicJob(
       () =>
         this.sweepOnce().catch((error: unknown) => {
-          this.engine.deps.metrics.recoverySweeps.inc({ service: 'gateway', result: 'error' });
+          this.engine.deps.metrics.recoverySweeps.inc({ service: opts.service, result: 'error' });
           throw error;
         }),
       { intervalMs: opts.intervalMs, onError: opts.onError },
@@ -98,10 +101,10 @@ export class RecoveryWorker {
       }),
     );
     metrics.recoverySweeps.inc({
-      service: 'gateway',
+      service: this.opts.service,
       result: rows.length > 0 ? 'claimed' : 'empty',
     });
-    metrics.recoveryLastSweep.set({ service: 'gateway' }, Date.now() / 1000);
+    metrics.recoveryLastSweep.set({ service: this.opts.service }, Date.now() / 1000);
     return rows.length;
   }
 }

@@ -1,6 +1,6 @@
 import { createHash, createHmac } from 'node:crypto';
 import type { Keyring } from '../crypto/keyring.ts';
-import type { ServiceName } from '../metrics.ts';
+import type { ServiceLabel } from '../metrics.ts';
 import { lineageIdOf, type OperationDef } from './operation.ts';
 import type { Scope } from './types.ts';
 
@@ -11,7 +11,7 @@ import type { Scope } from './types.ts';
 
 /** The labels of an operation's series: never the key, tenant or resource. */
 export function metricLabels(scope: { operation: OperationDef }): {
-  service: ServiceName;
+  service: ServiceLabel;
   operation: string;
 } {
   return { service: scope.operation.service, operation: scope.operation.publicName };

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { JsonValue } from '../canonical-json.ts';
 import type { FaultPoints } from '../faults.ts';
 import { PeriodicJob } from '../periodic-job.ts';
-import type { KernelMetrics, ServiceName } from '../metrics.ts';
+import type { KernelMetrics, ServiceLabel } from '../metrics.ts';
 import {
   handleBatch,
   kindOf,
@@ -96,7 +96,7 @@ export class OutboxDispatcher {
        */
       batchHandlers?: Record<string, BatchDeliveryHandler>;
       /** The service that owns each consumer kind: the `service` label of its deliveries. */
-      serviceOf: (consumerKind: string) => ServiceName;
+      serviceOf: (consumerKind: string) => ServiceLabel;
       intervalMs: number;
       claimLeaseMs?: number;
       onError: (error: unknown) => void;

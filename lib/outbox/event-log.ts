@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { JsonValue } from '../canonical-json.ts';
 import type { FaultPoints } from '../faults.ts';
-import type { KernelMetrics, ServiceName } from '../metrics.ts';
+import type { KernelMetrics, ServiceLabel } from '../metrics.ts';
 import {
   handleBatch,
   retry,
@@ -26,7 +26,7 @@ export async function takeLogBatch(
     pool: pg.Pool;
     faults: FaultPoints;
     metrics: KernelMetrics;
-    service: ServiceName;
+    service: ServiceLabel;
     claimLeaseMs: number;
     batchSize: number;
   },

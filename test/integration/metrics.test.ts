@@ -177,11 +177,15 @@ describe('the replication gauges', () => {
         synchronous: null,
       });
       const metrics = createKernelMetrics(createMetricsRegistry({ defaultMetrics: false }));
-      registerFleetGauges(metrics, {
-        unfinished: () => Promise.resolve([]),
-        outbox: () => Promise.resolve([]),
-        replication: () => readReplication(client),
-      });
+      registerFleetGauges(
+        metrics,
+        {
+          unfinished: () => Promise.resolve([]),
+          outbox: () => Promise.resolve([]),
+          replication: () => readReplication(client),
+        },
+        'gateway',
+      );
       const text = await metrics.registry.metrics();
       expect(text).toContain('payments_db_replication_visible{service="gateway"} 0');
       expect(text).toContain('payments_db_standbys{service="gateway"} 0');

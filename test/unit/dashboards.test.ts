@@ -74,11 +74,15 @@ async function definedMetricNames(): Promise<Set<string>> {
   createProviderMetrics(registry);
   createLedgerMetrics(registry);
   createGatewayMetrics(registry);
-  registerFleetGauges(metrics, {
-    unfinished: () => Promise.resolve([]),
-    outbox: () => Promise.resolve([]),
-    replication: () => Promise.resolve({ visible: true, standbys: 0, synchronous: 0 }),
-  });
+  registerFleetGauges(
+    metrics,
+    {
+      unfinished: () => Promise.resolve([]),
+      outbox: () => Promise.resolve([]),
+      replication: () => Promise.resolve({ visible: true, standbys: 0, synchronous: 0 }),
+    },
+    'gateway',
+  );
   const names = new Set<string>();
   for (const metric of await metrics.registry.getMetricsAsJSON()) {
     names.add(metric.name);
