@@ -5,7 +5,7 @@ import type { Keyring } from '../lib/crypto/keyring.ts';
 import { FaultPoints } from '../lib/faults.ts';
 import { defaultConfig } from './config.ts';
 import { createLogger, type Logger } from '../lib/logging/logger.ts';
-import { createKernelMetrics, createMetricsRegistry } from '../lib/metrics.ts';
+import { createLibMetrics, createMetricsRegistry } from '../lib/metrics.ts';
 import type { ServiceMetrics } from '../services/context.ts';
 import { createLedgerMetrics } from '../services/ledger/index.ts';
 import {
@@ -213,7 +213,7 @@ export async function startApp(options: AppOptions): Promise<App> {
     ),
   );
   const metrics = {
-    ...createKernelMetrics(registry),
+    ...createLibMetrics(registry),
     ...createProviderMetrics(registry),
     ...createLedgerMetrics(registry),
     ...gatewayMetrics,

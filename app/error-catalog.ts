@@ -1,5 +1,5 @@
 import { GATEWAY_ERRORS } from '../gateway/gateway.errors.ts';
-import { composeErrorCatalog, KERNEL_ERRORS, type ErrorCatalog } from '../lib/errors.ts';
+import { composeErrorCatalog, LIB_ERRORS, type ErrorCatalog } from '../lib/errors.ts';
 import { NOTIFICATION_ERRORS } from '../services/notifications/index.ts';
 import { PAYMENT_ERRORS } from '../services/payments/index.ts';
 
@@ -9,7 +9,7 @@ import { PAYMENT_ERRORS } from '../services/payments/index.ts';
  */
 export const ERROR_CATALOG: ErrorCatalog = composeErrorCatalog(
   GATEWAY_ERRORS,
-  KERNEL_ERRORS,
+  LIB_ERRORS,
   PAYMENT_ERRORS,
   NOTIFICATION_ERRORS,
 );

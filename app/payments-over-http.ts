@@ -1,6 +1,6 @@
 import { TRPCError } from '@trpc/server';
 import { KEY_WAIT_HEADER } from '../gateway/http/prefer-wait.ts';
-import { AppError, KERNEL_ERRORS } from '../lib/errors.ts';
+import { AppError, LIB_ERRORS } from '../lib/errors.ts';
 import type { RequestTrace } from '../lib/logging/request-trace.ts';
 import type { ServiceCaller } from '../services/router.ts';
 import {
@@ -56,7 +56,7 @@ async function answerOf<T>(sending: Promise<Sent<T>>): Promise<T> {
   // Thrown as tRPC's in-process caller throws: the gateway reads the cause's catalog code.
   throw new TRPCError({
     code: 'INTERNAL_SERVER_ERROR',
-    cause: new AppError(KERNEL_ERRORS.SERVICE_UNAVAILABLE, {
+    cause: new AppError(LIB_ERRORS.SERVICE_UNAVAILABLE, {
       cause: sent.error,
       details: { retryAfterSeconds: LOST_RETRY_AFTER_SECONDS },
     }),

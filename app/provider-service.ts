@@ -9,7 +9,7 @@ import {
 } from '../gateway/http/server-timeouts.ts';
 import { createLogger, type Logger } from '../lib/logging/logger.ts';
 import { RequestTrace } from '../lib/logging/request-trace.ts';
-import { createKernelMetrics, createMetricsRegistry } from '../lib/metrics.ts';
+import { createLibMetrics, createMetricsRegistry } from '../lib/metrics.ts';
 import { createLedgerMetrics } from '../services/ledger/index.ts';
 import {
   createHttpProviderAdapter,
@@ -55,7 +55,7 @@ export async function startProviderService(
   const log = createLogger({ level: options.logLevel, destination: options.logDestination });
   const registry = createMetricsRegistry({ defaultMetrics: true });
   const metrics = {
-    ...createKernelMetrics(registry),
+    ...createLibMetrics(registry),
     ...createProviderMetrics(registry),
     ...createLedgerMetrics(registry),
   };

@@ -41,7 +41,7 @@ export function composeErrorCatalog(...parts: ErrorCatalog[]): ErrorCatalog {
 }
 
 /** The codes any service may answer: bad input, the idempotency contract, the masked failure. */
-export const KERNEL_ERRORS = defineErrors({
+export const LIB_ERRORS = defineErrors({
   BAD_USER_INPUT: { httpStatus: 400, stored: false, message: 'The input is not valid.' },
   IDEMPOTENCY_KEY_INVALID: {
     httpStatus: 400,
@@ -110,13 +110,13 @@ export class AppError extends Error {
 
 export class InputInvalidError extends AppError {
   constructor(field: string, message: string) {
-    super(KERNEL_ERRORS.BAD_USER_INPUT, { message, details: { field } });
+    super(LIB_ERRORS.BAD_USER_INPUT, { message, details: { field } });
   }
 }
 
 export class IdempotencyKeyInvalidError extends AppError {
   constructor() {
-    super(KERNEL_ERRORS.IDEMPOTENCY_KEY_INVALID, { details: { field: 'idempotencyKey' } });
+    super(LIB_ERRORS.IDEMPOTENCY_KEY_INVALID, { details: { field: 'idempotencyKey' } });
   }
 }
 

@@ -41,7 +41,7 @@ export type KeyWaitOutcome = (typeof KEY_WAIT_OUTCOMES)[number];
  * outbox. The `operation` label is the public mutation name; keys, tenants and payment ids are
  * never labels. Counters are incremented where the decision is made.
  */
-export function createKernelMetrics(registry: Registry) {
+export function createLibMetrics(registry: Registry) {
   const registers = [registry];
   return {
     registry,
@@ -122,7 +122,7 @@ export function createKernelMetrics(registry: Registry) {
   };
 }
 
-export type KernelMetrics = ReturnType<typeof createKernelMetrics>;
+export type LibMetrics = ReturnType<typeof createLibMetrics>;
 
 export interface UnfinishedReading {
   service: ServiceLabel;
@@ -155,7 +155,7 @@ export interface ReplicationReading {
  * value: aggregate them with max, not sum).
  */
 export function registerFleetGauges(
-  metrics: KernelMetrics,
+  metrics: LibMetrics,
   read: {
     unfinished: () => Promise<UnfinishedReading[]>;
     outbox: () => Promise<OutboxReading[]>;
@@ -297,7 +297,7 @@ function oncePerScrape<T>(read: () => Promise<T>): () => Promise<T> {
  * process, or the first delivery failure, would never show on a dashboard or fire an alert.
  */
 export function initialiseSeries(
-  metrics: KernelMetrics,
+  metrics: LibMetrics,
   known: {
     operations: ReadonlyArray<{ service: ServiceLabel; publicName: string }>;
     consumers: ReadonlyArray<{ service: ServiceLabel; consumer: string }>;

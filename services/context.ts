@@ -5,7 +5,7 @@ import type { FaultPoints } from '../lib/faults.ts';
 import type { IdempotencyEngine } from '../lib/idempotency/engine.ts';
 import type { Logger } from '../lib/logging/logger.ts';
 import { RequestTrace } from '../lib/logging/request-trace.ts';
-import type { KernelMetrics } from '../lib/metrics.ts';
+import type { LibMetrics } from '../lib/metrics.ts';
 import type { LedgerMetrics } from './ledger/contract.ts';
 import type {
   ProviderAdapter,
@@ -17,7 +17,7 @@ import type { NotificationsDeps, WebhookEgress } from './notifications/contract.
 import type { PaymentsDeps } from './payments/contract.ts';
 
 /** The series the services write: lib's and each service's own, on one registry. */
-export type ServiceMetrics = KernelMetrics & ProviderMetrics & LedgerMetrics;
+export type ServiceMetrics = LibMetrics & ProviderMetrics & LedgerMetrics;
 
 export type { PaymentsDeps, ProviderDeps, NotificationsDeps };
 

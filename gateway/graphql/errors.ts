@@ -5,7 +5,7 @@ import { TRPCError, type AnyTRPCRouter } from '@trpc/server';
 import { databaseUnavailable } from '../../lib/db/database-unavailable.ts';
 import {
   AppError,
-  KERNEL_ERRORS,
+  LIB_ERRORS,
   publicError,
   type ErrorCatalog,
   type PublicError,
@@ -31,7 +31,7 @@ export function toGraphQLError(
     extensions['retryAfterSeconds'] = Math.ceil(error.retryAfterSeconds);
   if (error.paymentId !== undefined) extensions['paymentId'] = error.paymentId;
   // A code missing from the catalog is a bug; errorFormatter masks it, and 500 goes with that.
-  const status = catalog[error.code]?.httpStatus ?? KERNEL_ERRORS.INTERNAL_SERVER_ERROR.httpStatus;
+  const status = catalog[error.code]?.httpStatus ?? LIB_ERRORS.INTERNAL_SERVER_ERROR.httpStatus;
   if (soleRootField) extensions['http'] = { status, headers };
   return new GraphQLError(error.message, { extensions });
 }
@@ -48,7 +48,7 @@ export function publicErrorOf(error: unknown): PublicError | null {
   if (!(error instanceof TRPCError)) return null;
   if (error.cause instanceof AppError) return error.cause.toPublic();
   if (error.code === 'BAD_REQUEST') {
-    return publicError(KERNEL_ERRORS.BAD_USER_INPUT);
+    return publicError(LIB_ERRORS.BAD_USER_INPUT);
   }
   return databaseUnavailable(error.cause);
 }
@@ -61,7 +61,7 @@ export function publicErrorOf(error: unknown): PublicError | null {
 function publicErrorOverHttp(error: TRPCClientError<AnyTRPCRouter>): PublicError | null {
   const data = error.data as { code?: string; publicError?: PublicError | null } | undefined;
   if (data?.publicError) return data.publicError;
-  if (data?.code === 'BAD_REQUEST') return publicError(KERNEL_ERRORS.BAD_USER_INPUT);
+  if (data?.code === 'BAD_REQUEST') return publicError(LIB_ERRORS.BAD_USER_INPUT);
   return null;
 }
 
@@ -84,7 +84,7 @@ const APOLLO_CODES = new Set([
 export function errorFormatter(
   catalog: ErrorCatalog,
 ): (formatted: GraphQLFormattedError) => GraphQLFormattedError {
-  const masked = KERNEL_ERRORS.INTERNAL_SERVER_ERROR;
+  const masked = LIB_ERRORS.INTERNAL_SERVER_ERROR;
   return (formatted) => {
     const code = formatted.extensions?.['code'];
     if (

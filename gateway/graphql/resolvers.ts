@@ -1,10 +1,5 @@
 import type { GraphQLResolveInfo } from 'graphql';
-import {
-  KERNEL_ERRORS,
-  publicError,
-  type ErrorCatalog,
-  type PublicError,
-} from '../../lib/errors.ts';
+import { LIB_ERRORS, publicError, type ErrorCatalog, type PublicError } from '../../lib/errors.ts';
 import type { GatewayContext } from './context.ts';
 import { publicErrorOf, toGraphQLError } from './errors.ts';
 import {
@@ -186,6 +181,6 @@ async function callService<T>(
   } catch (error) {
     const known: PublicError | null = publicErrorOf(error);
     if (known === null) ctx.reportError(error);
-    throw toGraphQLError(known ?? publicError(KERNEL_ERRORS.INTERNAL_SERVER_ERROR), info, catalog);
+    throw toGraphQLError(known ?? publicError(LIB_ERRORS.INTERNAL_SERVER_ERROR), info, catalog);
   }
 }

@@ -1,4 +1,4 @@
-import { KERNEL_ERRORS } from '../../lib/errors.ts';
+import { LIB_ERRORS } from '../../lib/errors.ts';
 import { GraphQLError, GraphQLScalarType, Kind, type ValueNode } from 'graphql';
 
 /**
@@ -10,7 +10,7 @@ import { GraphQLError, GraphQLScalarType, Kind, type ValueNode } from 'graphql';
 function stringScalar(name: string, description: string): GraphQLScalarType<string, string> {
   const fail = (): never => {
     throw new GraphQLError(`${name} must be a string`, {
-      extensions: { code: KERNEL_ERRORS.BAD_USER_INPUT.code },
+      extensions: { code: LIB_ERRORS.BAD_USER_INPUT.code },
     });
   };
   return new GraphQLScalarType<string, string>({

@@ -13,7 +13,7 @@ import { BodyTooLargeError, readBody } from './read-body.ts';
 import { createRateLimits, type RateLimitOptions, type RateLimits } from './rate-limits.ts';
 import { sendGraphQLError, sendJson, sendRetryLater } from './respond.ts';
 import { GATEWAY_ERRORS } from '../gateway.errors.ts';
-import { KERNEL_ERRORS } from '../../lib/errors.ts';
+import { LIB_ERRORS } from '../../lib/errors.ts';
 import { createTimedServer, type ServerTimeouts } from './server-timeouts.ts';
 import { logClientErrors } from './client-errors.ts';
 import { hopKeyWaitMs, KEY_WAIT_HEADER, preferredWaitSeconds } from './prefer-wait.ts';
@@ -136,7 +136,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
     void route(opts, { req, res, trace, surface })
       .catch((error: unknown) => {
         opts.reportError(error, trace.log);
-        if (!res.headersSent) sendGraphQLError(res, KERNEL_ERRORS.INTERNAL_SERVER_ERROR);
+        if (!res.headersSent) sendGraphQLError(res, LIB_ERRORS.INTERNAL_SERVER_ERROR);
         else res.destroy();
       })
       .finally(() => {

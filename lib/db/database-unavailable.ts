@@ -1,4 +1,4 @@
-import { KERNEL_ERRORS, publicError, type PublicError } from '../errors.ts';
+import { LIB_ERRORS, publicError, type PublicError } from '../errors.ts';
 import { isPrimaryLost } from './primary-finder.ts';
 
 /** How soon a client may retry: a failover takes seconds, and the finder asks a few times a second. */
@@ -13,6 +13,6 @@ const RETRY_AFTER_SECONDS = 1;
  */
 export function databaseUnavailable(error: unknown): PublicError | null {
   return isPrimaryLost(error)
-    ? publicError(KERNEL_ERRORS.DATABASE_UNAVAILABLE, { retryAfterSeconds: RETRY_AFTER_SECONDS })
+    ? publicError(LIB_ERRORS.DATABASE_UNAVAILABLE, { retryAfterSeconds: RETRY_AFTER_SECONDS })
     : null;
 }

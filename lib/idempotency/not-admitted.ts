@@ -1,4 +1,4 @@
-import { KERNEL_ERRORS, publicError, type PublicError } from '../errors.ts';
+import { LIB_ERRORS, publicError, type PublicError } from '../errors.ts';
 
 /**
  * The answer to a request whose key admission did not give it: the key was used for another
@@ -11,8 +11,8 @@ export function notAdmitted(
 ): { ok: false; error: PublicError; replayed: false } {
   const error =
     admission.kind === 'reused'
-      ? publicError(KERNEL_ERRORS.IDEMPOTENCY_KEY_REUSED)
-      : publicError(KERNEL_ERRORS.IDEMPOTENCY_KEY_IN_USE, {
+      ? publicError(LIB_ERRORS.IDEMPOTENCY_KEY_REUSED)
+      : publicError(LIB_ERRORS.IDEMPOTENCY_KEY_IN_USE, {
           retryAfterSeconds: admission.retryAfterSeconds,
         });
   return { ok: false, error, replayed: false };

@@ -5,13 +5,13 @@ import type { Keyring } from '../crypto/keyring.ts';
 import type { FaultPoints } from '../faults.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { RequestTrace } from '../logging/request-trace.ts';
-import type { KernelMetrics } from '../metrics.ts';
+import type { LibMetrics } from '../metrics.ts';
 import type { OperationDef } from './operation.ts';
 
 export interface EngineDeps {
   pool: pg.Pool;
   faults: FaultPoints;
-  metrics: KernelMetrics;
+  metrics: LibMetrics;
   /** The request's logger when `trace` is set (IdempotencyEngine.forTrace), else the process's. */
   log: Logger;
   /**

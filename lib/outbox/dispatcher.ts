@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { JsonValue } from '../canonical-json.ts';
 import type { FaultPoints } from '../faults.ts';
 import { PeriodicJob } from '../periodic-job.ts';
-import type { KernelMetrics, ServiceLabel } from '../metrics.ts';
+import type { LibMetrics, ServiceLabel } from '../metrics.ts';
 import {
   handleBatch,
   kindOf,
@@ -87,7 +87,7 @@ export class OutboxDispatcher {
     private readonly deps: {
       pool: pg.Pool;
       faults: FaultPoints;
-      metrics: KernelMetrics;
+      metrics: LibMetrics;
       handlers: Record<string, DeliveryHandler>;
       /**
        * Kinds handled a claim at a time; a kind in both records goes here. A kind with a cursor

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { JsonValue } from '../canonical-json.ts';
 import type { FaultPoints } from '../faults.ts';
-import type { KernelMetrics, ServiceLabel } from '../metrics.ts';
+import type { LibMetrics, ServiceLabel } from '../metrics.ts';
 import {
   handleBatch,
   retry,
@@ -25,7 +25,7 @@ export async function takeLogBatch(
   deps: {
     pool: pg.Pool;
     faults: FaultPoints;
-    metrics: KernelMetrics;
+    metrics: LibMetrics;
     service: ServiceLabel;
     claimLeaseMs: number;
     batchSize: number;

@@ -3,7 +3,7 @@ import type { IdempotencyInfo } from '../../lib/idempotency/idempotency-key.ts';
 import type { PaymentsDeps } from './payments.deps.ts';
 import {
   AppError,
-  KERNEL_ERRORS,
+  LIB_ERRORS,
   LeaseLostError,
   publicError,
   type PublicError,
@@ -145,7 +145,7 @@ export async function createPayment(
     case 'decided': // createPayment decides nothing at admission; answered as stored
       return answerOf(deps, admission.response, { tenantId, key, replayed: false });
     case 'reused':
-      return { ok: false, error: publicError(KERNEL_ERRORS.IDEMPOTENCY_KEY_REUSED) };
+      return { ok: false, error: publicError(LIB_ERRORS.IDEMPOTENCY_KEY_REUSED) };
     case 'in_use':
       return { ok: false, error: keyInUse(admission.retryAfterSeconds, admission.resourceId) };
     case 'unknown':

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { JsonValue } from '../../lib/canonical-json.ts';
-import { AppError, KERNEL_ERRORS } from '../../lib/errors.ts';
+import { AppError, LIB_ERRORS } from '../../lib/errors.ts';
 import { assertIdempotencyKey } from '../../lib/idempotency/idempotency-key.ts';
 import { assertEncodableText, assertFreeText } from '../../lib/input/free-text.ts';
 import { refuseCardNumbers } from './card-number-screen.ts';
@@ -34,7 +34,7 @@ export function normaliseOperation(input: OperationInput): OperationCommand {
   assertIdempotencyKey(input.idempotencyKey);
   const reason = input.reason ?? null;
   if (reason !== null && (reason.length === 0 || reason.length > REASON_MAX_CHARS)) {
-    throw new AppError(KERNEL_ERRORS.BAD_USER_INPUT, {
+    throw new AppError(LIB_ERRORS.BAD_USER_INPUT, {
       message: `reason must be 1 to ${REASON_MAX_CHARS} characters`,
       details: { field: 'reason' },
     });
@@ -45,7 +45,7 @@ export function normaliseOperation(input: OperationInput): OperationCommand {
   if (raw === null) return { paymentId: input.paymentId.toLowerCase(), amount: null, reason };
   const match = /^(\d{1,18})(?:\.(\d{1,4}))?$/.exec(raw.trim());
   if (!match) {
-    throw new AppError(KERNEL_ERRORS.BAD_USER_INPUT, {
+    throw new AppError(LIB_ERRORS.BAD_USER_INPUT, {
       message: 'amount must be a decimal string such as "10.50"',
       details: { field: 'amount' },
     });

@@ -1,4 +1,4 @@
-import { defineErrors, KERNEL_ERRORS, publicError, type PublicError } from '../../lib/errors.ts';
+import { defineErrors, LIB_ERRORS, publicError, type PublicError } from '../../lib/errors.ts';
 
 /**
  * The payments service's codes. The business refusals are stored for the key and replayed;
@@ -64,8 +64,5 @@ export function outcomePending(retryAfterSeconds: number, paymentId: string | nu
 
 /** IDEMPOTENCY_KEY_IN_USE: another owner holds the request (or took it over from this one). */
 export function keyInUse(retryAfterSeconds: number, paymentId: string | null): PublicError {
-  return publicError(
-    KERNEL_ERRORS.IDEMPOTENCY_KEY_IN_USE,
-    retryDetails(retryAfterSeconds, paymentId),
-  );
+  return publicError(LIB_ERRORS.IDEMPOTENCY_KEY_IN_USE, retryDetails(retryAfterSeconds, paymentId));
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AppError, KERNEL_ERRORS } from '../../lib/errors.ts';
+import { AppError, LIB_ERRORS } from '../../lib/errors.ts';
 import { procedure, router } from '../trpc.ts';
 import {
   findTenantByApiKey,
@@ -25,7 +25,7 @@ export const tenantsRouter = router({
       const em = ctx.deps.orm.em.fork();
       const expiresAt = input.expiresAt == null ? null : new Date(input.expiresAt);
       if (expiresAt !== null && expiresAt.getTime() <= Date.now()) {
-        throw new AppError(KERNEL_ERRORS.BAD_USER_INPUT, {
+        throw new AppError(LIB_ERRORS.BAD_USER_INPUT, {
           message: 'expiresAt must be in the future',
           details: { field: 'expiresAt' },
         });
@@ -57,7 +57,7 @@ async function tenantNamed(
 ): Promise<{ id: string }> {
   const tenant = await findTenantByName(em, name);
   if (tenant === null) {
-    throw new AppError(KERNEL_ERRORS.BAD_USER_INPUT, {
+    throw new AppError(LIB_ERRORS.BAD_USER_INPUT, {
       message: `no tenant named ${name}`,
       details: { field: 'tenant' },
     });

@@ -1,10 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { readReplication } from '../../lib/db/replication.ts';
-import {
-  createKernelMetrics,
-  createMetricsRegistry,
-  registerFleetGauges,
-} from '../../lib/metrics.ts';
+import { createLibMetrics, createMetricsRegistry, registerFleetGauges } from '../../lib/metrics.ts';
 import { drainOutbox } from '../support/event-log.ts';
 import { errorCodeOf, paymentOf } from '../support/graphql-client.ts';
 import { createPaymentOn, keyRowOf, paymentInput, useTestStack } from '../support/test-stack.ts';
@@ -176,7 +172,7 @@ describe('the replication gauges', () => {
         standbys: 0,
         synchronous: null,
       });
-      const metrics = createKernelMetrics(createMetricsRegistry({ defaultMetrics: false }));
+      const metrics = createLibMetrics(createMetricsRegistry({ defaultMetrics: false }));
       registerFleetGauges(
         metrics,
         {

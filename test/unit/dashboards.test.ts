@@ -6,11 +6,7 @@ import { partitionRunway } from '../../grafana/builders/fleet-panels.ts';
 import { PROMETHEUS, stat } from '../../grafana/builders/panels.ts';
 import { DASHBOARDS_DIR, renderDashboards } from '../../grafana/generate.ts';
 import { labelValuesMetric, metricNames } from '../../grafana/promql-names.ts';
-import {
-  createKernelMetrics,
-  createMetricsRegistry,
-  registerFleetGauges,
-} from '../../lib/metrics.ts';
+import { createLibMetrics, createMetricsRegistry, registerFleetGauges } from '../../lib/metrics.ts';
 import { createLedgerMetrics } from '../../services/ledger/index.ts';
 import { createProviderMetrics } from '../../services/provider/index.ts';
 import { createGatewayMetrics } from '../../gateway/http/gateway.metrics.ts';
@@ -70,7 +66,7 @@ const rulesTestSchema = z.object({
 /** Every series name the code can export: every part's series plus the fleet gauges. */
 async function definedMetricNames(): Promise<Set<string>> {
   const registry = createMetricsRegistry({ defaultMetrics: true });
-  const metrics = createKernelMetrics(registry);
+  const metrics = createLibMetrics(registry);
   createProviderMetrics(registry);
   createLedgerMetrics(registry);
   createGatewayMetrics(registry);
