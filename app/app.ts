@@ -72,7 +72,7 @@ export interface AppOptions {
   leaseMs: number;
   ttlSeconds: number;
   metadataRetentionSeconds?: number;
-  responseMaxBytes?: number;
+  answerMaxBytes?: number;
   partitionSeconds?: number;
   retentionIntervalMs?: number;
   recoveryIntervalMs: number;
@@ -240,7 +240,7 @@ export async function startApp(options: AppOptions): Promise<App> {
       partitionSeconds: options.partitionSeconds ?? defaults.idempotencyPartitionSeconds,
     },
     retentionIntervalMs: options.retentionIntervalMs ?? defaults.retentionIntervalMs,
-    responseMaxBytes: options.responseMaxBytes ?? defaults.idempotencyResponseMaxBytes,
+    answerMaxBytes: options.answerMaxBytes ?? defaults.idempotencyResponseMaxBytes,
     recoveryIntervalMs: options.recoveryIntervalMs,
     reconciliationIntervalMs: options.reconciliationIntervalMs ?? defaults.reconciliationIntervalMs,
     outboxIntervalMs: options.outboxIntervalMs ?? defaults.outboxIntervalMs,

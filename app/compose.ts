@@ -72,7 +72,7 @@ export interface ServicesConfig {
   ttlSeconds: number;
   retention: RetentionPolicy;
   retentionIntervalMs: number;
-  responseMaxBytes: number;
+  answerMaxBytes: number;
   recoveryIntervalMs: number;
   reconciliationIntervalMs: number;
   outboxIntervalMs: number;
@@ -261,7 +261,7 @@ export function createServices(config: ServicesConfig): Services {
     trace: null,
     leaseMs: config.leaseMs,
     ttlSeconds: config.ttlSeconds,
-    responseMaxBytes: config.responseMaxBytes,
+    answerMaxBytes: config.answerMaxBytes,
     unknownAfterAttempts: config.unknownAfterAttempts,
     backoffBaseMs: config.backoffBaseMs,
     backoffCapMs: BACKOFF_CAP_MS,

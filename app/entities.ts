@@ -2,7 +2,7 @@ import { IdempotencyIntervention } from '../lib/idempotency/idempotency-interven
 import { IdempotencyKey } from '../lib/idempotency/idempotency-key.entity.ts';
 import { IdempotencyPartition } from '../lib/idempotency/idempotency-partition.entity.ts';
 import { IdempotencyPhaseLogEntry } from '../lib/idempotency/idempotency-phase-log.entity.ts';
-import { IdempotencyResponse } from '../lib/idempotency/idempotency-response.entity.ts';
+import { IdempotencyAnswer } from '../lib/idempotency/idempotency-answer.entity.ts';
 import { InboxMessage } from '../lib/outbox/inbox-message.entity.ts';
 import { OutboxCursor } from '../lib/outbox/outbox-cursor.entity.ts';
 import { OutboxDelivery } from '../lib/outbox/outbox-delivery.entity.ts';
@@ -28,7 +28,7 @@ export const ENTITIES = [
   ApiKey,
   IdempotencyKey,
   IdempotencyPhaseLogEntry,
-  IdempotencyResponse,
+  IdempotencyAnswer,
   IdempotencyIntervention,
   IdempotencyPartition,
   Payment,

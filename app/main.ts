@@ -70,7 +70,7 @@ async function main(): Promise<void> {
     leaseMs: config.leaseMs,
     ttlSeconds: config.idempotencyTtlSeconds,
     metadataRetentionSeconds: config.idempotencyMetadataRetentionSeconds,
-    responseMaxBytes: config.idempotencyResponseMaxBytes,
+    answerMaxBytes: config.idempotencyResponseMaxBytes,
     partitionSeconds: config.idempotencyPartitionSeconds,
     retentionIntervalMs: config.retentionIntervalMs,
     logLevel: config.logLevel,

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { OwnedRequest } from './owned-request.ts';
-import type { StoredResponse } from './types.ts';
+import type { StoredAnswer } from './types.ts';
 
 /**
  * What admitting a keyed request came to (IdempotencyEngine.admit): this request owns the key,
@@ -17,8 +17,8 @@ export type Admission =
       answers: pg.QueryResult[];
     }
   | { kind: 'owned'; request: OwnedRequest; via: 'takeover' }
-  | { kind: 'replay'; response: StoredResponse }
+  | { kind: 'replay'; answer: StoredAnswer }
   | { kind: 'in_use'; retryAfterSeconds: number; resourceId: string | null }
   | { kind: 'unknown'; retryAfterSeconds: number; resourceId: string | null }
-  | { kind: 'decided'; response: StoredResponse }
+  | { kind: 'decided'; answer: StoredAnswer }
   | { kind: 'reused' };

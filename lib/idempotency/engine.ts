@@ -19,7 +19,7 @@ import { scopeIdsOf, type OperationDef } from './operation.ts';
 import { MIN_LEASE_MS } from './lease-heartbeat.ts';
 import { OwnedRequest } from './owned-request.ts';
 import { keyedRequestHash, requestHashMatches, type StoredRequestHash } from './request-hash.ts';
-import { answerToStore, storedResponse } from './stored-response.ts';
+import { answerToStore, storedAnswer } from './stored-answer.ts';
 import { metricLabels, scopeAnnotation, scopeDigest } from './scope-identity.ts';
 import type { EngineDeps, KeyRow, OwnedRow, Scope } from './types.ts';
 import type { Admission } from './admission.ts';
@@ -68,7 +68,7 @@ export type FirstPhase = {
        * The first phase's work, started once the key is ours and committed in the admission
        * transaction (withTransaction: the key's INSERT, then the work's round trips, then
        * COMMIT on its own). It may decide the request there and then (a business-rule
-       * refusal): the key finishes with that response, stored and replayed like any other.
+       * refusal): the key finishes with that answer, stored and replayed like any other.
        * Throwing an error instead stores nothing.
        */
       work: (tx: TxClient) => Promise<void | { decided: JsonValue }>;
@@ -229,7 +229,7 @@ export class IdempotencyEngine {
             const outcome = await work(tx);
             if (outcome?.decided !== undefined) {
               const answer = answerToStore(scope, outcome.decided, {
-                maxBytes: this.deps.responseMaxBytes,
+                maxBytes: this.deps.answerMaxBytes,
                 keyring: this.deps.keyring,
                 admittedAs: operation.id,
               });
@@ -261,7 +261,7 @@ export class IdempotencyEngine {
       if (row === undefined || row.resource_id !== first.resourceId) throw error;
       if (row.state === 'finished') {
         this.countExecuted(scope, executed);
-        return { kind: 'decided', response: storedResponse(row, scope, this.deps.keyring) };
+        return { kind: 'decided', answer: storedAnswer(row, scope, this.deps.keyring) };
       }
       owned = row;
       // Committed, but its answers were lost with the connection: the owner reads what it needs.
@@ -274,15 +274,15 @@ export class IdempotencyEngine {
     });
     if (owned.decided !== undefined) {
       this.countExecuted(scope, executed);
-      const response = {
-        version: operation.responseVersion,
+      const answer = {
+        version: operation.answerVersion,
         storedAs: 'inline' as const,
         body: owned.decided,
         resourceId: first.resourceId,
         firstRequestAt: owned.created_at,
         expiresAt: owned.expires_at,
       };
-      return { kind: 'decided', response };
+      return { kind: 'decided', answer };
     }
     await faults.hit(`${operation.publicName}.${first.to}.after-commit`);
     this.countExecuted(scope, executed);
@@ -315,7 +315,7 @@ export class IdempotencyEngine {
     if (row.state === 'finished') {
       this.count(scope, 'replayed');
       metrics.replays.inc(labels);
-      return { kind: 'replay', response: storedResponse(row, scope, keyring) };
+      return { kind: 'replay', answer: storedAnswer(row, scope, keyring) };
     }
     if (row.state === 'unknown') {
       // Retries do not call the provider again: reconciliation settles it, then replays work.

@@ -1,5 +1,5 @@
 import { IdempotencyKeyInvalidError } from '../errors.ts';
-import type { StoredResponse } from './types.ts';
+import type { StoredAnswer } from './types.ts';
 
 /** docs/api.md §2: 1 to 255 characters of [A-Za-z0-9._:-]. The DB CHECK repeats it as a backstop. */
 export const IDEMPOTENCY_KEY_PATTERN = /^[A-Za-z0-9._:-]{1,255}$/;
@@ -18,7 +18,7 @@ export interface IdempotencyInfo {
 
 /** The `idempotency` field of every command's payload, from the stored answer. */
 export function idempotencyInfo(
-  stored: StoredResponse,
+  stored: StoredAnswer,
   answer: { key: string; replayed: boolean },
 ): IdempotencyInfo {
   return {

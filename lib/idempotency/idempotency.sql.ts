@@ -106,7 +106,7 @@ stored AS (
 
 /**
  * Admission that decided the request at once (a business-rule refusal): the key row, still
- * owned under token 1 inside the admission transaction, finishes with the stored response.
+ * owned under token 1 inside the admission transaction, finishes with the stored answer.
  * $1 tenant, $2 operation, $3 key, $4 response, $5 response version, $6 stored_as,
  * $7 outcome.
  */

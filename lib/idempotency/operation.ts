@@ -8,8 +8,8 @@ import type { ServiceLabel } from '../metrics.ts';
  * binding. It changes only when the command changes meaning; the versions list each other in
  * `otherVersionIds`, so a retry of a key written by the other version still finds it (a replay,
  * a resume, or a refusal if its command no longer hashes alike), never a second payment. A
- * change to the stored answer's shape alone does not change the id: it bumps `responseVersion`,
- * with an upgrade step for the old shape (stored-response.ts). ADR 0027 has the rules of a bump:
+ * change to the stored answer's shape alone does not change the id: it bumps `answerVersion`,
+ * with an upgrade step for the old shape (stored-answer.ts). ADR 0027 has the rules of a bump:
  * readers first, so no process admits a key another has written under an id it does not know.
  */
 export interface OperationDef {
@@ -26,8 +26,8 @@ export interface OperationDef {
   readonly publicName: string;
   /** The service that owns the operation: the `service` label of its metrics. */
   readonly service: ServiceLabel;
-  /** Shape version of the stored response. */
-  readonly responseVersion: number;
+  /** Shape version of the stored answer. */
+  readonly answerVersion: number;
   /**
    * A short summary of an answer (a payment status, an error code), kept in the key's metadata
    * after the body itself has been dropped with the replay window.

@@ -9,8 +9,8 @@ import { FaultInjectedError } from '../faults.ts';
 import { logStep } from '../logging/request-trace.ts';
 import { ADVANCE_KEY, FINISH_KEY, LOCK_KEY, RELEASE_KEY, SELECT_KEY } from './idempotency.sql.ts';
 import { LeaseHeartbeat } from './lease-heartbeat.ts';
-import { answerToStore } from './stored-response.ts';
-import type { EngineDeps, OwnedRow, Scope, StoredResponse } from './types.ts';
+import { answerToStore } from './stored-answer.ts';
+import type { EngineDeps, OwnedRow, Scope, StoredAnswer } from './types.ts';
 
 export const FINISHED = 'finished';
 
@@ -88,43 +88,43 @@ export class OwnedRequest {
 
   /** Commits the phase that moves the request to `to`, with `work` in the same transaction. */
   async advance(to: string, work: PhaseWork): Promise<void> {
-    await this.commitPhase({ to, response: null, work });
+    await this.commitPhase({ to, answer: null, work });
   }
 
   /**
-   * Commits the final phase: `work`, the response and `state = finished` in one transaction.
-   * The response is computed by the caller before the phase so the key row is locked first.
+   * Commits the final phase: `work`, the answer and `state = finished` in one transaction.
+   * The answer is computed by the caller before the phase so the key row is locked first.
    */
-  async finish(response: JsonValue, work: PhaseWork): Promise<StoredResponse> {
-    await this.commitPhase({ to: FINISHED, response, work });
-    return this.answered(response);
+  async finish(answer: JsonValue, work: PhaseWork): Promise<StoredAnswer> {
+    await this.commitPhase({ to: FINISHED, answer, work });
+    return this.answered(answer);
   }
 
   /**
-   * The final phase when the response depends on what the phase itself writes (the payment as
+   * The final phase when the answer depends on what the phase itself writes (the payment as
    * this transaction leaves it): the key row is locked and fenced first, then `work` runs and
-   * returns the response, which commits with `state = finished`.
+   * returns the answer, which commits with `state = finished`.
    */
-  async finishWith(work: (tx: TxClient) => Promise<JsonValue>): Promise<StoredResponse> {
-    let response: JsonValue = null;
+  async finishWith(work: (tx: TxClient) => Promise<JsonValue>): Promise<StoredAnswer> {
+    let answer: JsonValue = null;
     await this.commitPhase({
       to: FINISHED,
-      response: null,
+      answer: null,
       work: async (tx) => {
-        response = await work(tx);
+        answer = await work(tx);
       },
       lockFirst: true,
-      responseOf: () => response,
+      answerOf: () => answer,
     });
-    return this.answered(response);
+    return this.answered(answer);
   }
 
   /** The first answer, as the client gets it; a replay of it reads the stored copy. */
-  private answered(response: JsonValue): StoredResponse {
+  private answered(answer: JsonValue): StoredAnswer {
     return {
-      version: this.scope.operation.responseVersion,
+      version: this.scope.operation.answerVersion,
       storedAs: 'inline',
-      body: response,
+      body: answer,
       resourceId: this.row.resource_id,
       firstRequestAt: this.row.created_at,
       expiresAt: this.expiry,
@@ -162,28 +162,28 @@ export class OwnedRequest {
 
   private async commitPhase(phase: {
     to: string;
-    response: JsonValue;
+    answer: JsonValue;
     work: PhaseWork;
-    /** Lock and fence the key row, run `work`, then advance with `responseOf()`. */
+    /** Lock and fence the key row, run `work`, then advance with `answerOf()`. */
     lockFirst?: boolean;
-    responseOf?: () => JsonValue;
+    answerOf?: () => JsonValue;
   }): Promise<void> {
     const { tenantId, operation, key } = this.scope;
     const faultPrefix = `${operation.publicName}.${phase.to}`;
     const fence = [tenantId, this.row.operation, key, this.row.fencing_token, this.point];
     let expiresAt = this.expiry;
     // ADVANCE_KEY and FINISH_KEY fail (CHECKS.fenceLost) unless we still hold the request.
-    const fencing = (response: JsonValue): Statement => {
+    const fencing = (answer: JsonValue): Statement => {
       if (phase.to !== FINISHED) {
         return { text: ADVANCE_KEY, values: [...fence, phase.to, this.deps.leaseMs] };
       }
-      const answer = answerToStore(this.scope, response, {
-        maxBytes: this.deps.responseMaxBytes,
+      const toStore = answerToStore(this.scope, answer, {
+        maxBytes: this.deps.answerMaxBytes,
         keyring: this.deps.keyring,
         admittedAs: this.row.operation,
       });
       const { ttlSeconds } = this.deps;
-      const stored = [answer.body, answer.version, answer.storedAs, answer.outcome, ttlSeconds];
+      const stored = [toStore.body, toStore.version, toStore.storedAs, toStore.outcome, ttlSeconds];
       return { text: FINISH_KEY, values: [...fence, ...stored] };
     };
     const fenced = (result: pg.QueryResult<{ expires_at?: Date }> | undefined) => {
@@ -196,13 +196,13 @@ export class OwnedRequest {
     const sentAtMs = Date.now();
     const transaction = Array.isArray(work)
       ? // The fence, the work's statements and COMMIT: one round trip (withOneRoundTrip).
-        withOneRoundTrip(this.deps.pool, [fencing(phase.response), ...work], {
+        withOneRoundTrip(this.deps.pool, [fencing(phase.answer), ...work], {
           beforeSend: beforeCommit,
           afterSend: () => this.deps.faults.hit(`${faultPrefix}.commit-sent`),
         }).then(([result]) => fenced(result))
       : withTransaction(this.deps.pool, async (tx) => {
-          const advance = async (response: JsonValue) => {
-            const { text, values } = fencing(response);
+          const advance = async (answer: JsonValue) => {
+            const { text, values } = fencing(answer);
             fenced(await tx.query(text, values));
           };
           if (phase.lockFirst === true) {
@@ -212,13 +212,13 @@ export class OwnedRequest {
             const locked = await tx.query(LOCK_KEY, fence);
             if (locked.rowCount !== 1) throw new LeaseLostError(`${operation.id}/${tenantId}`);
             await work(tx);
-            await advance(phase.responseOf?.() ?? null);
+            await advance(phase.answerOf?.() ?? null);
           } else {
             // The fence and the work's statements travel in one round trip (batching-
             // transaction.ts): the work runs before we know the fence held, and a failed
             // fence, which rolls it back, is the answer whatever the work met meanwhile.
             const [fencedIn, worked] = await Promise.allSettled([
-              advance(phase.response),
+              advance(phase.answer),
               startWork(() => work(tx)),
             ]);
             if (fencedIn.status === 'rejected') throw fencedIn.reason;

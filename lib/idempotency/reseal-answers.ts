@@ -2,7 +2,7 @@ import type { JsonValue } from '../canonical-json.ts';
 import type { Queryable } from '../db/pool.ts';
 import type { Keyring } from '../crypto/keyring.ts';
 import { resealRows, type ResealBatch, type ResealSpec } from '../crypto/reseal-batch.ts';
-import { answerAssociatedData, openStoredAnswer } from './stored-response.ts';
+import { answerAssociatedData, openStoredAnswer } from './stored-answer.ts';
 import {
   COUNT_ANSWERS_BY_KEY,
   COUNT_LIVE_HASHES_BY_KEY,

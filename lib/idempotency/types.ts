@@ -27,7 +27,7 @@ export interface EngineDeps {
    * Stored answers larger than this (bytes of JSON) are stored as a reference to the request's
    * resource, which a replay renders afresh: the key table must not become a blob store.
    */
-  responseMaxBytes: number;
+  answerMaxBytes: number;
   /** Attempts ending in a timeout before a request becomes 'unknown' and awaits reconciliation. */
   unknownAfterAttempts: number;
   /** The recovery worker's backoff between attempts: base × 2^attempts, capped. */
@@ -47,10 +47,10 @@ export interface Scope {
 
 /**
  * A finished request's answer as stored: the body exactly as first computed, in the shape of
- * `version` (which may be older than the operation's current one; see stored-response.ts), or
+ * `version` (which may be older than the operation's current one; see stored-answer.ts), or
  * a reference to `resourceId` when the body was over the size cap.
  */
-export type StoredResponse = {
+export type StoredAnswer = {
   version: number;
   resourceId: string | null;
   firstRequestAt: Date;

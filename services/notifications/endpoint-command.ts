@@ -56,7 +56,7 @@ export async function endpointCommand(
     case 'replay':
     case 'decided': {
       const replayed = admission.kind === 'replay';
-      const body = admission.response.body;
+      const body = admission.answer.body;
       if (body !== null && typeof body === 'object' && !Array.isArray(body) && 'error' in body) {
         const stored = body['error'] as { code: string; message: string };
         return { ok: false, error: { code: stored.code, message: stored.message }, replayed };
@@ -67,7 +67,7 @@ export async function endpointCommand(
         throw new Error(`${run.operation.publicName}: its stored answer is not inline`);
       }
       const info = { tenantId: run.tenantId, key: run.idempotencyKey, replayed };
-      return { ok: true, ...body, idempotency: idempotencyInfo(admission.response, info) };
+      return { ok: true, ...body, idempotency: idempotencyInfo(admission.answer, info) };
     }
     case 'reused':
     case 'in_use':

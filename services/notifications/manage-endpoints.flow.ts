@@ -25,7 +25,7 @@ const managed = (id: string, publicName: string): OperationDef =>
     id,
     publicName,
     service: 'notifications',
-    responseVersion: 1,
+    answerVersion: 1,
     outcomeOf: (body) =>
       body !== null && typeof body === 'object' && 'error' in body ? 'refused' : 'done',
   });

@@ -6,9 +6,9 @@ import { AppError, type PublicError } from '../../lib/errors.ts';
 import { subscribeToOutbox } from '../../lib/outbox/outbox.ts';
 import { notAdmitted } from '../../lib/idempotency/not-admitted.ts';
 import { defineOperation } from '../../lib/idempotency/operation.ts';
-import type { StoredResponse } from '../../lib/idempotency/types.ts';
+import type { StoredAnswer } from '../../lib/idempotency/types.ts';
 import { INSERT_ENDPOINT, SELECT_ENDPOINT } from './notifications.sql.ts';
-import { currentBody } from '../../lib/idempotency/stored-response.ts';
+import { currentBody } from '../../lib/idempotency/stored-answer.ts';
 import { openWebhookSecret, sealWebhookSecret } from './webhook-secret.ts';
 import { generateWebhookSecret } from './webhook-signature.ts';
 import { judgeWebhookUrl } from './webhook-url.policy.ts';
@@ -19,7 +19,7 @@ export const REGISTER_WEBHOOK_ENDPOINT = defineOperation({
   service: 'notifications',
   // v1 stored the signing secret in the answer; v2 stores the endpoint without it, and every
   // answer (first or replay) reads the secret from the endpoint's sealed column.
-  responseVersion: 2,
+  answerVersion: 2,
   outcomeOf: (body) =>
     body !== null && typeof body === 'object' && 'error' in body ? 'refused' : 'registered',
 });
@@ -53,7 +53,7 @@ export type RegisterEndpointResult =
 
 /**
  * registerWebhookEndpoint: one endpoint per key. The whole effect is one local write, so the
- * request is decided at admission: the endpoint row and the stored response commit with the key.
+ * request is decided at admission: the endpoint row and the stored answer commit with the key.
  * The signing secret is shown to the merchant here and on replays only, and stored once: sealed
  * in the endpoint row. The stored answer refers to it instead of holding a second copy that
  * would be replayable for the whole window.
@@ -104,9 +104,9 @@ export async function registerEndpoint(
   const key = input.idempotencyKey;
   switch (admission.kind) {
     case 'replay':
-      return answer(deps, admission.response, { tenantId: input.tenantId, key, replayed: true });
+      return answer(deps, admission.answer, { tenantId: input.tenantId, key, replayed: true });
     case 'decided':
-      return answer(deps, admission.response, { tenantId: input.tenantId, key, replayed: false });
+      return answer(deps, admission.answer, { tenantId: input.tenantId, key, replayed: false });
     case 'reused':
     case 'in_use':
     case 'unknown':
@@ -159,7 +159,7 @@ async function loadEndpoint(
 
 async function answer(
   deps: NotificationsDeps,
-  stored: StoredResponse,
+  stored: StoredAnswer,
   info: { tenantId: string; key: string; replayed: boolean },
 ): Promise<RegisterEndpointResult> {
   const body = z.object({ endpoint: storedEndpoint }).parse(

@@ -14,7 +14,7 @@ export const CANCEL_PAYMENT = defineOperation({
   id: 'payments.cancel.v1',
   publicName: 'cancelPayment',
   service: 'payments',
-  responseVersion: PAYMENT_ANSWER_VERSION,
+  answerVersion: PAYMENT_ANSWER_VERSION,
   outcomeOf: paymentOutcomeOf,
 });
 

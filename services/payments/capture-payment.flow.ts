@@ -17,7 +17,7 @@ export const CAPTURE_PAYMENT = defineOperation({
   id: 'payments.capture.v1',
   publicName: 'capturePayment',
   service: 'payments',
-  responseVersion: PAYMENT_ANSWER_VERSION,
+  answerVersion: PAYMENT_ANSWER_VERSION,
   outcomeOf: paymentOutcomeOf,
 });
 

@@ -2,8 +2,8 @@ import type { PaymentsDeps } from './payments.deps.ts';
 import type { PublicError } from '../../lib/errors.ts';
 import { idempotencyInfo, type IdempotencyInfo } from '../../lib/idempotency/idempotency-key.ts';
 import type { OperationDef } from '../../lib/idempotency/operation.ts';
-import { currentBody } from '../../lib/idempotency/stored-response.ts';
-import type { StoredResponse } from '../../lib/idempotency/types.ts';
+import { currentBody } from '../../lib/idempotency/stored-answer.ts';
+import type { StoredAnswer } from '../../lib/idempotency/types.ts';
 import { z } from 'zod';
 import { paymentViewOf } from './payment-rows.ts';
 import { paymentViewSchema, type PaymentView } from './payment.view.ts';
@@ -18,7 +18,7 @@ const storedAnswer = z.object({ payment: paymentViewSchema });
 
 export async function createPaymentAnswer(
   deps: PaymentsDeps,
-  stored: StoredResponse,
+  stored: StoredAnswer,
   info: { operation: OperationDef; tenantId: string; key: string; replayed: boolean },
 ): Promise<CreatePaymentResult> {
   const reader = paymentAnswerReader(deps.pool, {

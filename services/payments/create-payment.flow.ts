@@ -17,7 +17,7 @@ import {
   type InterventionAction,
 } from '../../lib/idempotency/settlement.ts';
 import { UNKNOWN_RETRY_AFTER_SECONDS, type Admission } from '../../lib/idempotency/engine.ts';
-import type { StoredResponse } from '../../lib/idempotency/types.ts';
+import type { StoredAnswer } from '../../lib/idempotency/types.ts';
 import { lineageIdOf, scopeIdsOf } from '../../lib/idempotency/operation.ts';
 import { MAX_KEY_GENERATIONS, paymentHoldingKey, providerKeyTaken } from './provider-key-holder.ts';
 import { providerRequestKey } from './provider-keys.ts';
@@ -41,7 +41,7 @@ export const CREATE_PAYMENT = defineOperation({
   id: 'payments.create.v1',
   publicName: 'createPayment',
   service: 'payments',
-  responseVersion: PAYMENT_ANSWER_VERSION,
+  answerVersion: PAYMENT_ANSWER_VERSION,
   outcomeOf: paymentOutcomeOf,
 });
 
@@ -49,7 +49,7 @@ export const CREATE_PAYMENT = defineOperation({
  * The phases of createPayment. Two commits per new payment:
  *
  *   admission + payment row + intent ──▶ provider_charge_sent ──(provider call, derived key)──▶
- *   outcome + stored response ──▶ finished
+ *   outcome + stored answer ──▶ finished
  *
  * `provider_charge_sent` is ambiguous by construction: a charge with the payment's derived key
  * may or may not exist at the provider. Resuming from it asks the provider first (a probe by the
@@ -80,7 +80,7 @@ export type { CreatePaymentResult };
 /** A stored answer as this request's caller gets it. */
 const answerOf = (
   deps: PaymentsDeps,
-  stored: StoredResponse,
+  stored: StoredAnswer,
   info: { tenantId: string; key: string; replayed: boolean },
 ) => createPaymentAnswer(deps, stored, { operation: CREATE_PAYMENT, ...info });
 
@@ -141,9 +141,9 @@ export async function createPayment(
   }
   switch (admission.kind) {
     case 'replay':
-      return answerOf(deps, admission.response, { tenantId, key, replayed: true });
+      return answerOf(deps, admission.answer, { tenantId, key, replayed: true });
     case 'decided': // createPayment decides nothing at admission; answered as stored
-      return answerOf(deps, admission.response, { tenantId, key, replayed: false });
+      return answerOf(deps, admission.answer, { tenantId, key, replayed: false });
     case 'reused':
       return { ok: false, error: publicError(LIB_ERRORS.IDEMPOTENCY_KEY_REUSED) };
     case 'in_use':
@@ -230,7 +230,7 @@ export function createPaymentResumer(deps: PaymentsDeps): Resumer {
 async function driveCreatePayment(
   deps: PaymentsDeps,
   run: { request: OwnedRequest; known: PaymentRow | undefined; resumed: boolean },
-): Promise<{ stored: StoredResponse } | { error: PublicError }> {
+): Promise<{ stored: StoredAnswer } | { error: PublicError }> {
   const { request } = run;
   const { pool, faults, provider } = deps;
   const paymentId = request.resourceId;
@@ -327,7 +327,7 @@ export async function finishWithOutcome(
     outcome: Extract<ChargeOutcome, { kind: 'approved' | 'declined' }>;
     settlement: Settlement | null;
   },
-): Promise<StoredResponse> {
+): Promise<StoredAnswer> {
   const { request, payment, settlement } = final;
   const settled = settle(payment, final.outcome);
   // The outcome, its event and the settlement's record commit with the fence in one round trip.

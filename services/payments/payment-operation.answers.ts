@@ -2,8 +2,8 @@ import type { PaymentsDeps } from './payments.deps.ts';
 import type { PublicError } from '../../lib/errors.ts';
 import { idempotencyInfo, type IdempotencyInfo } from '../../lib/idempotency/idempotency-key.ts';
 import type { OperationDef } from '../../lib/idempotency/operation.ts';
-import { currentBody } from '../../lib/idempotency/stored-response.ts';
-import type { StoredResponse } from '../../lib/idempotency/types.ts';
+import { currentBody } from '../../lib/idempotency/stored-answer.ts';
+import type { StoredAnswer } from '../../lib/idempotency/types.ts';
 import { z } from 'zod';
 import { refundsOf } from './payment-rows.ts';
 import {
@@ -43,7 +43,7 @@ export interface OperationRow {
   created_at: Date;
 }
 
-const storedResponse = z.union([
+const storedAnswer = z.union([
   z.object({ payment: paymentViewSchema, refund: refundViewSchema.nullable() }),
   z.object({ error: z.object({ code: z.string(), message: z.string() }) }),
 ]);
@@ -67,7 +67,7 @@ export async function loadOperation(
 /** A finished operation's answer as the caller gets it: the stored one, in today's shape. */
 export async function operationAnswer(
   deps: PaymentsDeps,
-  stored: StoredResponse,
+  stored: StoredAnswer,
   info: { operation: OperationDef; tenantId: string; key: string; replayed: boolean },
 ): Promise<OperationResult> {
   const { tenantId } = info;
@@ -85,7 +85,7 @@ export async function operationAnswer(
       };
     },
   });
-  const body = storedResponse.parse(await currentBody(info.operation, stored, reader));
+  const body = storedAnswer.parse(await currentBody(info.operation, stored, reader));
   if ('error' in body) {
     return {
       ok: false,

@@ -13,7 +13,7 @@ import { notAdmitted } from '../../lib/idempotency/not-admitted.ts';
 import type { OperationDef } from '../../lib/idempotency/operation.ts';
 import type { OwnedRequest } from '../../lib/idempotency/owned-request.ts';
 import type { Resumer } from '../../lib/idempotency/recovery-worker.ts';
-import type { StoredResponse } from '../../lib/idempotency/types.ts';
+import type { StoredAnswer } from '../../lib/idempotency/types.ts';
 import { lineageIdOf, scopeIdsOf } from '../../lib/idempotency/operation.ts';
 import {
   MAX_KEY_GENERATIONS,
@@ -50,7 +50,7 @@ import { canonicalUuid } from '../../lib/input/uuid.ts';
  * An operation on an existing payment whose effect is one provider call (capture, cancel, refund):
  *
  *   admission + payment locked + rules checked + operation row (the intent) ──▶ <sentPoint>
- *   ──(provider call, the operation's derived key)──▶ outcome + payment + stored response ──▶ finished
+ *   ──(provider call, the operation's derived key)──▶ outcome + payment + stored answer ──▶ finished
  *
  * Resuming from <sentPoint> asks the provider first (provider-resolution.ts). Attempts the
  * provider never answers make the request unknown after PROVIDER_UNKNOWN_AFTER_ATTEMPTS, as for
@@ -133,7 +133,7 @@ export async function runPaymentOperation(
       return { ok: false, error: error.error, replayed: false };
     throw error;
   }
-  const answerOf = (stored: StoredResponse, replayed: boolean) =>
+  const answerOf = (stored: StoredAnswer, replayed: boolean) =>
     operationAnswer(deps, stored, {
       operation: spec.operation,
       tenantId: input.tenantId,
@@ -142,9 +142,9 @@ export async function runPaymentOperation(
     });
   switch (admission.kind) {
     case 'replay':
-      return answerOf(admission.response, true);
+      return answerOf(admission.answer, true);
     case 'decided':
-      return answerOf(admission.response, false);
+      return answerOf(admission.answer, false);
     case 'reused':
     case 'in_use':
       return notAdmitted(admission);
@@ -227,7 +227,7 @@ async function driveOperation(
     known: { payment: PaymentRow; operation: OperationRow } | undefined;
     resumed: boolean;
   },
-): Promise<{ stored: StoredResponse } | { error: PublicError }> {
+): Promise<{ stored: StoredAnswer } | { error: PublicError }> {
   const { spec, request } = run;
   const { publicName } = spec.operation;
   const { payment, operation } =
@@ -336,7 +336,7 @@ async function finishOperation(
     operation: OperationRow;
     outcome: Extract<ChargeOperationOutcome, { kind: 'applied' | 'refused' }>;
   },
-): Promise<StoredResponse> {
+): Promise<StoredAnswer> {
   const { spec, request, payment, operation, outcome } = final;
   const tenantId = request.scope.tenantId;
   if (outcome.kind === 'refused') {

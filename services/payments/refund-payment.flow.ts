@@ -18,7 +18,7 @@ export const REFUND_PAYMENT = defineOperation({
   id: 'payments.refund.v1',
   publicName: 'refundPayment',
   service: 'payments',
-  responseVersion: PAYMENT_ANSWER_VERSION,
+  answerVersion: PAYMENT_ANSWER_VERSION,
   outcomeOf: paymentOutcomeOf,
 });
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { JsonValue } from '../../lib/canonical-json.ts';
 import type { Queryable } from '../../lib/db/pool.ts';
-import type { ResponseReader } from '../../lib/idempotency/stored-response.ts';
+import type { AnswerReader } from '../../lib/idempotency/stored-answer.ts';
 import { SELECT_PAYMENT } from './payments.sql.ts';
 import type { PaymentRow } from './payment.view.ts';
 
@@ -21,7 +21,7 @@ const withPayment = z.looseObject({ payment: z.looseObject({ id: z.string() }) }
 export function paymentAnswerReader(
   pool: Queryable,
   answer: { tenantId: string; render: (resourceId: string) => Promise<JsonValue> },
-): ResponseReader {
+): AnswerReader {
   return {
     upgrades: {
       1: async (body) => {

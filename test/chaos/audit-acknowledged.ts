@@ -6,7 +6,7 @@
  * PAYMENT_NOT_FOUND for a payment the merchant was told exists. So for every answer in the
  * journal: its key is still there and finished, and the payment or operation it names exists.
  *
- * The stored answer itself is sealed (stored-response.ts) and not in the snapshot, so "the same
+ * The stored answer itself is sealed (stored-answer.ts) and not in the snapshot, so "the same
  * answer" is checked through what it names; audit-answers.ts compares those names with the rows.
  */
 import { OPERATION_IDS, operationLabel, type PaymentAnswer } from './audit-answers.ts';

@@ -2,10 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { JsonValue } from '../../lib/canonical-json.ts';
 import { envelopeKeyId } from '../../lib/crypto/envelope.ts';
 import { DataKeyUnknownError } from '../../lib/errors.ts';
-import {
-  answerAssociatedData,
-  openStoredAnswer,
-} from '../../lib/idempotency/stored-response.ts';
+import { answerAssociatedData, openStoredAnswer } from '../../lib/idempotency/stored-answer.ts';
 import { openWebhookSecret } from '../../services/notifications/webhook-secret.ts';
 import { CREATE_PAYMENT, REGISTER_WEBHOOK_ENDPOINT } from '../support/operations.ts';
 import { runOpsCli } from '../support/ops-cli.ts';

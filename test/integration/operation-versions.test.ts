@@ -71,7 +71,7 @@ describe('a key admitted before a version bump', () => {
     const admission = await admitAsV2(input);
     expect(admission.kind).toBe('replay');
     if (admission.kind !== 'replay') return;
-    expect(admission.response.body).toMatchObject({ payment: { id: first.id } });
+    expect(admission.answer.body).toMatchObject({ payment: { id: first.id } });
     expect(await keyRows('bump-finished')).toEqual([
       { operation: 'payments.create.v1', state: 'finished' },
     ]);
@@ -121,7 +121,7 @@ describe('a key admitted before a version bump', () => {
     });
     expect(replayedByV1).toMatchObject({
       kind: 'replay',
-      response: { body: { payment: { marker: 'finished by v2 code' } } },
+      answer: { body: { payment: { marker: 'finished by v2 code' } } },
     });
   });
 
@@ -147,7 +147,7 @@ describe('a key admitted before a version bump', () => {
     await admitted.request.finish({ payment: { marker: 'v2' } }, []);
     expect(await admitAs(CREATE_PAYMENT_V1_READING_V2, input)).toMatchObject({
       kind: 'replay',
-      response: { body: { payment: { marker: 'v2' } } },
+      answer: { body: { payment: { marker: 'v2' } } },
     });
 
     const fresh = paymentInput('bump-v1-reader-new', { amount: '5.00' });

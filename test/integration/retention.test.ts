@@ -7,10 +7,7 @@ import {
   partitionSlackSeconds,
 } from '../../lib/idempotency/retention.ts';
 import { CLAIM_STALE_KEYS } from '../../lib/idempotency/idempotency.sql.ts';
-import {
-  PARTITIONED_TABLES,
-  dropPartition,
-} from '../../lib/idempotency/retention.sql.ts';
+import { PARTITIONED_TABLES, dropPartition } from '../../lib/idempotency/retention.sql.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import { errorCodeOf, paymentOf } from '../support/graphql-client.ts';
 import { createPaymentOn, paymentInput, useTestStackOn } from '../support/test-stack.ts';
@@ -182,7 +179,7 @@ describe('dedupe across a partition boundary', () => {
     id: 'tests.straddle.v1',
     publicName: 'straddle',
     service: 'payments',
-    responseVersion: 1,
+    answerVersion: 1,
     outcomeOf: () => 'done',
   });
 

@@ -2,10 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Keyring } from '../../lib/crypto/keyring.ts';
 import { CiphertextRejectedError, DataKeyUnknownError } from '../../lib/errors.ts';
 import { requestHash } from '../../lib/idempotency/request-hash.ts';
-import {
-  answerAssociatedData,
-  openStoredAnswer,
-} from '../../lib/idempotency/stored-response.ts';
+import { answerAssociatedData, openStoredAnswer } from '../../lib/idempotency/stored-answer.ts';
 import { REGISTER_WEBHOOK_ENDPOINT } from '../../services/notifications/register-endpoint.flow.ts';
 import { normaliseCreatePayment } from '../../services/payments/create-payment.command.ts';
 import { CREATE_PAYMENT as CREATE_PAYMENT_OPERATION } from '../../services/payments/create-payment.flow.ts';

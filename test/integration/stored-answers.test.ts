@@ -1,9 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { JsonValue } from '../../lib/canonical-json.ts';
-import {
-  answerAssociatedData,
-  openStoredAnswer,
-} from '../../lib/idempotency/stored-response.ts';
+import { answerAssociatedData, openStoredAnswer } from '../../lib/idempotency/stored-answer.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import { errorCodeOf, graphql, type GraphQLAnswer } from '../support/graphql-client.ts';
 import { paymentInput, TENANT_A, type TestStack, useTestStackOn } from '../support/test-stack.ts';
@@ -11,7 +8,7 @@ import { paymentInput, TENANT_A, type TestStack, useTestStackOn } from '../suppo
 const database = useTestDatabase('stored-answers');
 const stack = useTestStackOn(database);
 /** A second gateway on the same database whose size cap every payment answer exceeds. */
-const capped = useTestStackOn(database, { app: { responseMaxBytes: 256 } });
+const capped = useTestStackOn(database, { app: { answerMaxBytes: 256 } });
 
 // Its own documents: the capped stack answers at most 256 bytes, so what these select is the
 // test's subject (an answer under and over the cap), not a detail a shared document may change.

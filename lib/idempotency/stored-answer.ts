@@ -2,7 +2,7 @@ import type { JsonValue } from '../canonical-json.ts';
 import { associatedData, isEnvelope } from '../crypto/envelope.ts';
 import type { Keyring } from '../crypto/keyring.ts';
 import type { OperationDef } from './operation.ts';
-import type { KeyRow, Scope, StoredResponse } from './types.ts';
+import type { KeyRow, Scope, StoredAnswer } from './types.ts';
 
 /** The columns an answer is stored as (FINISH_KEY, FINISH_AT_ADMISSION). */
 export interface AnswerToStore {
@@ -33,7 +33,7 @@ export function answerToStore(
   const boundTo = answerAssociatedData({ ...scope, operation: { id: store.admittedAs } });
   return {
     body: inline ? JSON.stringify(store.keyring.seal(json, boundTo)) : null,
-    version: operation.responseVersion,
+    version: operation.answerVersion,
     storedAs: inline ? 'inline' : 'reference',
     outcome: operation.outcomeOf(body),
   };
@@ -48,6 +48,8 @@ export function answerAssociatedData(scope: {
   operation: { id: string };
   key: string;
 }): Buffer {
+  // The sealed rows' associated data since 0010: changing it would make every stored answer
+  // unreadable, so it keeps the word the table has (idempotency_responses).
   return associatedData(['idempotency-response', scope.tenantId, scope.operation.id, scope.key]);
 }
 
@@ -75,7 +77,7 @@ export function openStoredAnswer(
  * an explicit upgrade step, so a replay honours the contract of the code that serves it and is
  * never an old body read as if it were the new shape.
  */
-export interface ResponseReader {
+export interface AnswerReader {
   /** upgrades[n] turns a body of version n into version n + 1. */
   upgrades: Readonly<Record<number, (body: JsonValue) => Promise<JsonValue>>>;
   /**
@@ -87,8 +89,8 @@ export interface ResponseReader {
 
 export async function currentBody(
   operation: OperationDef,
-  stored: StoredResponse,
-  reader: ResponseReader,
+  stored: StoredAnswer,
+  reader: AnswerReader,
 ): Promise<JsonValue> {
   if (stored.storedAs === 'reference') {
     if (stored.resourceId === null) {
@@ -97,13 +99,13 @@ export async function currentBody(
     return reader.render(stored.resourceId);
   }
   // Newer than this code knows (a rollback after a deploy): refuse rather than misread it.
-  if (stored.version > operation.responseVersion) {
+  if (stored.version > operation.answerVersion) {
     throw new Error(
-      `${operation.id}: stored answer v${stored.version} is newer than this code's v${operation.responseVersion}`,
+      `${operation.id}: stored answer v${stored.version} is newer than this code's v${operation.answerVersion}`,
     );
   }
   let body = stored.body;
-  for (let version = stored.version; version < operation.responseVersion; version++) {
+  for (let version = stored.version; version < operation.answerVersion; version++) {
     const upgrade = reader.upgrades[version];
     if (upgrade === undefined) {
       throw new Error(`${operation.id}: no upgrade for a stored answer of v${version}`);
@@ -114,7 +116,7 @@ export async function currentBody(
 }
 
 /** The stored answer of a finished row within its window, opened. */
-export function storedResponse(row: KeyRow, scope: Scope, keyring: Keyring): StoredResponse {
+export function storedAnswer(row: KeyRow, scope: Scope, keyring: Keyring): StoredAnswer {
   const common = {
     resourceId: row.resource_id,
     firstRequestAt: row.created_at,

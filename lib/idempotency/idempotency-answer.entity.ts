@@ -3,10 +3,10 @@ import { defineEntity, p } from '@mikro-orm/core';
 /**
  * `idempotency_responses` (migrations/0007), partitioned by expires_at: stored answers for the
  * replay window. `body` holds a sealed envelope as a JSON string (0010); only
- * stored-response.ts opens it.
+ * stored-answer.ts opens it.
  */
-export const IdempotencyResponse = defineEntity({
-  name: 'IdempotencyResponse',
+export const IdempotencyAnswer = defineEntity({
+  name: 'IdempotencyAnswer',
   tableName: 'idempotency_responses',
   properties: {
     requestId: p.bigint('string').primary(),
