@@ -20,6 +20,8 @@ import {
   type GatewayMetrics,
 } from '../gateway/http/gateway.metrics.ts';
 import { createServices, type Services, type ServicesConfig } from './compose.ts';
+import type { RemoteService } from './service-over-http.ts';
+import { SERVICE_NAMES, type ServiceName } from './topology.ts';
 import { LATEST_MIGRATION } from '../migrations/migration-list.ts';
 import { createApollo } from '../gateway/graphql/apollo.ts';
 import { ERROR_CATALOG } from './error-catalog.ts';
@@ -50,17 +52,15 @@ export interface AppOptions {
    */
   providerServiceUrl?: string;
   /**
-   * SERVICE_URLS payments=…: the payments service runs in processes of their own, and this
-   * gateway calls it over tRPC with `internalToken`. Its background jobs (the recovery worker,
-   * the reconciliation, retention) run there, not here.
+   * SERVICES: what this process runs (every service unless given), and so which background
+   * jobs it runs, each with the service that owns its tables: the recovery worker, the
+   * reconciliation and retention with payments, the outbox dispatcher with ledger and
+   * notifications. Without the gateway there is no GraphQL server, only the internal one (its
+   * /trpc, /metrics and health on INTERNAL_PORT).
    */
-  paymentsServiceUrl?: string;
-  /**
-   * False when SERVICES leaves the gateway out: no GraphQL server, only the internal one (its
-   * /trpc, /metrics and health on INTERNAL_PORT), and no outbox dispatcher, whose consumers
-   * (ledger, notifications) run with the gateway.
-   */
-  runsGateway?: boolean;
+  runs?: ReadonlySet<ServiceName>;
+  /** SERVICE_URLS but the provider's: the services this process calls in other processes. */
+  serviceUrls?: ReadonlyMap<RemoteService, string>;
   internalToken: string;
   /**
    * DATA_ENCRYPTION_KEYS: required, never defaulted here, so no composition of the app can store
@@ -155,7 +155,7 @@ async function maintainPartitionsAtStart(
 function providerOf(options: AppOptions): ServicesConfig['provider'] {
   // Payments, the provider's one caller, runs elsewhere; so does the provider, or it is unused.
   if (
-    options.paymentsServiceUrl !== undefined &&
+    !(options.runs?.has('payments') ?? true) &&
     options.pspUrl === undefined &&
     options.providerServiceUrl === undefined
   )
@@ -221,14 +221,7 @@ export async function startApp(options: AppOptions): Promise<App> {
   const services = createServices({
     databaseUrl: options.databaseUrl,
     provider: providerOf(options),
-    payments:
-      options.paymentsServiceUrl === undefined
-        ? { runsHere: true }
-        : {
-            runsHere: false,
-            url: options.paymentsServiceUrl,
-            internalToken: options.internalToken,
-          },
+    elsewhere: { urls: options.serviceUrls ?? new Map(), internalToken: options.internalToken },
     poolMax: options.poolMax ?? DEFAULT_POOL_MAX,
     statementTimeoutMs: options.statementTimeoutMs,
     leaseMs: options.leaseMs,
@@ -289,7 +282,8 @@ export async function startApp(options: AppOptions): Promise<App> {
     keyWaitCapMs: keyWaitCapMs(options.providerTimeoutMs),
     explorer: explorer.explorer,
   });
-  const runsGateway = options.runsGateway ?? true;
+  const runs = options.runs ?? new Set(SERVICE_NAMES);
+  const runsGateway = runs.has('gateway');
   if (!runsGateway && gateway.internal === null)
     throw new Error('a process without the gateway serves only INTERNAL_PORT, which is not set');
   let url: string;
@@ -318,12 +312,12 @@ export async function startApp(options: AppOptions): Promise<App> {
   // Each job runs with the service that owns its tables; each is safe with several processes
   // (leases, SKIP LOCKED claims, an advisory lock for retention).
   if (options.startRecoveryWorker ?? true) {
-    if (options.paymentsServiceUrl === undefined) {
+    if (runs.has('payments')) {
       services.worker.start();
       services.reconciler.start();
       services.retention.start();
     }
-    if (runsGateway) services.dispatcher.start();
+    if (runs.has('ledger')) services.dispatcher.start();
   }
   return {
     url,

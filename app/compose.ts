@@ -37,7 +37,7 @@ import {
 import { createHttpProviderAdapter, initialiseProviderSeries } from '../services/provider/index.ts';
 import type { ProviderAdapter, ProviderPort } from '../services/provider/contract.ts';
 import { providerOverHttp } from './provider-over-http.ts';
-import { paymentsOverHttp } from './payments-over-http.ts';
+import { serviceOverHttp, type RemoteService } from './service-over-http.ts';
 import { longestExchangeMs } from '../gateway/http/server-timeouts.ts';
 import { initialiseLedgerSeries } from '../services/ledger/index.ts';
 import { createWebhookEgress } from '../services/notifications/index.ts';
@@ -61,10 +61,10 @@ export interface ServicesConfig {
     /** Nothing here calls it: the payments service, its one caller, runs elsewhere. */
     | { runsHere: false; url: null };
   /**
-   * Where the gateway reaches the payments service: here, or in processes of their own behind
-   * `url` (SERVICE_URLS payments=…).
+   * The services that run in other processes (SERVICE_URLS), reached over tRPC with the
+   * deployment's INTERNAL_TOKEN; every other one runs here.
    */
-  payments: { runsHere: true } | { runsHere: false; url: string; internalToken: string };
+  elsewhere: { urls: ReadonlyMap<RemoteService, string>; internalToken: string };
   poolMax: number;
   /** statement_timeout of the pool; db/pool.ts's request default unless set. */
   statementTimeoutMs?: number;
@@ -162,26 +162,55 @@ function providerCallTimeoutMs(config: ServicesConfig): number {
 }
 
 /**
- * The longest a call to the payments service may take: the longest exchange its own request
- * may have (a provider call, a probe, a key wait), and the hop's slack.
+ * The longest a call to a service in another process may take: the longest exchange a request
+ * may have there (a provider call, a probe, a key wait), and the hop's slack.
  */
-function paymentsCallTimeoutMs(config: ServicesConfig): number {
+function serviceCallTimeoutMs(config: ServicesConfig): number {
   return longestExchangeMs(config.providerTimeoutMs) + PROVIDER_HOP_SLACK_MS;
 }
 
+/** The services in other processes, each as procedures for one request (or for none). */
+type Remotes = { [N in RemoteService]?: (trace: RequestTrace | null) => ServiceCaller[N] };
+
 /**
- * A request's caller with its payments procedures swapped for the payments service's in another
- * process: the gateway's resolvers call the one object either way.
+ * A caller whose services in other processes are swapped for their tRPC clients: the gateway's
+ * resolvers call the one object either way.
  */
-function withPaymentsAt(caller: ServiceCaller, payments: ServiceCaller['payments']): ServiceCaller {
+function withRemotes(
+  caller: ServiceCaller,
+  remotes: Remotes,
+  trace: RequestTrace | null,
+): ServiceCaller {
   return {
-    payments,
+    payments: remotes.payments?.(trace) ?? caller.payments,
     provider: caller.provider,
-    tenants: caller.tenants,
+    tenants: remotes.tenants?.(trace) ?? caller.tenants,
     system: caller.system,
-    ops: caller.ops,
-    ledger: caller.ledger,
-    notifications: caller.notifications,
+    ops: remotes.ops?.(trace) ?? caller.ops,
+    ledger: remotes.ledger?.(trace) ?? caller.ledger,
+    notifications: remotes.notifications?.(trace) ?? caller.notifications,
+  };
+}
+
+/** A tRPC client for each service SERVICE_URLS places in another process. */
+function remotesOf(config: ServicesConfig): Remotes {
+  const { urls, internalToken } = config.elsewhere;
+  const at = <N extends RemoteService>(name: N) => {
+    const url = urls.get(name);
+    if (url === undefined) return undefined;
+    const hop = serviceOverHttp(name, {
+      url,
+      internalToken,
+      callTimeoutMs: serviceCallTimeoutMs(config),
+    });
+    return (trace: RequestTrace | null) => hop.forTrace(trace);
+  };
+  return {
+    payments: at('payments'),
+    tenants: at('tenants'),
+    ledger: at('ledger'),
+    notifications: at('notifications'),
+    ops: at('ops'),
   };
 }
 
@@ -279,13 +308,7 @@ export function createServices(config: ServicesConfig): Services {
           internalToken: config.provider.internalToken,
           callTimeoutMs: providerCallTimeoutMs(config),
         });
-  const remotePayments = config.payments.runsHere
-    ? null
-    : paymentsOverHttp({
-        url: config.payments.url,
-        internalToken: config.payments.internalToken,
-        callTimeoutMs: paymentsCallTimeoutMs(config),
-      });
+  const remotes = remotesOf(config);
   const webhookEgress = createWebhookEgress({ allowList: config.webhookAllowList });
   const deps: ServiceDeps = {
     pool,
@@ -311,9 +334,7 @@ export function createServices(config: ServicesConfig): Services {
     },
   };
   const localCaller = createServiceCaller({ deps });
-  const caller = remotePayments
-    ? withPaymentsAt(localCaller, remotePayments.forTrace(null))
-    : localCaller;
+  const caller = withRemotes(localCaller, remotes, null);
   /** Deps and caller for one request; each sees the other, so provider calls see the trace. */
   const boundTo = (trace: RequestTrace): { deps: ServiceDeps; caller: ServiceCaller } => {
     const bound: ServiceDeps = {
@@ -326,12 +347,7 @@ export function createServices(config: ServicesConfig): Services {
         (config.provider.runsHere ? providerThrough(() => boundCaller) : providerElsewhere()),
     };
     const boundCaller = createServiceCaller({ deps: bound });
-    return {
-      deps: bound,
-      caller: remotePayments
-        ? withPaymentsAt(boundCaller, remotePayments.forTrace(trace))
-        : boundCaller,
-    };
+    return { deps: bound, caller: withRemotes(boundCaller, remotes, trace) };
   };
   const client = createTRPCClient<AppRouter>({
     links: [localLink({ router: appRouter, createContext: () => Promise.resolve({ deps }) })],

@@ -20,6 +20,7 @@ import { untilDatabaseAnswers } from './until-database-answers.ts';
 import { startupBanner, type StartupSecret } from './startup-banner.ts';
 import { loadConfig, type Config } from './config.ts';
 import { topologyOf } from './topology.ts';
+import type { RemoteService } from './service-over-http.ts';
 import { dataKeyring } from './data-keys.ts';
 
 const DATA_DIR = resolve('.data');
@@ -54,6 +55,13 @@ async function main(): Promise<void> {
   // process without payments calls no provider at all.
   const providerServiceUrl = runs.has('payments') ? config.serviceUrls.get('provider') : undefined;
   const paymentsServiceUrl = config.serviceUrls.get('payments');
+  // Every URL but the provider's, which has a hop of its own (provider-over-http.ts).
+  const serviceUrls = new Map(
+    [...config.serviceUrls].filter(
+      (entry): entry is [RemoteService, string] =>
+        entry[0] !== 'provider' && entry[0] !== 'gateway',
+    ),
+  );
   const sandbox =
     !runs.has('provider') || config.pspUrl !== undefined ? null : await startSandbox(config);
   const internalToken = config.internalToken ?? randomBytes(24).toString('base64url');
@@ -61,8 +69,8 @@ async function main(): Promise<void> {
     databaseUrl: database.url,
     ...(runs.has('provider') ? { pspUrl: config.pspUrl ?? sandbox!.url } : {}),
     ...(providerServiceUrl === undefined ? {} : { providerServiceUrl }),
-    ...(paymentsServiceUrl === undefined ? {} : { paymentsServiceUrl }),
-    runsGateway: runs.has('gateway'),
+    runs,
+    serviceUrls,
     internalToken,
     keyring: dataKeys.keyring,
     host: config.host,
@@ -116,8 +124,9 @@ async function main(): Promise<void> {
       }),
     );
   } else {
-    // SERVICES=payments (with the provider, maybe): its procedures, as SERVICE_URLS gives them.
-    console.log(`${[...runs].join(' and ')} service: ${app.internalUrl}/trpc`);
+    // SERVICES without the gateway: its procedures, as SERVICE_URLS gives them to the others.
+    const names = [...runs].join(', ');
+    console.log(`${names} service${runs.size > 1 ? 's' : ''}: ${app.internalUrl}/trpc`);
     console.log(`  provider: ${provider}`);
   }
 

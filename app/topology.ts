@@ -15,22 +15,25 @@ export const SERVICE_NAMES = [
 export type ServiceName = (typeof SERVICE_NAMES)[number];
 
 /**
- * The services that run apart from the gateway so far: the payments service (with its
- * background jobs) and the provider service. The others share the request path's transactions
- * or the outbox with the gateway, and run in its process until each has its own hop and jobs.
+ * Whom each service calls: the services a process needs here or at a URL. The gateway calls
+ * the services its schema reads and writes; payments calls the provider; an operator's re-drive
+ * (ops) resumes a payment where it runs, so it calls the provider too.
  */
-const RUN_APART: ReadonlySet<ServiceName> = new Set(['payments', 'provider']);
-
-/** Whom each service calls: the services a process needs here or at a URL. */
 const CALLS: Readonly<Record<ServiceName, readonly ServiceName[]>> = {
-  gateway: ['payments', 'tenants', 'ledger', 'notifications', 'ops'],
+  gateway: ['payments', 'tenants', 'ledger', 'notifications'],
   payments: ['provider'],
   provider: [],
   ledger: [],
   notifications: [],
   tenants: [],
-  ops: [],
+  ops: ['provider'],
 };
+
+/**
+ * Services that run in one process or not at all: the outbox dispatcher delivers to the ledger
+ * and to notifications (receipts, webhooks) from one loop, in the process that runs both.
+ */
+const TOGETHER: ReadonlyArray<readonly [ServiceName, ServiceName]> = [['ledger', 'notifications']];
 
 export interface Topology {
   runs: ReadonlySet<ServiceName>;
@@ -92,8 +95,7 @@ export function parseServiceUrls(raw: string): ReadonlyMap<ServiceName, string> 
 /**
  * The refusal of a topology this process cannot run, in one line, or null. Each service is run
  * here or reached at a URL, never both; what this process's services call is one or the other.
- * A process without the gateway runs only services that may run apart, and serves them on
- * INTERNAL_PORT.
+ * A process without the gateway serves its services on INTERNAL_PORT.
  */
 export function topologyProblem(
   topology: Topology,
@@ -102,17 +104,18 @@ export function topologyProblem(
   const { runs, urls } = topology;
   if (env.pspUrlSet && !runs.has('provider'))
     return 'PSP_URL is read by the process that runs the provider service, and SERVICES does not run it here';
+  if (urls.has('gateway'))
+    return 'SERVICE_URLS gives the gateway a URL, but no service calls the gateway';
   for (const name of urls.keys()) {
     if (runs.has(name))
       return `SERVICE_URLS gives ${name} a URL, but SERVICES runs it here: one or the other`;
   }
   if (runs.size === SERVICE_NAMES.length) return null;
-  const apart = notRunApart(runs);
-  const mayRunApart = [...RUN_APART].join(', ');
-  if (apart.length > 0) {
-    return runs.has('gateway')
-      ? `SERVICES leaves out ${apart.join(', ')}, which run only with the gateway so far; only ${mayRunApart} may run in a process of their own`
-      : `SERVICES runs ${apart.join(', ')} without the gateway; only ${mayRunApart} may run in a process of their own so far`;
+  for (const [one, other] of TOGETHER) {
+    if (runs.has(one) !== runs.has(other)) {
+      const [here, there] = runs.has(one) ? [one, other] : [other, one];
+      return `SERVICES runs ${here} without ${there}: the outbox dispatcher they share runs in the process that runs both`;
+    }
   }
   const called = new Set([...runs].flatMap((name) => CALLS[name]));
   const unreached = [...called].filter((name) => !runs.has(name) && !urls.has(name));
@@ -126,16 +129,6 @@ export function topologyProblem(
       ? 'SERVICE_URLS needs INTERNAL_TOKEN, the token the other processes expect'
       : `SERVICES=${[...runs].join(',')} needs INTERNAL_TOKEN, shared with the processes that call it`;
   return null;
-}
-
-/**
- * The services that must run in the gateway's process but do not: with the gateway, those it
- * left out that may not run apart; without it, those it runs that may not.
- */
-function notRunApart(runs: ReadonlySet<ServiceName>): ServiceName[] {
-  return runs.has('gateway')
-    ? SERVICE_NAMES.filter((name) => !runs.has(name) && !RUN_APART.has(name))
-    : [...runs].filter((name) => !RUN_APART.has(name));
 }
 
 function isServiceName(name: string): name is ServiceName {

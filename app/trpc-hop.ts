@@ -63,7 +63,14 @@ export type Sent<T> =
  * only if every send was refused at connect: once one may have arrived, none proves nothing
  * happened. An answer of the service (an error it threw, a refused token) is thrown.
  */
-export async function resent<T>(send: () => Promise<T>): Promise<Sent<T>> {
+export async function resent<T>(
+  send: () => Promise<T>,
+  /**
+   * `unreachable`: send again only while no send has connected, for a call that would take
+   * effect twice if it arrived twice (one without an idempotency key).
+   */
+  again: 'lost' | 'unreachable' = 'lost',
+): Promise<Sent<T>> {
   let everyRefused = true;
   for (let attempt = 1; ; attempt++) {
     try {
@@ -72,7 +79,7 @@ export async function resent<T>(send: () => Promise<T>): Promise<Sent<T>> {
       const failure = hopFailure(error);
       if (failure === null) throw error;
       if (failure !== 'unreachable') everyRefused = false;
-      if (attempt >= HOP_ATTEMPTS) {
+      if (attempt >= HOP_ATTEMPTS || (again === 'unreachable' && !everyRefused)) {
         return { kind: 'lost', failure: everyRefused ? 'unreachable' : 'lost', error };
       }
       const delayMs = HOP_RETRY_DELAYS_MS[Math.min(attempt, HOP_RETRY_DELAYS_MS.length) - 1];

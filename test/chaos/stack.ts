@@ -14,7 +14,7 @@ const GATEWAY_READY = /GraphQL:\s+(http:\/\/127\.0\.0\.1:\d+)\/graphql/;
 const PROVIDER_READY = /provider service: (http:\/\/\S+)/;
 const PAYMENTS_READY = /payments service: (http:\/\/\S+)/;
 /** What a gateway's process runs when payments runs apart. */
-const GATEWAY_SIDE = 'gateway,ledger,notifications,tenants,ops';
+const GATEWAY_SIDE = 'gateway,ledger,notifications,tenants';
 const SANDBOX_READY = /sandbox-psp listening on (http:\/\/127\.0\.0\.1:\d+)/;
 
 export const INTERNAL_TOKEN = 'itok_chaos_0000000000000000000000';

@@ -29,7 +29,7 @@ const FINAL_DEADLINE_MS = 30_000;
 const KILL_AFTER_MS = 600;
 
 /** The services that stay in the gateway's process when payments runs apart. */
-const GATEWAY_SIDE = 'gateway,ledger,notifications,tenants,ops';
+const GATEWAY_SIDE = 'gateway,ledger,notifications,tenants';
 
 function gatewayFor(paymentsUrl: string): Promise<GatewayProcess> {
   return rig.startGateway({
@@ -41,7 +41,12 @@ function gatewayFor(paymentsUrl: string): Promise<GatewayProcess> {
 }
 
 function paymentsAt(port: number, providerUrl: string): Promise<ServiceProcess> {
-  return rig.startPayments({ providerUrl, port, env: RECOVERY_WORKER_ON });
+  return rig.startServices({
+    services: 'payments',
+    serviceUrls: `provider=${providerUrl}`,
+    port,
+    env: RECOVERY_WORKER_ON,
+  });
 }
 
 /**

@@ -3,7 +3,7 @@ import { afterAll, beforeAll } from 'vitest';
 import { startSandboxPsp, type SandboxPsp } from '../../sandbox-psp/sandbox-server.ts';
 import {
   startGatewayProcess,
-  startPaymentsProcess,
+  startServiceProcess,
   type GatewayProcess,
   type ServiceProcess,
 } from './gateway-process.ts';
@@ -38,11 +38,12 @@ export interface GatewayProcessRig {
   /** A gateway process on the rig's database and sandbox; `env` as for startGatewayProcess. */
   startGateway(env: Record<string, string>): Promise<GatewayProcess>;
   /**
-   * A payments service process on the rig's database (SERVICES=payments) on `port`, reaching
-   * the provider service at `providerUrl`.
+   * A process of services without the gateway on the rig's database, on `port`: `services` as
+   * SERVICES, `serviceUrls` as SERVICE_URLS.
    */
-  startPayments(opts: {
-    providerUrl: string;
+  startServices(opts: {
+    services: string;
+    serviceUrls: string;
     port: number;
     env?: Record<string, string>;
   }): Promise<ServiceProcess>;
@@ -80,7 +81,7 @@ export function useGatewayProcessRig(label: string): GatewayProcessRig {
     },
     startGateway: (env) =>
       startGatewayProcess({ databaseUrl: database.url, pspUrl: ready(sandbox).url, env }),
-    startPayments: (opts) => startPaymentsProcess({ databaseUrl: database.url, ...opts }),
+    startServices: (opts) => startServiceProcess({ databaseUrl: database.url, ...opts }),
     async withGateway(env, body) {
       const gateway = await rig.startGateway(env);
       try {

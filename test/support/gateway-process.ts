@@ -55,31 +55,34 @@ export async function startGatewayProcess(opts: {
 export type ServiceProcess = StartedChild;
 
 /**
- * The payments service alone in a real process (SERVICES=payments), as `npm start` runs it:
- * its procedures on INTERNAL_PORT, the provider service at `providerUrl`, and its background
- * jobs. `env` sets LEASE_MS, RECOVERY_INTERVAL_MS and the like.
+ * Services without the gateway in a real process, as `npm start` runs them: `services` (a
+ * SERVICES value) on INTERNAL_PORT, the others at `serviceUrls` (a SERVICE_URLS value), and the
+ * background jobs of what it runs. `env` sets LEASE_MS, RECOVERY_INTERVAL_MS and the like.
  */
-export function startPaymentsProcess(opts: {
+export function startServiceProcess(opts: {
   databaseUrl: string;
-  providerUrl: string;
+  services: string;
+  serviceUrls: string;
   port: number;
   env?: Record<string, string>;
 }): Promise<ServiceProcess> {
   return startChild({
-    name: 'payments service',
+    name: `${opts.services} process`,
     args: ['--import', 'tsx', 'app/main.ts'],
     env: {
       ...process.env,
       NODE_ENV: 'production',
       DATABASE_URL: opts.databaseUrl,
-      SERVICES: 'payments',
-      SERVICE_URLS: `provider=${opts.providerUrl}`,
+      SERVICES: opts.services,
+      SERVICE_URLS: opts.serviceUrls,
       PSP_URL: '',
       INTERNAL_PORT: String(opts.port),
       INTERNAL_TOKEN,
       DATA_ENCRYPTION_KEYS: TEST_DATA_ENCRYPTION_KEYS,
+      BOOTSTRAP_TENANTS: `${TENANT_A.name}:${TENANT_A.apiKey},${TENANT_B.name}:${TENANT_B.apiKey}`,
+      WEBHOOK_ALLOWED_HOSTS: TEST_WEBHOOK_ALLOWED_HOSTS,
       ...opts.env,
     },
-    ready: /payments service: (http:\/\/\S+\/trpc)/,
+    ready: /services?: (http:\/\/\S+\/trpc)/,
   });
 }

@@ -1,8 +1,5 @@
 import pg from 'pg';
-import {
-  DEFAULT_RETENTION_POLICY,
-  maintainPartitions,
-} from '../../lib/idempotency/retention.ts';
+import { DEFAULT_RETENTION_POLICY, maintainPartitions } from '../../lib/idempotency/retention.ts';
 
 /** The partitions a gateway with the default retention policy would have. */
 export async function ensureTestPartitions(url: string): Promise<void> {

@@ -6,7 +6,7 @@ const TOKEN = 'itok_test_0000000000000000';
 const PROVIDER_URL = 'http://127.0.0.1:4101/trpc';
 const PAYMENTS_URL = 'http://127.0.0.1:4102/trpc';
 /** The gateway's process when payments runs apart: the services that stay with it. */
-const GATEWAY_SIDE = 'gateway,ledger,notifications,tenants,ops';
+const GATEWAY_SIDE = 'gateway,ledger,notifications,tenants';
 
 /** The one line a start refuses with, or null when the configuration loads. */
 function refusal(env: NodeJS.ProcessEnv): string | null {
@@ -77,6 +77,25 @@ describe('SERVICES and SERVICE_URLS', () => {
     expect(config.serviceUrls.get('payments')).toBe(PAYMENTS_URL);
   });
 
+  it('run every service in a process of its own, the gateway reaching each at its URL', () => {
+    const urls = ['payments', 'tenants', 'ledger', 'notifications'].map(
+      (name, i) => `${name}=http://127.0.0.1:${4110 + i}/trpc`,
+    );
+    const gateway = loadConfig({
+      SERVICES: 'gateway',
+      SERVICE_URLS: urls.join(','),
+      INTERNAL_TOKEN: TOKEN,
+    });
+    expect([...topologyOf(gateway).runs]).toEqual(['gateway']);
+    const backOffice = loadConfig({
+      SERVICES: 'ledger,notifications,tenants,ops',
+      SERVICE_URLS: `provider=${PROVIDER_URL}`,
+      INTERNAL_PORT: '4111',
+      INTERNAL_TOKEN: TOKEN,
+    });
+    expect(topologyOf(backOffice).runs.has('gateway')).toBe(false);
+  });
+
   it.each([
     [
       { SERVICES: GATEWAY_SIDE, INTERNAL_TOKEN: TOKEN },
@@ -91,21 +110,24 @@ describe('SERVICES and SERVICE_URLS', () => {
       /^SERVICES=payments serves its procedures on INTERNAL_PORT, which is not set/,
     ],
     [
-      {
-        SERVICES: 'payments,ledger',
-        SERVICE_URLS: `provider=${PROVIDER_URL}`,
-        INTERNAL_PORT: '4102',
-        INTERNAL_TOKEN: TOKEN,
-      },
-      /^SERVICES runs ledger without the gateway; only payments, provider may run/,
+      { SERVICES: 'gateway,ledger,tenants,ops', SERVICE_URLS: `payments=${PAYMENTS_URL}` },
+      /^SERVICES runs ledger without notifications: the outbox dispatcher they share/,
+    ],
+    [
+      { SERVICES: 'gateway', SERVICE_URLS: `payments=${PAYMENTS_URL}`, INTERNAL_TOKEN: TOKEN },
+      /does not run tenants, ledger, notifications here and SERVICE_URLS gives no URL for it/,
+    ],
+    [
+      { SERVICES: 'ops', INTERNAL_PORT: '4103', INTERNAL_TOKEN: TOKEN },
+      /does not run provider here and SERVICE_URLS gives no URL for it/,
+    ],
+    [
+      { SERVICE_URLS: `gateway=${PAYMENTS_URL}`, INTERNAL_TOKEN: TOKEN },
+      /^SERVICE_URLS gives the gateway a URL, but no service calls the gateway/,
     ],
     [
       { SERVICES: 'gateway,payments,ledger,notifications,tenants,ops', INTERNAL_TOKEN: TOKEN },
       /does not run provider here and SERVICE_URLS gives no URL for it/,
-    ],
-    [
-      { SERVICES: 'gateway,provider', INTERNAL_TOKEN: TOKEN },
-      /leaves out ledger, notifications, tenants, ops, which run only with the gateway so far/,
     ],
     [
       { SERVICES: 'all', SERVICE_URLS: `provider=${PROVIDER_URL}` },
