@@ -20,6 +20,7 @@ import {
   type GatewayMetrics,
 } from '../gateway/http/gateway.metrics.ts';
 import { createServices, type Services, type ServicesConfig } from './compose.ts';
+import { servedRouter } from '../services/router.ts';
 import type { RemoteService } from './service-over-http.ts';
 import { SERVICE_NAMES, type ServiceName } from './topology.ts';
 import { LATEST_MIGRATION } from '../migrations/migration-list.ts';
@@ -203,6 +204,7 @@ export async function startApp(options: AppOptions): Promise<App> {
   };
   const reportError = (error: unknown, where?: Logger) => reportErrorIn(error, where ?? log);
   const faults = options.faults ?? new FaultPoints();
+  const runs = options.runs ?? new Set(SERVICE_NAMES);
   // One registry; each part adds its own series to it here, where the process is composed.
   const registry = createMetricsRegistry({ defaultMetrics: true });
   const gatewayMetrics = createGatewayMetrics(registry);
@@ -269,6 +271,7 @@ export async function startApp(options: AppOptions): Promise<App> {
     services: services.caller,
     servicesFor: services.callerFor,
     serviceContext: services.contextFor,
+    trpcRouter: servedRouter(runs),
     metrics,
     log,
     internalToken: options.internalToken,
@@ -282,7 +285,6 @@ export async function startApp(options: AppOptions): Promise<App> {
     keyWaitCapMs: keyWaitCapMs(options.providerTimeoutMs),
     explorer: explorer.explorer,
   });
-  const runs = options.runs ?? new Set(SERVICE_NAMES);
   const runsGateway = runs.has('gateway');
   if (!runsGateway && gateway.internal === null)
     throw new Error('a process without the gateway serves only INTERNAL_PORT, which is not set');

@@ -7,18 +7,30 @@ import { systemRouter } from './system/index.ts';
 import { tenantsRouter } from './tenants/index.ts';
 import { createCallerFactory, router } from './trpc.ts';
 
-/** Every internal service, as one router: in-process for `npm start`, or at /trpc over HTTP. */
-export const appRouter = router({
+/** Each service's router, by the name SERVICES gives it. */
+const SERVICE_ROUTERS = {
   payments: paymentsRouter,
   provider: providerRouter,
   tenants: tenantsRouter,
-  system: systemRouter,
   ops: opsRouter,
   ledger: ledgerRouter,
   notifications: notificationsRouter,
-});
+};
+
+/** Every internal service, as one router: in-process for `npm start`, or at /trpc over HTTP. */
+export const appRouter = router({ ...SERVICE_ROUTERS, system: systemRouter });
 
 export type AppRouter = typeof appRouter;
+
+/**
+ * What one process serves at /trpc: the routers of the services it runs, and `system`
+ * (readiness). A call to a service that runs elsewhere is tRPC's NOT_FOUND here, never a run of
+ * it in a process that was not given what it needs (a PSP, its jobs).
+ */
+export function servedRouter(runs: ReadonlySet<string>) {
+  const served = Object.entries(SERVICE_ROUTERS).filter(([name]) => runs.has(name));
+  return router({ ...Object.fromEntries(served), system: systemRouter });
+}
 
 /**
  * The in-process caller: tRPC's own server-side caller (ADR 0031), so a procedure runs exactly

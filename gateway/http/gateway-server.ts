@@ -4,7 +4,8 @@ import { HeaderMap, type ApolloServer } from '@apollo/server';
 import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
 import type { ServiceContext } from '../../services/context.ts';
 import type { GatewayMetrics } from './gateway.metrics.ts';
-import { appRouter, type ServiceCaller } from '../../services/router.ts';
+import type { AnyTRPCRouter } from '@trpc/server';
+import type { ServiceCaller } from '../../services/router.ts';
 import type { GatewayContext } from '../graphql/context.ts';
 import type { Logger } from '../../lib/logging/logger.ts';
 import { RequestTrace } from '../../lib/logging/request-trace.ts';
@@ -36,6 +37,8 @@ export interface GatewayServerOptions {
   servicesFor: (trace: RequestTrace) => ServiceCaller;
   /** The tRPC context of one request to /trpc. */
   serviceContext: (trace: RequestTrace) => ServiceContext;
+  /** What /trpc serves: the routers of the services this process runs (servedRouter). */
+  trpcRouter: AnyTRPCRouter;
   metrics: GatewayMetrics;
   /** The process's logger; each request writes through its own (RequestTrace.log). */
   log: Logger;
@@ -261,7 +264,7 @@ async function serveTrpc(opts: RouteOptions, { req, res, url, trace }: Exchange)
   // A gateway in another process granted its client this wait (Prefer: wait) for a key in flight.
   trace.keyWaitMs = hopKeyWaitMs(req.headers[KEY_WAIT_HEADER], opts.keyWaitCapMs);
   await nodeHTTPRequestHandler({
-    router: appRouter,
+    router: opts.trpcRouter,
     req,
     res,
     path: url.pathname.replace(/^\/trpc\/?/, ''),

@@ -13,8 +13,11 @@ import { GATEWAY_ENV, SANDBOX_ENV, SPLIT_PAYMENTS } from './tiers.ts';
 const GATEWAY_READY = /GraphQL:\s+(http:\/\/127\.0\.0\.1:\d+)\/graphql/;
 const PROVIDER_READY = /provider service: (http:\/\/\S+)/;
 const PAYMENTS_READY = /payments service: (http:\/\/\S+)/;
-/** What a gateway's process runs when payments runs apart. */
-const GATEWAY_SIDE = 'gateway,ledger,notifications,tenants';
+/**
+ * What a gateway's process runs when payments runs apart: with ops, which the settle step calls
+ * (its reconciliation reads the provider's statement, so these processes reach the provider too).
+ */
+const GATEWAY_SIDE = 'gateway,ledger,notifications,tenants,ops';
 const SANDBOX_READY = /sandbox-psp listening on (http:\/\/127\.0\.0\.1:\d+)/;
 
 export const INTERNAL_TOKEN = 'itok_chaos_0000000000000000000000';
@@ -260,7 +263,10 @@ export async function startStack(input: {
       : {
           PSP_URL: '',
           SERVICES: GATEWAY_SIDE,
-          SERVICE_URLS: `payments=${route.services.paymentsUrls[index % SPLIT_PAYMENTS]}`,
+          SERVICE_URLS: [
+            `payments=${route.services.paymentsUrls[index % SPLIT_PAYMENTS]}`,
+            `provider=${route.services.providerUrl}`,
+          ].join(','),
         }),
     PORT: '0',
     BOOTSTRAP_TENANTS: `${TENANTS.a.name}:${TENANTS.a.apiKey},${TENANTS.b.name}:${TENANTS.b.apiKey}`,

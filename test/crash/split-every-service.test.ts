@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { GatewayProcess, ServiceProcess } from '../support/gateway-process.ts';
+import type { ServiceProcess } from '../support/gateway-process.ts';
 import { RECOVERY_WORKER_ON, useGatewayProcessRig } from '../support/gateway-process-rig.ts';
 import { errorCodeOf, graphql, paymentOf } from '../support/graphql-client.ts';
 import { BALANCES, CREATE_PAYMENT, REGISTER_WEBHOOK_ENDPOINT } from '../support/operations.ts';
@@ -43,7 +43,7 @@ async function executed(baseUrl: string, operation: string): Promise<number> {
 describe('every service in a process of its own', () => {
   it('serves a merchant across every hop, and refuses a bad key through tenants apart', async () => {
     const provider = await startProviderProcess({ pspUrl: rig.sandbox.url, port: 0 });
-    const running: Array<GatewayProcess | ServiceProcess> = [provider];
+    const running: ServiceProcess[] = [provider];
     try {
       const payments = await rig.startServices({
         services: 'payments',
@@ -111,6 +111,10 @@ describe('every service in a process of its own', () => {
       expect(await executed(backOffice.url, 'registerWebhookEndpoint')).toBe(1);
       expect(await executed(gateway.url, 'createPayment')).toBe(0);
       expect(await executed(gateway.url, 'registerWebhookEndpoint')).toBe(0);
+      // A process's /trpc serves only what it runs: ops runs in the back office, not here.
+      const auth = { headers: { authorization: `Bearer ${INTERNAL_TOKEN}` } };
+      expect((await fetch(`${gateway.url}/trpc/ops.dataKeys`, auth)).status).toBe(404);
+      expect((await fetch(`${backOffice.url}/ops.dataKeys`, auth)).status).toBe(200);
     } finally {
       for (const process of running.reverse()) await process.kill('SIGTERM');
     }
