@@ -1,7 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts';
 import type { GatewayProcess, ServiceProcess } from '../support/gateway-process.ts';
-import { RECOVERY_WORKER_ON, useGatewayProcessRig } from '../support/gateway-process-rig.ts';
+import {
+  RECOVERY_WORKER_ON,
+  useGatewayProcessRig,
+  SPLIT_FINAL_DEADLINE_MS,
+  INTO_SLOW_CHARGE_MS,
+} from '../support/gateway-process-rig.ts';
 import { errorCodeOf, graphql, paymentOf } from '../support/graphql-client.ts';
 import {
   CAPTURE_PAYMENT,
@@ -22,11 +27,6 @@ import { paymentInput, TENANT_A } from '../support/test-stack.ts';
  * so a killed process takes nothing of the PSP's books with it.
  */
 const rig = useGatewayProcessRig('split_payments');
-
-/** Long enough for a payment to outlive a payments process's death and a lease's takeover. */
-const FINAL_DEADLINE_MS = 30_000;
-/** Into pm_card_slow's processing at the PSP, well before it answers. */
-const KILL_AFTER_MS = 600;
 
 /** The services that stay in the gateway's process when payments runs apart. */
 const GATEWAY_SIDE = 'gateway,ledger,notifications,tenants';
@@ -129,7 +129,7 @@ describe('two gateways, two payments processes and a provider process', () => {
     try {
       const input = paymentInput('split-payments-wait', { paymentMethod: 'pm_card_slow' });
       const first = create(gateways[0]!, input);
-      await new Promise((resolve) => setTimeout(resolve, KILL_AFTER_MS));
+      await new Promise((resolve) => setTimeout(resolve, INTO_SLOW_CHARGE_MS));
       // Through the other gateway and payments process, while the first still runs.
       const waited = await graphql(gateways[1]!.url, {
         apiKey: TENANT_A.apiKey,
@@ -151,14 +151,14 @@ describe('two gateways, two payments processes and a provider process', () => {
       const key = 'split-payments-killed';
       const input = paymentInput(key, { paymentMethod: 'pm_card_slow' });
       const first = create(gateways[0]!, input);
-      await new Promise((resolve) => setTimeout(resolve, KILL_AFTER_MS));
+      await new Promise((resolve) => setTimeout(resolve, INTO_SLOW_CHARGE_MS));
       await payments[0]!.kill('SIGKILL');
       // The hop lost the answer and no resend found a process: retry later, with the same key.
       expect(errorCodeOf(await first)).toBe('SERVICE_UNAVAILABLE');
       const answer = await createUntilFinal(gateways[1]!.url, {
         apiKey: TENANT_A.apiKey,
         input,
-        deadlineMs: FINAL_DEADLINE_MS,
+        deadlineMs: SPLIT_FINAL_DEADLINE_MS,
       });
       expect(paymentOf(answer).status).toBe('SUCCEEDED');
       expect(rig.sandbox.charges({ reference: key })).toHaveLength(1);
@@ -195,7 +195,7 @@ describe('two gateways, two payments processes and a provider process', () => {
       const answer = await createUntilFinal(gateways[0]!.url, {
         apiKey: TENANT_A.apiKey,
         input: paymentInput(key),
-        deadlineMs: FINAL_DEADLINE_MS,
+        deadlineMs: SPLIT_FINAL_DEADLINE_MS,
       });
       expect(hop.counts['drop-response']).toBe(1);
       expect(paymentOf(answer).status).toBe('SUCCEEDED');

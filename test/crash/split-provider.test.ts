@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { RECOVERY_WORKER_OFF, useGatewayProcessRig } from '../support/gateway-process-rig.ts';
+import {
+  RECOVERY_WORKER_OFF,
+  useGatewayProcessRig,
+  SPLIT_FINAL_DEADLINE_MS,
+  INTO_SLOW_CHARGE_MS,
+} from '../support/gateway-process-rig.ts';
 import { errorCodeOf, graphql, paymentOf } from '../support/graphql-client.ts';
 import { CREATE_PAYMENT, createUntilFinal } from '../support/operations.ts';
 import {
@@ -15,11 +20,6 @@ import { INTERNAL_TOKEN, paymentInput, TENANT_A } from '../support/test-stack.ts
  * the test, so a killed process takes nothing of the PSP's books with it.
  */
 const rig = useGatewayProcessRig('split_provider');
-
-/** Long enough for a payment to outlive a provider service's restart and the client's retries. */
-const FINAL_DEADLINE_MS = 30_000;
-/** Into pm_card_slow's processing at the PSP, well before it answers. */
-const KILL_AFTER_MS = 600;
 
 /** The gateway process for a provider service at `providerUrl`; it has no PSP of its own. */
 function gatewayFor(providerUrl: string) {
@@ -50,7 +50,7 @@ describe('the provider service in a process of its own', () => {
       const answer = await createUntilFinal(gateway.url, {
         apiKey: TENANT_A.apiKey,
         input: paymentInput(key),
-        deadlineMs: FINAL_DEADLINE_MS,
+        deadlineMs: SPLIT_FINAL_DEADLINE_MS,
       });
       expect(paymentOf(answer).status).toBe('SUCCEEDED');
       expect(rig.sandbox.charges({ reference: key })).toHaveLength(1);
@@ -73,7 +73,7 @@ describe('the provider service in a process of its own', () => {
         query: CREATE_PAYMENT,
         variables: { input },
       });
-      await new Promise((resolve) => setTimeout(resolve, KILL_AFTER_MS));
+      await new Promise((resolve) => setTimeout(resolve, INTO_SLOW_CHARGE_MS));
       await provider.kill('SIGKILL');
       // The hop lost the answer: the outcome is unknown, never a success or a failure.
       const lost = await first;
@@ -82,7 +82,7 @@ describe('the provider service in a process of its own', () => {
       const answer = await createUntilFinal(gateway.url, {
         apiKey: TENANT_A.apiKey,
         input,
-        deadlineMs: FINAL_DEADLINE_MS,
+        deadlineMs: SPLIT_FINAL_DEADLINE_MS,
       });
       expect(paymentOf(answer).status).toBe('SUCCEEDED');
       expect(rig.sandbox.charges({ reference: key })).toHaveLength(1);
@@ -110,7 +110,7 @@ describe('the provider service in a process of its own', () => {
       const answer = await createUntilFinal(gateway.url, {
         apiKey: TENANT_A.apiKey,
         input: paymentInput(key),
-        deadlineMs: FINAL_DEADLINE_MS,
+        deadlineMs: SPLIT_FINAL_DEADLINE_MS,
       });
       expect(paymentOf(answer).status).toBe('SUCCEEDED');
       expect(rig.sandbox.charges({ reference: key })).toHaveLength(1);

@@ -21,6 +21,11 @@ export const RECOVERY_WORKER_ON = {
   RECOVERY_INTERVAL_MS: '100',
   LEASE_MS: String(CRASH_TEST_LEASE_MS),
 };
+/** Long enough for a payment to outlive a service process's restart, a lease's takeover and retries. */
+export const SPLIT_FINAL_DEADLINE_MS = 30_000;
+/** Into pm_card_slow's processing at the PSP, well before it answers: when a kill lands mid-charge. */
+export const INTO_SLOW_CHARGE_MS = 600;
+
 /**
  * After a kill that rolled the admission back, how long to watch for a resume that must not
  * happen: past one lease, so a worker that found something to take over would have done so.
