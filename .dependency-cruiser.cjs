@@ -38,8 +38,8 @@ module.exports = {
       name: 'services-declare-their-own-deps',
       severity: 'error',
       comment:
-        'A service declares what it needs in its own *.deps.ts; the shared context composes those declarations, never the other way. (ledger, tenants, system and ops still read the shared context.)',
-      from: { path: '^services/(payments|provider|notifications)/' },
+        'A service declares what it needs in its own *.deps.ts and builds its procedures on it (*.trpc.ts); the shared context composes those declarations, never the other way.',
+      from: { path: '^services/[^/]+/' },
       to: { path: '^services/(context|router)\\.ts$' },
     },
     {

@@ -4,9 +4,12 @@ import type { Keyring } from '../lib/crypto/keyring.ts';
 import type { FaultPoints } from '../lib/faults.ts';
 import type { IdempotencyEngine } from '../lib/idempotency/engine.ts';
 import type { Logger } from '../lib/logging/logger.ts';
-import { RequestTrace } from '../lib/logging/request-trace.ts';
+import type { RequestTrace } from '../lib/logging/request-trace.ts';
 import type { LibMetrics } from '../lib/metrics.ts';
-import type { LedgerMetrics } from './ledger/contract.ts';
+import type { LedgerDeps, LedgerMetrics } from './ledger/contract.ts';
+import type { OpsDeps } from './ops/contract.ts';
+import type { SystemDeps } from './system/contract.ts';
+import type { TenantsDeps } from './tenants/contract.ts';
 import type {
   ProviderAdapter,
   ProviderDeps,
@@ -19,7 +22,15 @@ import type { PaymentsDeps } from './payments/contract.ts';
 /** The series the services write: lib's and each service's own, on one registry. */
 export type ServiceMetrics = LibMetrics & ProviderMetrics & LedgerMetrics;
 
-export type { PaymentsDeps, ProviderDeps, NotificationsDeps };
+export type {
+  PaymentsDeps,
+  ProviderDeps,
+  NotificationsDeps,
+  LedgerDeps,
+  TenantsDeps,
+  SystemDeps,
+  OpsDeps,
+};
 
 /**
  * Everything the services of one process need, passed in by whoever composes it: no
@@ -28,7 +39,15 @@ export type { PaymentsDeps, ProviderDeps, NotificationsDeps };
  * refuses, say, a payments flow that reaches the PSP adapter. This composes them, with what
  * the services without a declaration of their own still read here.
  */
-export interface ServiceDeps extends PaymentsDeps, ProviderDeps, NotificationsDeps {
+export interface ServiceDeps
+  extends
+    PaymentsDeps,
+    ProviderDeps,
+    NotificationsDeps,
+    LedgerDeps,
+    TenantsDeps,
+    SystemDeps,
+    OpsDeps {
   /** The request path's pool: admission, fenced phases, pipelined statements (hand-written SQL). */
   pool: pg.Pool;
   /**
@@ -84,14 +103,4 @@ export interface ServiceDeps extends PaymentsDeps, ProviderDeps, NotificationsDe
 
 export interface ServiceContext {
   deps: ServiceDeps;
-}
-
-/**
- * `deps` working for a request: their own, or a fresh one for work that starts a request of its
- * own without one (an operator's re-drive through the in-process client).
- */
-export function tracedDeps(deps: ServiceDeps): { deps: ServiceDeps; trace: RequestTrace } {
-  if (deps.trace !== null) return { deps, trace: deps.trace };
-  const trace = RequestTrace.start(deps.log, undefined);
-  return { deps: deps.forTrace(trace), trace };
 }

@@ -5,7 +5,11 @@ import { paymentsRouter } from './payments/index.ts';
 import { providerRouter } from './provider/index.ts';
 import { systemRouter } from './system/index.ts';
 import { tenantsRouter } from './tenants/index.ts';
-import { createCallerFactory, router } from './trpc.ts';
+import type { ServiceContext } from './context.ts';
+import { serviceTrpc } from './trpc.ts';
+
+/** The composition's own: every service's router, mounted under the whole context. */
+const { router, createCallerFactory } = serviceTrpc<ServiceContext>();
 
 /** Each service's router, by the name SERVICES gives it. */
 const SERVICE_ROUTERS = {

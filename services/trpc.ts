@@ -1,5 +1,4 @@
 import { initTRPC } from '@trpc/server';
-import type { ServiceContext } from './context.ts';
 import { databaseUnavailable } from '../lib/db/database-unavailable.ts';
 import { AppError, type PublicError } from '../lib/errors.ts';
 
@@ -21,10 +20,3 @@ export function serviceTrpc<Ctx extends object>() {
     },
   });
 }
-
-/** The services that see every dependency; a service that needs fewer has its own (provider). */
-const t = serviceTrpc<ServiceContext>();
-
-export const router = t.router;
-export const procedure = t.procedure;
-export const createCallerFactory = t.createCallerFactory;

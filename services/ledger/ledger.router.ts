@@ -1,10 +1,13 @@
 import { z } from 'zod';
 import { formatAmount } from '../../lib/money/money.ts';
-import { procedure, router } from '../trpc.ts';
-import type { ServiceContext } from '../context.ts';
+import { serviceTrpc } from '../trpc.ts';
+import type { LedgerDeps } from './ledger.deps.ts';
 import { BATCH_SIZE } from '../../lib/outbox/dispatcher.ts';
 import { postMovements, type Movement } from './post-movements.ts';
 import { SELECT_BALANCES, SELECT_TRIAL_BALANCE } from './ledger.sql.ts';
+
+/** Its procedures see only what it declares (ledger.deps.ts), in the whole stack or alone. */
+const { router, procedure } = serviceTrpc<{ deps: LedgerDeps }>();
 
 const postingInput = z.strictObject({
   tenantId: z.uuid(),
@@ -17,7 +20,7 @@ const postingInput = z.strictObject({
 });
 
 /** Posts, and counts what was posted once it has committed: a redelivered movement posts nothing. */
-async function post(ctx: ServiceContext, movements: Movement[]) {
+async function post(ctx: { deps: LedgerDeps }, movements: Movement[]) {
   const posted = await postMovements(ctx.deps.pool, movements);
   for (const { kind } of posted) ctx.deps.metrics.ledgerPostings.inc({ service: 'ledger', kind });
   return posted;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { procedure, router } from '../trpc.ts';
+import { serviceTrpc } from '../trpc.ts';
+import type { NotificationsDeps } from './notifications.deps.ts';
 import {
   deleteEndpoint,
   endpointInput,
@@ -14,6 +15,9 @@ import {
   updateEndpointInput,
 } from './manage-endpoints.flow.ts';
 import { registerEndpoint, registerEndpointInput } from './register-endpoint.flow.ts';
+
+/** Its procedures see only what it declares (notifications.deps.ts), in the whole stack or alone. */
+const { router, procedure } = serviceTrpc<{ deps: NotificationsDeps }>();
 
 /** The notifications service: webhook endpoints, and (as outbox consumers) deliveries and receipts. */
 export const notificationsRouter = router({

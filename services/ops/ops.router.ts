@@ -1,6 +1,7 @@
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
-import { tracedDeps, type ServiceDeps } from '../context.ts';
+import { RequestTrace } from '../../lib/logging/request-trace.ts';
+import type { OpsDeps } from './ops.deps.ts';
 import { withTransaction } from '../../lib/db/pool.ts';
 import { scopeIdsOf } from '../../lib/idempotency/operation.ts';
 import { scopeAnnotation } from '../../lib/idempotency/scope-identity.ts';
@@ -12,8 +13,11 @@ import { referenceGuardOf, setReferenceGuard } from '../payments/index.ts';
 import { findTenantByName } from '../tenants/index.ts';
 import { paymentResumers, RESUMABLE_OPERATIONS } from '../payments/index.ts';
 import { CHARGE_ABSENT_FAILURE_CODE, reconcileUnknownRequests } from '../payments/index.ts';
-import { procedure, router } from '../trpc.ts';
+import { serviceTrpc } from '../trpc.ts';
 import { currentRequest, listUnfinishedRequests } from '../../lib/idempotency/inspection.ts';
+
+/** Its procedures see only what it declares (ops.deps.ts), in the whole stack or alone. */
+const { router, procedure } = serviceTrpc<{ deps: OpsDeps }>();
 
 /** The operations ops can act on, by id. */
 const OPERATIONS = new Map(
@@ -228,7 +232,7 @@ function scopeOf(input: { tenantId: string; operation: string; key: string }) {
 
 /** One request's current token and state, as the engine defines the current one. */
 async function currentOf(
-  deps: ServiceDeps,
+  deps: OpsDeps,
   input: { tenantId: string; operation: string; key: string },
 ): Promise<{ state: string; fencing_token: string; resource_id: string | null }> {
   const current = await currentRequest(deps.orm.em, input);
@@ -240,7 +244,7 @@ async function currentOf(
   };
 }
 
-async function tenantIdNamed(deps: ServiceDeps, name: string): Promise<string> {
+async function tenantIdNamed(deps: OpsDeps, name: string): Promise<string> {
   const tenant = await findTenantByName(deps.orm.em.fork(), name);
   if (tenant === null)
     throw new TRPCError({ code: 'NOT_FOUND', message: `no tenant named ${name}` });
@@ -249,4 +253,14 @@ async function tenantIdNamed(deps: ServiceDeps, name: string): Promise<string> {
 
 function conflict(message: string): TRPCError {
   return new TRPCError({ code: 'CONFLICT', message });
+}
+
+/**
+ * `deps` working for a request: their own, or a fresh one for work that starts a request of its
+ * own without one (an operator's re-drive through the in-process client).
+ */
+function tracedDeps(deps: OpsDeps): { deps: OpsDeps; trace: RequestTrace } {
+  if (deps.trace !== null) return { deps, trace: deps.trace };
+  const trace = RequestTrace.start(deps.log, undefined);
+  return { deps: deps.forTrace(trace), trace };
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { procedure, router } from '../trpc.ts';
+import { serviceTrpc } from '../trpc.ts';
+import type { PaymentsDeps } from './payments.deps.ts';
 import { createPayment } from './create-payment.flow.ts';
 import { createPaymentInput } from './create-payment.command.ts';
 import { capturePayment } from './capture-payment.flow.ts';
@@ -7,6 +8,9 @@ import { cancelPayment } from './cancel-payment.flow.ts';
 import { refundPayment } from './refund-payment.flow.ts';
 import { operationInput } from './payment-operation.command.ts';
 import { getPayment, listPayments, listPaymentsInput } from './payment-queries.ts';
+
+/** Its procedures see only what it declares (payments.deps.ts), in the whole stack or alone. */
+const { router, procedure } = serviceTrpc<{ deps: PaymentsDeps }>();
 
 /** The payments service: owns client-key idempotency records and the payment phases. */
 export const paymentsRouter = router({

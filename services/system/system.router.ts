@@ -1,4 +1,8 @@
-import { procedure, router } from '../trpc.ts';
+import { serviceTrpc } from '../trpc.ts';
+import type { SystemDeps } from './system.deps.ts';
+
+/** Its procedures see only what it declares (system.deps.ts), in the whole stack or alone. */
+const { router, procedure } = serviceTrpc<{ deps: SystemDeps }>();
 
 const MIGRATION_APPLIED = `SELECT 1 FROM mikro_orm_migrations WHERE name = $1`;
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { AppError, LIB_ERRORS } from '../../lib/errors.ts';
-import { procedure, router } from '../trpc.ts';
+import { serviceTrpc } from '../trpc.ts';
+import type { TenantsDeps } from './tenants.deps.ts';
 import {
   findTenantByApiKey,
   findTenantByName,
@@ -8,6 +9,9 @@ import {
   listApiKeys,
   revokeApiKey,
 } from './api-keys.ts';
+
+/** Its procedures see only what it declares (tenants.deps.ts), in the whole stack or alone. */
+const { router, procedure } = serviceTrpc<{ deps: TenantsDeps }>();
 
 /** Operators name a tenant as BOOTSTRAP_TENANTS does: by name. */
 const tenantName = z.string().min(1).max(255);
