@@ -71,7 +71,8 @@ export function startServiceProcess(opts: {
     args: ['--import', 'tsx', 'app/main.ts'],
     env: {
       ...process.env,
-      NODE_ENV: 'production',
+      // Fault points are refused outside NODE_ENV=test; a crash test's process runs under it.
+      NODE_ENV: opts.env?.['FAULT_POINTS'] === undefined ? 'production' : 'test',
       DATABASE_URL: opts.databaseUrl,
       SERVICES: opts.services,
       SERVICE_URLS: opts.serviceUrls,
