@@ -34,11 +34,8 @@ import {
   MANAGE_WEBHOOK_OPERATIONS,
   REGISTER_WEBHOOK_ENDPOINT,
 } from '../services/notifications/index.ts';
-import { createHttpProviderAdapter, initialiseProviderSeries } from '../services/provider/index.ts';
-import type { ProviderAdapter, ProviderPort } from '../services/provider/contract.ts';
-import { providerOverHttp } from './provider-over-http.ts';
-import { serviceOverHttp, type RemoteService } from './service-over-http.ts';
-import { longestExchangeMs } from '../gateway/http/server-timeouts.ts';
+import { initialiseProviderSeries } from '../services/provider/index.ts';
+import { providerHop, serviceHops, type HopsConfig } from './service-hops.ts';
 import { initialiseLedgerSeries } from '../services/ledger/index.ts';
 import { createWebhookEgress } from '../services/notifications/index.ts';
 import type { WebhookAllowList } from '../services/notifications/index.ts';
@@ -49,22 +46,8 @@ import {
   type ServiceCaller,
 } from '../services/router.ts';
 
-export interface ServicesConfig {
+export interface ServicesConfig extends HopsConfig {
   databaseUrl: string;
-  /**
-   * Where this process reaches the PSP: the provider service runs here. Or, with the provider
-   * service in a process of its own, where that service's tRPC endpoint is (SERVICE_URLS).
-   */
-  provider:
-    | { runsHere: true; pspUrl: string }
-    | { runsHere: false; url: string; internalToken: string }
-    /** Nothing here calls it: the payments service, its one caller, runs elsewhere. */
-    | { runsHere: false; url: null };
-  /**
-   * The services that run in other processes (SERVICE_URLS), reached over tRPC with the
-   * deployment's INTERNAL_TOKEN; every other one runs here.
-   */
-  elsewhere: { urls: ReadonlyMap<RemoteService, string>; internalToken: string };
   poolMax: number;
   /** statement_timeout of the pool; db/pool.ts's request default unless set. */
   statementTimeoutMs?: number;
@@ -80,8 +63,6 @@ export interface ServicesConfig {
   unknownAfterAttempts: number;
   providerApplyWindowMs: number;
   backoffBaseMs: number;
-  providerTimeoutMs: number;
-  providerMaxAttempts: number;
   latestMigration: string;
   /** WEBHOOK_ALLOWED_HOSTS: loopback or private hosts webhooks may reach (development, tests). */
   webhookAllowList: WebhookAllowList;
@@ -134,105 +115,6 @@ const OUTBOX_CONSUMERS = ['ledger', 'receipts', 'webhooks', 'webhook'];
 /** The ledger consumes its own deliveries; receipts and webhooks belong to notifications. */
 function serviceOfConsumer(consumerKind: string): ServiceName {
   return consumerKind === 'ledger' ? 'ledger' : 'notifications';
-}
-
-/**
- * payments → provider goes through tRPC like any service-to-service call, so the provider
- * service can move to its own process without the payments code changing.
- */
-function providerThrough(caller: () => ServiceCaller): ServiceDeps['provider'] {
-  return {
-    charge: (request) => caller().provider.charge(request),
-    probeCharge: (request) => caller().provider.probeCharge(request),
-    operate: (request) => caller().provider.operate(request),
-    probeOperation: (request) => caller().provider.probeOperation(request),
-    statement: (range) => caller().provider.statement(range),
-  };
-}
-
-/** Slack on top of the provider service's own bound, for the hop and its retry backoffs. */
-const PROVIDER_HOP_SLACK_MS = 3_000;
-
-/**
- * The longest a provider call over the hop may take: every attempt the provider service makes
- * at the PSP (each up to the provider timeout), and the slack. Past it the outcome is unknown.
- */
-function providerCallTimeoutMs(config: ServicesConfig): number {
-  return Math.max(1, config.providerMaxAttempts) * config.providerTimeoutMs + PROVIDER_HOP_SLACK_MS;
-}
-
-/**
- * The longest a call to a service in another process may take: the longest exchange a request
- * may have there (a provider call, a probe, a key wait), and the hop's slack.
- */
-function serviceCallTimeoutMs(config: ServicesConfig): number {
-  return longestExchangeMs(config.providerTimeoutMs) + PROVIDER_HOP_SLACK_MS;
-}
-
-/** The services in other processes, each as procedures for one request (or for none). */
-type Remotes = { [N in RemoteService]?: (trace: RequestTrace | null) => ServiceCaller[N] };
-
-/**
- * A caller whose services in other processes are swapped for their tRPC clients: the gateway's
- * resolvers call the one object either way.
- */
-function withRemotes(
-  caller: ServiceCaller,
-  remotes: Remotes,
-  trace: RequestTrace | null,
-): ServiceCaller {
-  return {
-    payments: remotes.payments?.(trace) ?? caller.payments,
-    provider: caller.provider,
-    tenants: remotes.tenants?.(trace) ?? caller.tenants,
-    system: caller.system,
-    ops: remotes.ops?.(trace) ?? caller.ops,
-    ledger: remotes.ledger?.(trace) ?? caller.ledger,
-    notifications: remotes.notifications?.(trace) ?? caller.notifications,
-  };
-}
-
-/** A tRPC client for each service SERVICE_URLS places in another process. */
-function remotesOf(config: ServicesConfig): Remotes {
-  const { urls, internalToken } = config.elsewhere;
-  const at = <N extends RemoteService>(name: N) => {
-    const url = urls.get(name);
-    if (url === undefined) return undefined;
-    const hop = serviceOverHttp(name, {
-      url,
-      internalToken,
-      callTimeoutMs: serviceCallTimeoutMs(config),
-    });
-    return (trace: RequestTrace | null) => hop.forTrace(trace);
-  };
-  return {
-    payments: at('payments'),
-    tenants: at('tenants'),
-    ledger: at('ledger'),
-    notifications: at('notifications'),
-    ops: at('ops'),
-  };
-}
-
-/**
- * The PSP adapter of a process whose provider service runs elsewhere: its own /trpc still
- * lists the provider's procedures, and a call that reaches them here is a deployment's
- * mistake, refused by name rather than sent to a PSP this process was never given. It is also
- * the provider port of a process that runs no payments, which never calls the provider.
- */
-function providerElsewhere(): ProviderAdapter & ProviderPort & { close(): Promise<void> } {
-  const refuse = () =>
-    Promise.reject(
-      new Error('the provider service runs in another process (SERVICE_URLS provider=…)'),
-    );
-  return {
-    charge: refuse,
-    operate: refuse,
-    probeCharge: refuse,
-    probeOperation: refuse,
-    statement: refuse,
-    close: () => Promise.resolve(),
-  };
 }
 
 /**
@@ -297,18 +179,8 @@ export function createServices(config: ServicesConfig): Services {
     keyring: config.keyring,
     keyWatcher,
   });
-  const providerAdapter = config.provider.runsHere
-    ? createHttpProviderAdapter(config.provider.pspUrl)
-    : providerElsewhere();
-  const remoteProvider =
-    config.provider.runsHere || config.provider.url === null
-      ? null
-      : providerOverHttp({
-          url: config.provider.url,
-          internalToken: config.provider.internalToken,
-          callTimeoutMs: providerCallTimeoutMs(config),
-        });
-  const remotes = remotesOf(config);
+  const provider = providerHop(config);
+  const hops = serviceHops(config);
   const webhookEgress = createWebhookEgress({ allowList: config.webhookAllowList });
   const deps: ServiceDeps = {
     pool,
@@ -320,10 +192,8 @@ export function createServices(config: ServicesConfig): Services {
     log: config.log,
     trace: null,
     forTrace: (trace) => boundTo(trace).deps,
-    providerAdapter,
-    provider:
-      remoteProvider?.forRequest(null) ??
-      (config.provider.runsHere ? providerThrough(() => localCaller) : providerElsewhere()),
+    providerAdapter: provider.adapter,
+    provider: provider.portFor(null, () => localCaller),
     providerKeySecret: new ProviderKeySecret(pool),
     webhookEgress,
     config: {
@@ -334,7 +204,7 @@ export function createServices(config: ServicesConfig): Services {
     },
   };
   const localCaller = createServiceCaller({ deps });
-  const caller = withRemotes(localCaller, remotes, null);
+  const caller = hops.callerFor(localCaller, null);
   /** Deps and caller for one request; each sees the other, so provider calls see the trace. */
   const boundTo = (trace: RequestTrace): { deps: ServiceDeps; caller: ServiceCaller } => {
     const bound: ServiceDeps = {
@@ -342,12 +212,10 @@ export function createServices(config: ServicesConfig): Services {
       log: trace.log,
       engine: engine.forTrace(trace),
       trace,
-      provider:
-        remoteProvider?.forRequest(trace.requestId) ??
-        (config.provider.runsHere ? providerThrough(() => boundCaller) : providerElsewhere()),
+      provider: provider.portFor(trace.requestId, () => boundCaller),
     };
     const boundCaller = createServiceCaller({ deps: bound });
-    return { deps: bound, caller: withRemotes(boundCaller, remotes, trace) };
+    return { deps: bound, caller: hops.callerFor(boundCaller, trace) };
   };
   const client = createTRPCClient<AppRouter>({
     links: [localLink({ router: appRouter, createContext: () => Promise.resolve({ deps }) })],
@@ -472,7 +340,7 @@ export function createServices(config: ServicesConfig): Services {
       await reconciler.stop();
       await worker.stop();
       await keyWatcher.close();
-      await providerAdapter.close();
+      await provider.adapter.close();
       await webhookEgress.close();
       await pool.end();
       await outboxPool.end();
