@@ -73,14 +73,19 @@ export const LIB_ERRORS = defineErrors({
   },
 });
 
-/** What travels from a service to the gateway when a command does not succeed. */
+/**
+ * What travels from a service to the gateway when a command does not succeed. Beside the
+ * fields every error may have, a service adds its own (payments: `paymentId`); the gateway
+ * passes each on as an `extensions` entry. lib names none of them.
+ */
 export interface PublicError {
   code: string;
   message: string;
   /** Where a field is to blame (BAD_USER_INPUT): its input path, e.g. `amount`. */
   field?: string;
   retryAfterSeconds?: number;
-  paymentId?: string;
+  /** A service's own fields: an id the client should read next, say. */
+  readonly [extension: string]: string | number | undefined;
 }
 
 export function publicError(

@@ -25,11 +25,14 @@ export function toGraphQLError(
   const headers = new HeaderMap();
   if (error.retryAfterSeconds !== undefined)
     headers.set('retry-after', String(Math.ceil(error.retryAfterSeconds)));
-  const extensions: Record<string, unknown> = { code: error.code };
-  if (error.field !== undefined) extensions['field'] = error.field;
-  if (error.retryAfterSeconds !== undefined)
-    extensions['retryAfterSeconds'] = Math.ceil(error.retryAfterSeconds);
-  if (error.paymentId !== undefined) extensions['paymentId'] = error.paymentId;
+  const { code, message: _message, field, retryAfterSeconds, ...own } = error;
+  const extensions: Record<string, unknown> = { code };
+  if (field !== undefined) extensions['field'] = field;
+  if (retryAfterSeconds !== undefined)
+    extensions['retryAfterSeconds'] = Math.ceil(retryAfterSeconds);
+  // Each service's own fields (payments' paymentId), as the service named them.
+  for (const [name, value] of Object.entries(own))
+    if (value !== undefined) extensions[name] = value;
   // A code missing from the catalog is a bug; errorFormatter masks it, and 500 goes with that.
   const status = catalog[error.code]?.httpStatus ?? LIB_ERRORS.INTERNAL_SERVER_ERROR.httpStatus;
   if (soleRootField) extensions['http'] = { status, headers };
