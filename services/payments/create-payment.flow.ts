@@ -12,10 +12,6 @@ import { keyInUse, outcomePending, PAYMENT_ERRORS } from './payments.errors.ts';
 import { defineOperation } from '../../lib/idempotency/operation.ts';
 import type { OwnedRequest } from '../../lib/idempotency/owned-request.ts';
 import type { Resumer } from '../../lib/idempotency/recovery-worker.ts';
-import {
-  interventionStatement,
-  type InterventionAction,
-} from '../../lib/idempotency/settlement.ts';
 import { UNKNOWN_RETRY_AFTER_SECONDS, type Admission } from '../../lib/idempotency/engine.ts';
 import type { StoredAnswer } from '../../lib/idempotency/types.ts';
 import { lineageIdOf, scopeIdsOf } from '../../lib/idempotency/operation.ts';
@@ -25,17 +21,11 @@ import { resolveWithProvider } from './provider-resolution.ts';
 import { createPaymentAnswer, type CreatePaymentResult } from './create-payment.answers.ts';
 import type { ChargeOutcome } from '../provider/contract.ts';
 import { normaliseCreatePayment, type CreatePaymentInput } from './create-payment.command.ts';
-import { paymentOutcomeEvent } from './payment-events.ts';
-import { isFailedCheck } from '../../lib/db/failed-checks.ts';
 import { PAYMENT_ANSWER_VERSION, paymentOutcomeOf } from './stored-answers.ts';
-import {
-  INSERT_PAYMENT,
-  PAYMENT_CHECKS,
-  RECORD_CHARGE_OUTCOME,
-  SELECT_PAYMENT,
-} from './payments.sql.ts';
+import { INSERT_PAYMENT } from './payments.sql.ts';
 import { duplicateReference, referenceTaken } from './reference-guard.ts';
-import { toPaymentView, type PaymentRow } from './payment.view.ts';
+import { finishWithOutcome, loadPayment } from './create-payment.finish.ts';
+import type { PaymentRow } from './payment.view.ts';
 
 export const CREATE_PAYMENT = defineOperation({
   id: 'payments.create.v1',
@@ -54,7 +44,8 @@ export const CREATE_PAYMENT = defineOperation({
  * `provider_charge_sent` is ambiguous by construction: a charge with the payment's derived key
  * may or may not exist at the provider. Resuming from it asks the provider first (a probe by the
  * key, provider-resolution.ts) and sends again under the same key only when the provider says it
- * has no such charge.
+ * has no such charge. The final phase is create-payment.finish.ts, shared with reconciliation
+ * and an operator's resolution.
  */
 export const CREATE_PAYMENT_POINTS = {
   chargeSent: 'provider_charge_sent',
@@ -304,98 +295,4 @@ async function driveCreatePayment(
         throw error;
       }
   }
-}
-
-/** How a settlement came about, recorded with the final phase (null on the normal path). */
-export interface Settlement {
-  action: InterventionAction;
-  decidedBy: string;
-  reason: string;
-}
-
-/**
- * The final phase of createPayment: the provider's outcome on the payment, the stored
- * response and `finished`, in one transaction. The normal path, reconciliation and an
- * operator's resolution all end here, so a settled payment is exactly what the normal path
- * would have made.
- */
-export async function finishWithOutcome(
-  deps: PaymentsDeps,
-  final: {
-    request: OwnedRequest;
-    payment: PaymentRow;
-    outcome: Extract<ChargeOutcome, { kind: 'approved' | 'declined' }>;
-    settlement: Settlement | null;
-  },
-): Promise<StoredAnswer> {
-  const { request, payment, settlement } = final;
-  const settled = settle(payment, final.outcome);
-  // The outcome, its event and the settlement's record commit with the fence in one round trip.
-  // A payment found in another status than PROCESSING fails RECORD_CHARGE_OUTCOME, and the
-  // phase commits nothing.
-  const { tenantId } = request.scope;
-  const statements = [
-    {
-      text: RECORD_CHARGE_OUTCOME,
-      values: [
-        tenantId,
-        payment.id,
-        settled.status,
-        settled.amount_captured_minor,
-        settled.provider_reference,
-        settled.failure_code,
-      ],
-    },
-    paymentOutcomeEvent({ tenantId, payment: settled }),
-    ...(settlement === null
-      ? []
-      : [
-          interventionStatement({
-            request,
-            ...settlement,
-            providerReference: settled.provider_reference,
-          }),
-        ]),
-  ];
-  try {
-    return await request.finish({ payment: toPaymentView(settled) }, statements);
-  } catch (error) {
-    if (isFailedCheck(error, PAYMENT_CHECKS.paymentNotProcessing)) {
-      throw new Error(`payment ${payment.id} left PROCESSING before its outcome`, {
-        cause: error,
-      });
-    }
-    throw error;
-  }
-}
-
-export async function loadPayment(
-  pool: PaymentsDeps['pool'],
-  id: { tenantId: string; paymentId: string },
-): Promise<PaymentRow | undefined> {
-  const { rows } = await pool.query<PaymentRow>(SELECT_PAYMENT, [id.tenantId, id.paymentId]);
-  return rows[0];
-}
-
-/** The payment as the provider's answer leaves it. */
-function settle(
-  payment: PaymentRow,
-  outcome: Extract<ChargeOutcome, { kind: 'approved' | 'declined' }>,
-): PaymentRow {
-  if (outcome.kind === 'declined') {
-    return {
-      ...payment,
-      status: 'FAILED',
-      provider_reference: outcome.providerReference,
-      failure_code: outcome.failureCode,
-    };
-  }
-  return outcome.captured
-    ? {
-        ...payment,
-        status: 'SUCCEEDED',
-        amount_captured_minor: payment.amount_minor,
-        provider_reference: outcome.providerReference,
-      }
-    : { ...payment, status: 'REQUIRES_CAPTURE', provider_reference: outcome.providerReference };
 }

@@ -2,12 +2,8 @@
 export { paymentResumers, RESUMABLE_OPERATIONS } from './resumable-operations.ts';
 export { CHARGE_ABSENT_FAILURE_CODE, reconcileUnknownPayments } from './reconcile-payments.ts';
 export { reconcileUnknownRequests } from './reconcile-operations.ts';
-export {
-  CREATE_PAYMENT,
-  finishWithOutcome,
-  loadPayment,
-  CREATE_PAYMENT_FAULT_POINTS,
-} from './create-payment.flow.ts';
+export { CREATE_PAYMENT, CREATE_PAYMENT_FAULT_POINTS } from './create-payment.flow.ts';
+export { finishWithOutcome, loadPayment } from './create-payment.finish.ts';
 export { paymentsRouter } from './payments.router.ts';
 export { REFUND_PAYMENT_FAULT_POINTS } from './refund-payment.flow.ts';
 export { CAPTURE_PAYMENT_FAULT_POINTS } from './capture-payment.flow.ts';

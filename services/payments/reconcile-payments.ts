@@ -6,7 +6,8 @@ import {
   type UnknownRequest,
 } from '../../lib/idempotency/settlement.ts';
 import { outcomeOfCharge, type ProviderCharge } from '../provider/contract.ts';
-import { CREATE_PAYMENT, finishWithOutcome, loadPayment } from './create-payment.flow.ts';
+import { CREATE_PAYMENT } from './create-payment.flow.ts';
+import { finishWithOutcome, loadPayment } from './create-payment.finish.ts';
 
 /** Unknown payments settled per run: one statement request serves them all. */
 const RECONCILE_BATCH_SIZE = 200;
