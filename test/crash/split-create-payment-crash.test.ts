@@ -9,6 +9,7 @@ import {
   RECOVERY_WORKER_ON,
   SPLIT_FINAL_DEADLINE_MS,
   useGatewayProcessRig,
+  GATEWAY_SIDE,
 } from '../support/gateway-process-rig.ts';
 import { errorCodeOf, graphql, paymentOf } from '../support/graphql-client.ts';
 import { CREATE_PAYMENT, createUntilFinal } from '../support/operations.ts';
@@ -28,9 +29,6 @@ import { waitUntil } from '../support/wait-until.ts';
  * payments process's recovery worker with no client. The provider runs in a process of its own.
  */
 const rig = useGatewayProcessRig('split_crash');
-
-/** The services that stay in a gateway's process when payments runs apart. */
-const GATEWAY_SIDE = 'gateway,ledger,notifications,tenants';
 
 describe('createPayment with payments in processes of their own', () => {
   let provider: ProviderProcess;

@@ -6,6 +6,7 @@ import {
   useGatewayProcessRig,
   SPLIT_FINAL_DEADLINE_MS,
   INTO_SLOW_CHARGE_MS,
+  GATEWAY_SIDE,
 } from '../support/gateway-process-rig.ts';
 import { errorCodeOf, graphql, paymentOf } from '../support/graphql-client.ts';
 import {
@@ -27,9 +28,6 @@ import { paymentInput, TENANT_A } from '../support/test-stack.ts';
  * so a killed process takes nothing of the PSP's books with it.
  */
 const rig = useGatewayProcessRig('split_payments');
-
-/** The services that stay in the gateway's process when payments runs apart. */
-const GATEWAY_SIDE = 'gateway,ledger,notifications,tenants';
 
 function gatewayFor(paymentsUrl: string): Promise<GatewayProcess> {
   return rig.startGateway({

@@ -21,6 +21,9 @@ export const RECOVERY_WORKER_ON = {
   RECOVERY_INTERVAL_MS: '100',
   LEASE_MS: String(CRASH_TEST_LEASE_MS),
 };
+/** What a gateway's process runs when payments runs apart: the services that read for it. */
+export const GATEWAY_SIDE = 'gateway,ledger,notifications,tenants';
+
 /** Long enough for a payment to outlive a service process's restart, a lease's takeover and retries. */
 export const SPLIT_FINAL_DEADLINE_MS = 30_000;
 /** Into pm_card_slow's processing at the PSP, well before it answers: when a kill lands mid-charge. */
