@@ -77,8 +77,16 @@ export interface FailoverCost {
   >;
 }
 
-/** The negative control: how long the standby receives nothing before the primary crashes. */
+/** The negative control: how long the standby receives nothing before the primary crashes… */
 const LOSE_TAIL_MS = 3_000;
+/**
+ * …and at least how many payments clients are told succeeded meanwhile, waited for up to
+ * LOSE_TAIL_MAX_MS: a crash with nothing acknowledged since the hold loses nothing, and the
+ * control would prove nothing (a seed whose crash fell where the run's last operations had
+ * already finished once did exactly that).
+ */
+const LOSE_TAIL_MIN_ACKS = 5;
+const LOSE_TAIL_MAX_MS = 20_000;
 
 /** How long after a fault its cost is measured at most: a failover here takes seconds. */
 const MEASURE_MS = 60_000;
@@ -196,12 +204,18 @@ export class FaultInjector implements LaunchGate {
       if (this.stopped) return;
       await sleep(event.delayMs);
       if (this.stopped) return;
-      await this.fire(event);
-      this.next[kind] += 1;
+      // The launcher waits on an event until it has begun (`started`), or else until it is over.
+      let begun = false;
+      const started = () => {
+        if (!begun) this.next[kind] += 1;
+        begun = true;
+      };
+      await this.fire(event, started);
+      started();
     }
   }
 
-  private async fire(event: FaultEvent): Promise<void> {
+  private async fire(event: FaultEvent, started: () => void): Promise<void> {
     const slot = this.deps.slots[event.slot];
     switch (event.kind) {
       case 'sigkill': {
@@ -255,7 +269,7 @@ export class FaultInjector implements LaunchGate {
       case 'primary-kill':
       case 'switchover':
       case 'standby-stall': {
-        const turn = this.formationTurn.then(() => this.formationFault(event));
+        const turn = this.formationTurn.then(() => this.formationFault(event, started));
         this.formationTurn = turn.catch(() => undefined);
         await turn;
         return;
@@ -288,6 +302,19 @@ export class FaultInjector implements LaunchGate {
   }
 
   /**
+   * Waits LOSE_TAIL_MS, and on until clients have been told of `more` payments' success since
+   * the call, or LOSE_TAIL_MAX_MS have passed.
+   */
+  private async untilAcknowledged(more: number): Promise<void> {
+    const times = this.deps.successTimes ?? (() => []);
+    const successes = times().length + more;
+    const from = Date.now();
+    await sleep(LOSE_TAIL_MS);
+    while (times().length < successes && Date.now() - from < LOSE_TAIL_MAX_MS && !this.stopped)
+      await sleep(POLL_MS);
+  }
+
+  /**
    * The harness's own statement, on whichever node is primary: during a failover (another
    * lane's) its connection may meet the old primary going down; it asks again until one
    * answers, as the gateways do.
@@ -309,7 +336,7 @@ export class FaultInjector implements LaunchGate {
    * formation is whole again (the old primary back as a standby), so the next one meets a
    * formation with a synchronous standby, as production would between incidents.
    */
-  private async formationFault(event: FaultEvent): Promise<void> {
+  private async formationFault(event: FaultEvent, started: () => void): Promise<void> {
     const formation = this.deps.formation;
     if (formation === undefined) return;
     await formation.waitForStates(isWhole, FORMATION_HEAL_MS);
@@ -325,7 +352,9 @@ export class FaultInjector implements LaunchGate {
           // Commits go on without the standby (it is asynchronous), clients are told, and
           // the crash takes those commits with it: the failover loses acknowledged answers.
           await formation.holdWal(primary, true);
-          await sleep(LOSE_TAIL_MS);
+          // Clients go on committing while the standby hears nothing: launches resume now.
+          started();
+          await this.untilAcknowledged(LOSE_TAIL_MIN_ACKS);
           await formation.killNode(primary); // the held senders die with it, their WAL unsent
         } else {
           await formation.killNode(primary);
