@@ -44,9 +44,16 @@ const MAX_REQUESTS = 10_000;
 /** Fewer than this, and /proc's 10 ms ticks are a large part of a block's CPU. */
 const MIN_REQUESTS = 100;
 
+const PHASES = ['new', 'replay', 'storm'] as const;
+const PHASE_NAMES = { new: 'new payments', replay: 'replays', storm: 'duplicate storms' };
+/** Copies of each key in a storm, sent at once: one admission wins, the rest are in flight. */
+const STORM_COPIES = 20;
+
 const USAGE = `npm run bench:ab -- [options]
   --before REV           the commit to compare with (default HEAD); it must have scripts/build.ts
-  --phase new|replay     new payments or replays (default new)
+  --phase new|replay|storm
+                         new payments, replays, or storms: each key sent ${STORM_COPIES} times at
+                         once (--concurrency a multiple of ${STORM_COPIES}; default new)
   --blocks N             blocks per side, an even number (default 10)
   --requests N           requests per block (default 1500)
   --concurrency N        requests in flight (default 16)
@@ -83,8 +90,11 @@ function parseOptions() {
     },
   });
   if (values.help) return undefined;
-  if (values.phase !== 'new' && values.phase !== 'replay') {
-    throw new Error('--phase is new or replay');
+  const phase = PHASES.find((p) => p === values.phase);
+  if (phase === undefined) throw new Error(`--phase is one of ${PHASES.join(', ')}`);
+  const concurrency = integerFlag('concurrency', values.concurrency, [1, 256]);
+  if (phase === 'storm' && concurrency % STORM_COPIES !== 0) {
+    throw new Error(`--phase storm takes a --concurrency that is a multiple of ${STORM_COPIES}`);
   }
   const blocks = integerFlag('blocks', values.blocks, [2, MAX_BLOCKS]);
   // Each side goes first in half the blocks only if their number is even.
@@ -97,10 +107,10 @@ function parseOptions() {
   }
   return {
     before: values.before,
-    phase: values.phase,
+    phase,
     blocks,
     requests: integerFlag('requests', values.requests, [MIN_REQUESTS, MAX_REQUESTS]),
-    concurrency: integerFlag('concurrency', values.concurrency, [1, 256]),
+    concurrency,
     warmUp: integerFlag('warm-up', values['warm-up'], [MIN_WARM_UP, MAX_REQUESTS]),
     envAfter,
   };
@@ -144,10 +154,7 @@ async function measureBlocks(run: {
           concurrency: options.concurrency,
           count: options.requests,
           limitMs: BLOCK_LIMIT_MS,
-          key: (i) =>
-            options.phase === 'new'
-              ? `ab-${side.name}-${block}-${i}`
-              : side.warmKeys[i % side.warmKeys.length]!,
+          key: (i) => keyOf(options.phase, { side, block, i }),
         });
         if (load.errors > 0) throw new Error(`${side.name}: ${load.errorSamples.join(' | ')}`);
         if (load.done === 0) throw new Error(`${side.name}: no request answered in a block`);
@@ -170,6 +177,20 @@ async function measureBlocks(run: {
   }
 }
 
+/**
+ * The key of a block's request `i`. A storm's workers take consecutive indices, so the
+ * copies of one key are in flight together.
+ */
+function keyOf(
+  phase: (typeof PHASES)[number],
+  at: { side: Side; block: number; i: number },
+): string {
+  const { side, block, i } = at;
+  if (phase === 'new') return `ab-${side.name}-${block}-${i}`;
+  if (phase === 'storm') return `ab-${side.name}-${block}-storm-${Math.floor(i / STORM_COPIES)}`;
+  return side.warmKeys[i % side.warmKeys.length]!;
+}
+
 /** The middle block's ratio (the upper one of the two middle blocks). */
 function median(values: number[]): number {
   return percentile(
@@ -182,7 +203,7 @@ function report(run: { sides: [Side, Side]; options: Options; autovacuum: string
   const { options } = run;
   const [before, after] = run.sides;
   console.log(
-    `bench:ab, ${new Date().toISOString()}: ${options.phase === 'new' ? 'new payments' : 'replays'} at concurrency ${options.concurrency}, ${options.blocks} blocks of ${options.requests} per side`,
+    `bench:ab, ${new Date().toISOString()}: ${PHASE_NAMES[options.phase]} at concurrency ${options.concurrency}, ${options.blocks} blocks of ${options.requests} per side`,
   );
   const env = Object.entries(options.envAfter).map(([k, v]) => `${k}=${v}`);
   console.log(
