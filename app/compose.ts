@@ -11,6 +11,7 @@ import type { RequestTrace } from '../lib/logging/request-trace.ts';
 import type { Keyring } from '../lib/crypto/keyring.ts';
 import type { FaultPoints } from '../lib/faults.ts';
 import { IdempotencyEngine } from '../lib/idempotency/engine.ts';
+import { AdmissionsInFlight } from '../lib/idempotency/admissions-in-flight.ts';
 import { scopeIdsOf } from '../lib/idempotency/operation.ts';
 import { RecoveryWorker } from '../lib/idempotency/recovery-worker.ts';
 import { unfinishedByOperation } from '../lib/idempotency/inspection.ts';
@@ -178,6 +179,7 @@ export function createServices(config: ServicesConfig): Services {
     backoffCapMs: BACKOFF_CAP_MS,
     keyring: config.keyring,
     keyWatcher,
+    admissions: new AdmissionsInFlight(),
   });
   const provider = providerHop(config);
   const hops = serviceHops(config);

@@ -20,7 +20,7 @@ import { MIN_LEASE_MS } from './lease-heartbeat.ts';
 import { OwnedRequest } from './owned-request.ts';
 import { keyedRequestHash, requestHashMatches, type StoredRequestHash } from './request-hash.ts';
 import { answerToStore, storedAnswer } from './stored-answer.ts';
-import { metricLabels, scopeAnnotation, scopeDigest } from './scope-identity.ts';
+import { metricLabels, scopeAnnotation, scopeDigest, scopeText } from './scope-identity.ts';
 import type { EngineDeps, KeyRow, OwnedRow, Scope } from './types.ts';
 import type { Admission } from './admission.ts';
 
@@ -142,19 +142,30 @@ export class IdempotencyEngine {
     first: FirstPhase;
   }): Promise<Admission | InFlight> {
     const { scope, command } = input;
-    const { keyring } = this.deps;
+    const { keyring, admissions } = this.deps;
     for (let round = 0; round < ADMISSION_MAX_ROUNDS; round++) {
       // Read first: a replay or a conflict then costs one indexed read and no transaction.
       // This is not check-then-insert: ownership is still decided under the scope lock below.
       // A finished row past its window is only metadata now: the retry is a new request.
       const existing = await this.read(scope);
-      const decided =
-        existing !== undefined && !existing.expired
-          ? await this.decide(scope, command, existing)
-          : await this.insert(scope, keyedRequestHash(keyring, scope.operation, command), {
-              first: input.first,
-              afterExpiry: existing !== undefined,
-            });
+      if (existing !== undefined && !existing.expired) {
+        const decided = await this.decide(scope, command, existing);
+        if (decided !== 'changed') return decided;
+        continue;
+      }
+      // Another request of this process is admitting the key: its row decides this one.
+      const name = scopeText(scope);
+      const settling = admissions.pending(name);
+      if (settling !== undefined) {
+        await settling;
+        continue;
+      }
+      const decided = await admissions.run(name, () =>
+        this.insert(scope, keyedRequestHash(keyring, scope.operation, command), {
+          first: input.first,
+          afterExpiry: existing !== undefined,
+        }),
+      );
       if (decided !== 'changed') return decided;
     }
     return this.inUse(scope, null);

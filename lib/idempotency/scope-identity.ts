@@ -28,7 +28,7 @@ export function scopeDigest(scope: Scope): Buffer {
 }
 
 /** Named by the operation's oldest id, whichever version admits it (operation.ts). */
-function scopeText(scope: Scope): string {
+export function scopeText(scope: Scope): string {
   return `${scope.tenantId}/${lineageIdOf(scope.operation)}/${scope.key}`;
 }
 

@@ -1,3 +1,4 @@
+import type { AdmissionsInFlight } from './admissions-in-flight.ts';
 import type { KeyWatcher } from './key-watcher.ts';
 import type pg from 'pg';
 import type { JsonValue } from '../canonical-json.ts';
@@ -37,6 +38,8 @@ export interface EngineDeps {
   keyring: Keyring;
   /** Wakes requests that wait for a key in flight (Prefer: wait); null: none ever waits. */
   keyWatcher: KeyWatcher | null;
+  /** This process's admissions in flight: its duplicates wait for them instead of racing. */
+  admissions: AdmissionsInFlight;
 }
 
 export interface Scope {

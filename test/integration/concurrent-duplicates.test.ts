@@ -65,6 +65,57 @@ describe('100 concurrent identical createPayment requests', () => {
     stack.app.faults.disarm('createPayment.provider_charge.after-call');
   });
 
+  it('duplicates that arrive while the first admission is on its way send no admission of their own', async () => {
+    // The first admission dwells before it is sent; every duplicate reads no row meanwhile.
+    // Each admission sent hits this point once: without AdmissionsInFlight, all 20 would, and
+    // 19 would queue on the scope lock and roll back.
+    let admissionsSent = 0;
+    stack.app.faults.arm('createPayment.provider_charge_sent.before-commit', {
+      kind: 'call',
+      run: async () => {
+        admissionsSent += 1;
+        await new Promise((resolve) => setTimeout(resolve, BODY_DWELL_MS));
+      },
+    });
+    try {
+      const input = paymentInput('storm-one-admission', { reference: 'storm-one-admission' });
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () => createPaymentOn(stack, input)),
+      );
+      expect(admissionsSent).toBe(1);
+      expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
+      expect(answers.filter((a) => errorCodeOf(a) === 'IDEMPOTENCY_KEY_IN_USE')).toHaveLength(19);
+      expect(stack.sandbox.charges({ reference: 'storm-one-admission' })).toHaveLength(1);
+    } finally {
+      stack.app.faults.disarm('createPayment.provider_charge_sent.before-commit');
+    }
+  });
+
+  it('when that first admission fails, its duplicates admit the key themselves, once', async () => {
+    let admissionsSent = 0;
+    stack.app.faults.arm('createPayment.provider_charge_sent.before-commit', {
+      kind: 'call',
+      run: async () => {
+        admissionsSent += 1;
+        await new Promise((resolve) => setTimeout(resolve, BODY_DWELL_MS));
+        if (admissionsSent === 1) throw new Error('the first admission fails');
+      },
+    });
+    try {
+      const input = paymentInput('storm-leader-fails', { reference: 'storm-leader-fails' });
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () => createPaymentOn(stack, input)),
+      );
+      expect(answers.filter((a) => a.status === 500)).toHaveLength(1);
+      expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
+      expect(answers.filter((a) => errorCodeOf(a) === 'IDEMPOTENCY_KEY_IN_USE')).toHaveLength(18);
+      expect(admissionsSent).toBe(2);
+      expect(stack.sandbox.charges({ reference: 'storm-leader-fails' })).toHaveLength(1);
+    } finally {
+      stack.app.faults.disarm('createPayment.provider_charge_sent.before-commit');
+    }
+  });
+
   it('without any delay, 20 duplicates of each of 5 keys still make one charge per key', async () => {
     const keys = Array.from({ length: 5 }, (_, i) => `burst-${i}`);
     const answers = await Promise.all(
