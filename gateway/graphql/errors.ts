@@ -1,4 +1,9 @@
-import { GraphQLError, type GraphQLFormattedError, type GraphQLResolveInfo } from 'graphql';
+import {
+  GraphQLError,
+  responsePathAsArray,
+  type GraphQLFormattedError,
+  type GraphQLResolveInfo,
+} from 'graphql';
 import { HeaderMap } from '@apollo/server';
 import { TRPCClientError } from '@trpc/client';
 import { TRPCError, type AnyTRPCRouter } from '@trpc/server';
@@ -36,7 +41,14 @@ export function toGraphQLError(
   // A code missing from the catalog is a bug; errorFormatter masks it, and 500 goes with that.
   const status = catalog[error.code]?.httpStatus ?? LIB_ERRORS.INTERNAL_SERVER_ERROR.httpStatus;
   if (soleRootField) extensions['http'] = { status, headers };
-  return new GraphQLError(error.message, { extensions });
+  // Located here, at the field that failed, as graphql-js would locate it. An error without a
+  // path is wrapped by graphql-js in a new one that copies its stack, and formatting a stack
+  // trace was the largest single cost of answering a duplicate in flight with 409.
+  return new GraphQLError(error.message, {
+    nodes: info.fieldNodes,
+    path: responsePathAsArray(info.path),
+    extensions,
+  });
 }
 
 /**
