@@ -111,7 +111,6 @@ describe('100 concurrent identical createPayment requests', () => {
       );
       const inUse = answers.filter((a) => errorCodeOf(a) === 'IDEMPOTENCY_KEY_IN_USE');
       expect(inUse).toHaveLength(9);
-      console.log(JSON.stringify(inUse[0]!.body));
       for (const answer of inUse) {
         const [error] = answer.body.errors ?? [];
         expect(error?.path).toEqual(['createPayment']);

@@ -4,7 +4,12 @@ export interface GraphQLAnswer {
   headers: Headers;
   body: {
     data?: Record<string, unknown> | null;
-    errors?: Array<{ message: string; extensions?: Record<string, unknown> }>;
+    errors?: Array<{
+      message: string;
+      path?: Array<string | number>;
+      locations?: Array<{ line: number; column: number }>;
+      extensions?: Record<string, unknown>;
+    }>;
     extensions?: Record<string, unknown>;
   };
 }
