@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { timeOrderedId } from '../../lib/input/time-ordered-id.ts';
 import type { IdempotencyInfo } from '../../lib/idempotency/idempotency-key.ts';
 import type { PaymentsDeps } from './payments.deps.ts';
 import {
@@ -89,7 +89,7 @@ export async function createPayment(
   }
   const { key, command } = normalised;
   const tenantId = input.tenantId;
-  const paymentId = randomUUID();
+  const paymentId = timeOrderedId();
   const secret = await deps.providerKeySecret.get();
   const keyOf = (after?: string) =>
     providerRequestKey(secret, {

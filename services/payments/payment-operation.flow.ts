@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { timeOrderedId } from '../../lib/input/time-ordered-id.ts';
 import type { PaymentsDeps } from './payments.deps.ts';
 import type { JsonValue } from '../../lib/canonical-json.ts';
 import type { TxClient } from '../../lib/db/pool.ts';
@@ -83,7 +83,7 @@ export async function runPaymentOperation(
   run: { spec: PaymentOperationSpec; input: OperationInput },
 ): Promise<OperationResult> {
   const { spec, input } = run;
-  const operationId = randomUUID();
+  const operationId = timeOrderedId();
   let known: { payment: PaymentRow; operation: OperationRow } | undefined;
   let admission;
   let command: OperationCommand;
