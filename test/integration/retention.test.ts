@@ -1,5 +1,7 @@
 import pg from 'pg';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { AdmissionsInFlight } from '../../lib/idempotency/admissions-in-flight.ts';
+import { IdempotencyEngine } from '../../lib/idempotency/engine.ts';
 import { defineOperation } from '../../lib/idempotency/operation.ts';
 import {
   addPartition,
@@ -229,7 +231,13 @@ describe('dedupe across a partition boundary', () => {
       intervalMs: 100,
       what: 'the database clock to cross the boundary',
     });
-    const second = engine.admit({
+    // From another process: one process's own duplicates wait for its admission in memory
+    // (AdmissionsInFlight), and never reach the scope lock this test is about.
+    const otherProcess = new IdempotencyEngine({
+      ...engine.deps,
+      admissions: new AdmissionsInFlight(),
+    });
+    const second = otherProcess.admit({
       scope,
       command,
       first: countedFirstPhase('00000000-0000-4000-8000-000000000002'),
