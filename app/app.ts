@@ -35,6 +35,7 @@ import type { RateLimitOptions } from '../gateway/http/rate-limits.ts';
 import { longestExchangeMs, socketIdleTimeoutMs } from '../gateway/http/server-timeouts.ts';
 import { keyWaitCapMs } from '../gateway/http/prefer-wait.ts';
 import { openExplorer, type ExplorerStatus } from '../gateway/explorer/open-explorer.ts';
+import { DEFAULT_OUTBOX_RETENTION } from '../lib/outbox/outbox-retention.ts';
 
 /** Attempts per provider call for refusals that prove nothing happened (503/429). */
 export const DEFAULT_PROVIDER_MAX_ATTEMPTS = 3;
@@ -76,6 +77,8 @@ export interface AppOptions {
   answerMaxBytes?: number;
   partitionSeconds?: number;
   retentionIntervalMs?: number;
+  /** OUTBOX_RETENTION_SECONDS: how long events, deliveries and inbox rows are kept. */
+  outboxRetentionSeconds?: number;
   recoveryIntervalMs: number;
   reconciliationIntervalMs?: number;
   outboxIntervalMs?: number;
@@ -235,6 +238,10 @@ export async function startApp(options: AppOptions): Promise<App> {
       partitionSeconds: options.partitionSeconds ?? defaults.idempotencyPartitionSeconds,
     },
     retentionIntervalMs: options.retentionIntervalMs ?? defaults.retentionIntervalMs,
+    outboxRetention: {
+      ...DEFAULT_OUTBOX_RETENTION,
+      retentionSeconds: options.outboxRetentionSeconds ?? defaults.outboxRetentionSeconds,
+    },
     answerMaxBytes: options.answerMaxBytes ?? defaults.idempotencyResponseMaxBytes,
     recoveryIntervalMs: options.recoveryIntervalMs,
     reconciliationIntervalMs: options.reconciliationIntervalMs ?? defaults.reconciliationIntervalMs,
@@ -319,7 +326,10 @@ export async function startApp(options: AppOptions): Promise<App> {
       services.reconciler.start();
       services.retention.start();
     }
-    if (runs.has('ledger')) services.dispatcher.start();
+    if (runs.has('ledger')) {
+      services.dispatcher.start();
+      services.outboxRetention.start();
+    }
   }
   return {
     url,

@@ -28,7 +28,16 @@ import { ledgerHandler } from '../services/ledger/index.ts';
 import { notificationHandlers, receiptsHandler } from '../services/notifications/index.ts';
 import { reconcileUnknownRequests } from '../services/payments/index.ts';
 import { paymentResumers, RESUMABLE_OPERATIONS } from '../services/payments/index.ts';
-import { initialiseSeries, registerFleetGauges } from '../lib/metrics.ts';
+import {
+  initialiseSeries,
+  registerFleetGauges,
+  type OUTBOX_PRUNED_TABLES,
+} from '../lib/metrics.ts';
+import {
+  pruneOutbox,
+  type OutboxPruned,
+  type OutboxRetentionPolicy,
+} from '../lib/outbox/outbox-retention.ts';
 import type { ServiceName } from './topology.ts';
 import { readBacklog } from '../lib/outbox/outbox.ts';
 import {
@@ -56,6 +65,7 @@ export interface ServicesConfig extends HopsConfig {
   ttlSeconds: number;
   retention: RetentionPolicy;
   retentionIntervalMs: number;
+  outboxRetention: OutboxRetentionPolicy;
   answerMaxBytes: number;
   recoveryIntervalMs: number;
   reconciliationIntervalMs: number;
@@ -98,6 +108,10 @@ export interface Services {
   retention: PeriodicJob;
   /** One maintenance run now (at start, before serving; and for tests and operators). */
   maintainPartitions(): Promise<RetentionRun>;
+  /** Deletes events, deliveries and inbox rows past their window, on the same schedule. */
+  outboxRetention: PeriodicJob;
+  /** One outbox retention run now (for tests and operators). */
+  pruneOutbox(): Promise<OutboxPruned>;
   /** Start-up checks of the server's settings, logged as warnings (autovacuum-check.ts). */
   checkDatabaseSettings(): Promise<void>;
   close(): Promise<void>;
@@ -322,6 +336,19 @@ export function createServices(config: ServicesConfig): Services {
     intervalMs: config.retentionIntervalMs,
     onError: config.onError,
   });
+  const runOutboxRetention = async () => {
+    const pruned = await pruneOutbox(maintenancePool, config.outboxRetention);
+    const count = (table: (typeof OUTBOX_PRUNED_TABLES)[number], rows: number) =>
+      config.metrics.outboxPruned.inc({ service: PROCESS_SERVICE, table }, rows);
+    count('outbox_events', pruned.events);
+    count('outbox_deliveries', pruned.deliveries);
+    count('inbox_messages', pruned.inboxMessages);
+    return pruned;
+  };
+  const outboxRetention = new PeriodicJob(runOutboxRetention, {
+    intervalMs: config.retentionIntervalMs,
+    onError: config.onError,
+  });
   return {
     deps,
     client,
@@ -333,11 +360,14 @@ export function createServices(config: ServicesConfig): Services {
     dispatcher,
     retention,
     maintainPartitions: runRetention,
+    outboxRetention,
+    pruneOutbox: runOutboxRetention,
     async checkDatabaseSettings() {
       await warnIfAutovacuumOff(pool, config.log);
     },
     async close() {
       await retention.stop();
+      await outboxRetention.stop();
       await dispatcher.stop();
       await reconciler.stop();
       await worker.stop();

@@ -3,6 +3,7 @@ import { DatabaseUrlError, parseDatabaseUrl } from '../lib/db/database-url.ts';
 import { Keyring } from '../lib/crypto/keyring.ts';
 import { MIN_LEASE_MS } from '../lib/idempotency/lease-heartbeat.ts';
 import { DEFAULT_RETENTION_POLICY } from '../lib/idempotency/retention.ts';
+import { DEFAULT_OUTBOX_RETENTION } from '../lib/outbox/outbox-retention.ts';
 import { parseWebhookAllowList } from '../services/notifications/index.ts';
 import { isBearerTokenShape, MAX_BEARER_TOKEN_CHARS } from '../gateway/http/bearer.ts';
 import { parseServices, parseServiceUrls, type ServiceName } from './topology.ts';
@@ -170,10 +171,19 @@ export const configSchema = z.object({
       description: 'width of one retention partition',
     },
   ),
+  outboxRetentionSeconds: variable(
+    withDefault(3_600, DEFAULT_OUTBOX_RETENTION.retentionSeconds),
+    {
+      env: 'OUTBOX_RETENTION_SECONDS',
+      unit: 's',
+      description:
+        'how long events, their delivery records and inbox rows are kept (never while pending)',
+    },
+  ),
   retentionIntervalMs: variable(withDefault(10, DEFAULT_RETENTION_INTERVAL_MS), {
     env: 'RETENTION_INTERVAL_MS',
     unit: 'ms',
-    description: 'how often partition maintenance runs',
+    description: 'how often partition maintenance and outbox retention run',
   }),
   leaseMs: variable(
     integer(1)

@@ -81,6 +81,7 @@ async function main(): Promise<void> {
     answerMaxBytes: config.idempotencyResponseMaxBytes,
     partitionSeconds: config.idempotencyPartitionSeconds,
     retentionIntervalMs: config.retentionIntervalMs,
+    outboxRetentionSeconds: config.outboxRetentionSeconds,
     logLevel: config.logLevel,
     recoveryIntervalMs: config.recoveryIntervalMs,
     reconciliationIntervalMs: config.reconciliationIntervalMs,

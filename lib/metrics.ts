@@ -87,6 +87,14 @@ export function createLibMetrics(registry: Registry) {
       labelNames: ['service', 'result'] as const,
       registers,
     }),
+    outboxPruned: new Counter({
+      name: 'outbox_retention_deleted_rows_total',
+      help:
+        'Rows deleted by outbox retention once past their window: events, deliveries (with ' +
+        'their event) and inbox messages.',
+      labelNames: ['service', 'table'] as const,
+      registers,
+    }),
     partitionsInsertableUntil: new Gauge({
       name: 'idempotency_partitions_insertable_until_timestamp_seconds',
       help:
@@ -335,4 +343,14 @@ export function initialiseSeries(
   for (const result of ['done', 'skipped', 'error']) {
     metrics.retentionRuns.inc({ service: known.jobs, result }, 0);
   }
+  for (const table of OUTBOX_PRUNED_TABLES) {
+    metrics.outboxPruned.inc({ service: known.jobs, table }, 0);
+  }
 }
+
+/** The `table` label of outbox_retention_deleted_rows_total. */
+export const OUTBOX_PRUNED_TABLES = [
+  'outbox_events',
+  'outbox_deliveries',
+  'inbox_messages',
+] as const;

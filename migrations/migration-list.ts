@@ -27,6 +27,7 @@ const SQL_FILES = [
   '0016-outbox-event-log-cursors.sql',
   '0017-reference-guard.sql',
   '0018-provider-key-secret.sql',
+  '0019-outbox-retention.sql',
 ] as const;
 
 function sqlMigration(file: string): MigrationObject {

@@ -14,4 +14,11 @@ export const InboxMessage = defineEntity({
     processedAt: p.datetime().defaultRaw('now()'),
   },
   primaryKeys: ['consumer', 'tenantId', 'messageId'],
+  // Retention finds rows by age (migrations/0019).
+  indexes: [
+    {
+      name: 'inbox_messages_processed_brin',
+      expression: `CREATE INDEX inbox_messages_processed_brin ON inbox_messages USING brin (processed_at)`,
+    },
+  ],
 });

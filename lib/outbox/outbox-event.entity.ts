@@ -25,5 +25,10 @@ export const OutboxEvent = defineEntity({
       name: 'outbox_events_log_ix',
       expression: `CREATE INDEX outbox_events_log_ix ON outbox_events (written_by, log_seq) WHERE log_consumers <> '{}'`,
     },
+    // Retention finds events by age (migrations/0019).
+    {
+      name: 'outbox_events_created_brin',
+      expression: `CREATE INDEX outbox_events_created_brin ON outbox_events USING brin (created_at)`,
+    },
   ],
 });

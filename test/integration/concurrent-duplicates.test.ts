@@ -95,10 +95,16 @@ describe('100 concurrent identical createPayment requests', () => {
     // graphql-js wraps an error that has no path in a new one, which copies (and so formats)
     // the first one's stack: the largest single cost of a 409 once admission was cheap.
     let graphqlStacks = 0;
-    const original = Error.prepareStackTrace;
-    Error.prepareStackTrace = (error: Error, frames: NodeJS.CallSite[]) => {
+    const saved = Object.getOwnPropertyDescriptor(Error, 'prepareStackTrace');
+    const original = saved?.value as
+      ((error: Error, frames: NodeJS.CallSite[]) => unknown) | undefined;
+    Error.prepareStackTrace = (error: Error, frames: NodeJS.CallSite[]): unknown => {
       if (error.name === 'GraphQLError') graphqlStacks += 1;
-      return original ? original(error, frames) : [String(error), ...frames].join('\n    at ');
+      if (original !== undefined) return original(error, frames);
+      return [
+        `${error.name}: ${error.message}`,
+        ...frames.map((f) => `${f.getFileName() ?? '?'}:${f.getLineNumber() ?? '?'}`),
+      ].join('\n    at ');
     };
     stack.app.faults.arm('createPayment.provider_charge_sent.before-commit', {
       kind: 'call',
@@ -114,11 +120,12 @@ describe('100 concurrent identical createPayment requests', () => {
       for (const answer of inUse) {
         const [error] = answer.body.errors ?? [];
         expect(error?.path).toEqual(['createPayment']);
-        expect(error?.locations).toEqual([expect.objectContaining({ line: expect.any(Number) })]);
+        expect(error?.locations?.[0]?.line).toBeGreaterThan(0);
       }
       expect(graphqlStacks).toBe(0);
     } finally {
-      Error.prepareStackTrace = original;
+      if (saved === undefined) delete Error.prepareStackTrace;
+      else Object.defineProperty(Error, 'prepareStackTrace', saved);
       stack.app.faults.disarm('createPayment.provider_charge_sent.before-commit');
     }
   });

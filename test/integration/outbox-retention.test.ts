@@ -1,0 +1,146 @@
+import pg from 'pg';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { pruneOutbox, type OutboxRetentionPolicy } from '../../lib/outbox/outbox-retention.ts';
+import { useTestDatabase } from '../support/test-database.ts';
+
+const database = useTestDatabase('outbox-retention');
+const TENANT = '00000000-0000-4000-8000-00000000000a';
+const DAY_SECONDS = 86_400;
+const POLICY: OutboxRetentionPolicy = {
+  retentionSeconds: 30 * DAY_SECONDS,
+  batchSize: 100,
+  budgetMs: 60_000,
+};
+
+let db: pg.Pool;
+beforeAll(() => {
+  db = new pg.Pool({ connectionString: database.url, max: 2 });
+});
+afterAll(async () => {
+  await db.end();
+});
+beforeEach(async () => {
+  await db.query('TRUNCATE outbox_deliveries, outbox_events, inbox_messages');
+  await db.query(`UPDATE outbox_cursors SET written_by = '0', log_seq = 0`);
+});
+
+/** An event written `daysAgo` days ago, read from the log by `logConsumers`. */
+async function event(
+  id: string,
+  opts: { daysAgo: number; logConsumers?: string[]; delivery?: 'pending' | 'delivered' },
+): Promise<void> {
+  await db.query(
+    `INSERT INTO outbox_events (tenant_id, id, type, payload, log_consumers, created_at)
+     VALUES ($1, $2, 'payment.succeeded', '{}', $3, now() - make_interval(days => $4))`,
+    [TENANT, id, opts.logConsumers ?? [], opts.daysAgo],
+  );
+  if (opts.delivery !== undefined) {
+    await db.query(
+      `INSERT INTO outbox_deliveries (tenant_id, event_id, consumer, status)
+       VALUES ($1, $2, 'webhook:endpoint-1', $3)`,
+      [TENANT, id, opts.delivery],
+    );
+  }
+}
+
+async function idsOf(table: 'outbox_events' | 'outbox_deliveries'): Promise<string[]> {
+  const column = table === 'outbox_events' ? 'id' : 'event_id';
+  const { rows } = await db.query<{ id: string }>(
+    `SELECT ${column} AS id FROM ${table} ORDER BY 1`,
+  );
+  return rows.map((r) => r.id);
+}
+
+/** Moves `consumer`'s cursor onto event `id`: it has taken it, and everything before it. */
+async function cursorAt(consumer: string, id: string): Promise<void> {
+  await db.query(
+    `UPDATE outbox_cursors c SET written_by = e.written_by, log_seq = e.log_seq
+       FROM outbox_events e WHERE c.consumer = $1 AND e.id = $2`,
+    [consumer, id],
+  );
+}
+
+describe('outbox retention', () => {
+  it('deletes events past the window with their finished deliveries, and keeps the rest', async () => {
+    await event('evt_old_delivered', { daysAgo: 40, delivery: 'delivered' });
+    await event('evt_old_no_delivery', { daysAgo: 40 });
+    await event('evt_old_pending', { daysAgo: 40, delivery: 'pending' });
+    await event('evt_recent', { daysAgo: 2, delivery: 'delivered' });
+
+    const pruned = await pruneOutbox(db, POLICY);
+
+    expect(pruned).toEqual({ events: 2, deliveries: 1, inboxMessages: 0, complete: true });
+    expect(await idsOf('outbox_events')).toEqual(['evt_old_pending', 'evt_recent']);
+    expect(await idsOf('outbox_deliveries')).toEqual(['evt_old_pending', 'evt_recent']);
+  });
+
+  it('keeps an event until every consumer reading it from the log has taken it', async () => {
+    await event('evt_a', { daysAgo: 40, logConsumers: ['ledger', 'receipts'] });
+    await event('evt_b', { daysAgo: 40, logConsumers: ['ledger', 'receipts'] });
+
+    expect((await pruneOutbox(db, POLICY)).events).toBe(0);
+    await cursorAt('ledger', 'evt_b');
+    await cursorAt('receipts', 'evt_a');
+    expect((await pruneOutbox(db, POLICY)).events).toBe(1);
+    expect(await idsOf('outbox_events')).toEqual(['evt_b']);
+    await cursorAt('receipts', 'evt_b');
+    expect((await pruneOutbox(db, POLICY)).events).toBe(1);
+    expect(await idsOf('outbox_events')).toEqual([]);
+  });
+
+  it('deletes inbox rows past the window only', async () => {
+    await db.query(
+      `INSERT INTO inbox_messages (consumer, tenant_id, message_id, processed_at)
+       VALUES ('ledger', $1, 'evt_old', now() - interval '40 days'),
+              ('ledger', $1, 'evt_new', now() - interval '1 day')`,
+      [TENANT],
+    );
+    expect((await pruneOutbox(db, POLICY)).inboxMessages).toBe(1);
+    const { rows } = await db.query<{ message_id: string }>(
+      'SELECT message_id FROM inbox_messages',
+    );
+    expect(rows.map((r) => r.message_id)).toEqual(['evt_new']);
+  });
+
+  it('works in batches until done, and stops when its budget is spent', async () => {
+    await db.query(
+      `INSERT INTO outbox_events (tenant_id, id, type, payload, created_at)
+       SELECT $1, 'evt_' || n, 'payment.succeeded', '{}', now() - interval '40 days'
+         FROM generate_series(1, 250) AS n`,
+      [TENANT],
+    );
+    expect(await pruneOutbox(db, { ...POLICY, budgetMs: 0 })).toEqual({
+      events: 0,
+      deliveries: 0,
+      inboxMessages: 0,
+      complete: false,
+    });
+    expect(await pruneOutbox(db, POLICY)).toEqual({
+      events: 250,
+      deliveries: 0,
+      inboxMessages: 0,
+      complete: true,
+    });
+  });
+
+  it('leaves alone a delivery that turns pending while its batch runs, and its event', async () => {
+    await event('evt_redelivered', { daysAgo: 40, delivery: 'delivered' });
+    // A redelivery asked for at that moment: its transaction holds the delivery row.
+    const redelivery = await db.connect();
+    try {
+      await redelivery.query('BEGIN');
+      await redelivery.query(
+        `UPDATE outbox_deliveries SET status = 'pending' WHERE event_id = 'evt_redelivered'`,
+      );
+      const pruning = pruneOutbox(db, POLICY);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await redelivery.query('COMMIT');
+      await expect(pruning).rejects.toThrow(/foreign key/);
+    } finally {
+      redelivery.release();
+    }
+    expect(await idsOf('outbox_events')).toEqual(['evt_redelivered']);
+    expect(await idsOf('outbox_deliveries')).toEqual(['evt_redelivered']);
+    expect((await pruneOutbox(db, POLICY)).events).toBe(0);
+  });
+});
