@@ -182,6 +182,18 @@ describe('a connection cut after COMMIT reached the server, before its answer ca
 });
 
 describe('an admission whose commit failed while a duplicate waited on its key', () => {
+  // The duplicate arrives at another gateway process: one process's own duplicates wait for
+  // its admission in memory (AdmissionsInFlight) and never reach the scope lock.
+  let other: TestStack;
+  beforeAll(async () => {
+    other = await startTestStack({
+      databaseUrl: cutter.url,
+      app: { leaseMs: 5_000, pspUrl: stack.sandbox.url },
+    });
+  });
+  afterAll(async () => {
+    await other?.stop();
+  });
   /** The pid of the services' backend waiting on a lock of `kind`, once there is one. */
   async function waitingBackend(kind: 'relation' | 'advisory'): Promise<number> {
     return waitUntil(
@@ -207,8 +219,8 @@ describe('an admission whose commit failed while a duplicate waited on its key',
       paymentMethod: 'pm_card_visa',
       reference: key,
     };
-    const send = () =>
-      graphql(stack.app.url, {
+    const send = (to: TestStack = stack) =>
+      graphql(to.app.url, {
         apiKey: TENANT_A.apiKey,
         query: CREATE_PAYMENT,
         variables: { input },
@@ -226,7 +238,7 @@ describe('an admission whose commit failed while a duplicate waited on its key',
       const firstBackend = await waitingBackend('relation');
       expect(held.engaged()).toBe(true); // its answers wait: it cannot read back early
       // The duplicate finds no committed key and waits for the first one's scope lock.
-      const duplicate = send();
+      const duplicate = send(other);
       await waitingBackend('advisory');
       // The first admission dies with its key row; the duplicate's goes through, commits, and
       // the duplicate is answered, all before the first request learns its commit failed. Its
