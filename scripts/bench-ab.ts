@@ -21,7 +21,7 @@ import { buildJavaScript } from './build.ts';
 import { integerFlag } from './bench/args.ts';
 import { Children, type Child } from './bench/children.ts';
 import { runLoad } from './bench/load.ts';
-import { addCosts, Costs, snapshotCosts } from './bench/phase-costs.ts';
+import { BLOCK_LIMIT_MS, measuredBlock, type BlockFigures } from './bench/measured-block.ts';
 import {
   analyzeAfterWarmUp,
   benchPool,
@@ -36,8 +36,6 @@ import { table } from '../ops/render.ts';
 
 /** A smoke run may warm up less; fewer than this leaves replays too few keys to spread over. */
 const MIN_WARM_UP = 100;
-/** A block that has not finished by then is cut short and counted as far as it got. */
-const BLOCK_LIMIT_MS = 60_000;
 /** Bounds that keep a mistyped flag from starting an hours-long run. */
 const MAX_BLOCKS = 40;
 const MAX_REQUESTS = 10_000;
@@ -72,7 +70,7 @@ interface Side {
   gateway: Child;
   target: Target;
   warmKeys: string[];
-  blocks: Array<{ perSecond: number; gatewayUs: number; postgresUs: number }>;
+  blocks: BlockFigures[];
 }
 
 /** `undefined`: --help was asked for. */
@@ -146,28 +144,17 @@ async function measureBlocks(run: {
     for (let block = 0; block < options.blocks; block++) {
       const order = block % 2 === 0 ? run.sides : ([run.sides[1], run.sides[0]] as const);
       for (const side of order) {
-        const pids = { system: side.gateway.process.pid ?? 0, psp: run.pspPid };
-        const spec = { db: pool, dbName: run.db.name, pids };
-        const before = await snapshotCosts(spec);
-        const load = await runLoad({
+        const figures = await measuredBlock({
           target: side.target,
+          db: { pool, name: run.db.name },
+          pids: { system: side.gateway.process.pid ?? 0, psp: run.pspPid },
           concurrency: options.concurrency,
           count: options.requests,
-          limitMs: BLOCK_LIMIT_MS,
           key: (i) => keyOf(options.phase, { side, block, i }),
         });
-        if (load.errors > 0) throw new Error(`${side.name}: ${load.errorSamples.join(' | ')}`);
-        if (load.done === 0) throw new Error(`${side.name}: no request answered in a block`);
-        const cpu = new Costs();
-        addCosts(cpu, before, await snapshotCosts(spec));
-        const n = load.done;
-        side.blocks.push({
-          perSecond: load.done / load.seconds,
-          gatewayUs: (cpu.systemMs * 1000) / n,
-          postgresUs: (cpu.postgresMs * 1000) / n,
-        });
+        side.blocks.push(figures);
         progress(
-          `block ${block + 1}/${options.blocks} ${side.name}: ${fixed(n / load.seconds, 0)}/s`,
+          `block ${block + 1}/${options.blocks} ${side.name}: ${fixed(figures.perSecond, 0)}/s`,
         );
       }
     }
