@@ -36,16 +36,21 @@ export function insertPayment(table: PaymentsTable, id: string, r: PaymentReques
     text: `INSERT INTO ${table} (tenant_id, id, status, amount_minor, currency, payment_method,
                                 reference, provider_key)
            VALUES ($1, $2, 'PROCESSING', $3, $4, $5, $6, $7)`,
-    values: [
-      r.tenantId,
-      id,
-      minorUnits(r.amount),
-      r.currency,
-      r.paymentMethod,
-      r.reference,
-      providerKey(id),
-    ],
+    values: paymentValues(id, r),
   };
+}
+
+/** The values of a new payment row, $1 to $7 of insertPayment, for a statement that inserts it. */
+export function paymentValues(id: string, r: PaymentRequest): unknown[] {
+  return [
+    r.tenantId,
+    id,
+    minorUnits(r.amount),
+    r.currency,
+    r.paymentMethod,
+    r.reference,
+    providerKey(id),
+  ];
 }
 
 export function recordOutcome(

@@ -1,41 +1,57 @@
 /**
- * Baseline 2, the hand-written reference: the product's design at its smallest, in plain
- * node:http + pg with no GraphQL, tRPC or zod.
+ * Baseline 2, the hand-written reference: the product's design at its tightest, in plain
+ * node:http + pg with no GraphQL, tRPC or zod. Two statements for a new payment, each its own
+ * transaction, as the leanest correct version of the design would send them:
  *
- *   read the key ─found─▶ replay the stored answer (one indexed read, no transaction),
- *                         or 422 (another request's key), or 409 (still running)
- *   tx 1: key row (INSERT … ON CONFLICT DO NOTHING on (tenant, key)) + payment row with its
- *         derived provider key (the intent) ─lost the race─▶ read again, answer as above
- *   provider call under the derived key
- *   tx 2: outcome on the payment + stored answer on the key (only while it is 'started')
+ *   admission: the key row (INSERT … ON CONFLICT DO NOTHING on (tenant, key)) and, only if it
+ *              was inserted, the payment row with its provider key (the intent): one statement
+ *     ─key taken─▶ read it: replay the stored answer, 422 (another request's key) or 409
+ *   provider call under the provider key
+ *   finish: the outcome on the payment and the stored answer on the key: one statement
  *
- * Left out, and what the product pays for them: no scope lock or partitions (retention), no
- * fencing token, lease or phase log (takeover and recovery), no outbox event, no probe or
- * retries, no metrics.
+ * A replay costs the admission statement (which inserts nothing) and the read. Payment ids are
+ * time-ordered, as the product's are (ADR 0035). Left out, and what the product pays for them:
+ * no scope lock or partitions (retention), no fencing token, lease or phase log (takeover and
+ * recovery), no outbox event, ledger or receipt, no sealing, no probe or retries, no metrics.
+ * Until 2026-12-05 it read the key first and ran two explicit transactions (9 round trips a
+ * payment, 3 commits): a slower reference than the product's own transport, which flattered the
+ * product (docs/performance.md).
  *
  *   DATABASE_URL=… PSP_URL=… node --import tsx scripts/bench/reference-server.ts
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import type pg from 'pg';
+import { timeOrderedId } from '../../lib/input/time-ordered-id.ts';
 import { json, runBaseline, type Answer, type PaymentRequest } from './baseline-http.ts';
-import { chargeAtPsp, insertPayment, recordOutcome } from './baseline-payment.ts';
-
-const TABLE = 'bench_ref_payments';
+import { chargeAtPsp, paymentValues } from './baseline-payment.ts';
 
 const SELECT_KEY = `
 SELECT request_hash, state, response::text AS response
   FROM bench_ref_keys WHERE tenant_id = $1 AND key = $2`;
 
-const CLAIM_KEY = `
-INSERT INTO bench_ref_keys (tenant_id, key, request_hash, state, payment_id)
-VALUES ($1, $2, $3, 'started', $4)
-ON CONFLICT (tenant_id, key) DO NOTHING
+/** $1–$7 the payment (paymentValues), $8 the client's key, $9 the request hash. */
+const ADMIT = `
+WITH claim AS (
+  INSERT INTO bench_ref_keys (tenant_id, key, request_hash, state, payment_id)
+  VALUES ($1, $8, $9, 'started', $2)
+  ON CONFLICT (tenant_id, key) DO NOTHING
+  RETURNING 1
+)
+INSERT INTO bench_ref_payments (tenant_id, id, status, amount_minor, currency, payment_method,
+                                reference, provider_key)
+SELECT $1, $2, 'PROCESSING', $3, $4, $5, $6, $7 FROM claim
 RETURNING 1`;
 
-const STORE_ANSWER = `
-UPDATE bench_ref_keys SET state = 'finished', response = $3, updated_at = now()
- WHERE tenant_id = $1 AND key = $2 AND state = 'started'`;
+/** $1 tenant, $2 payment id, $3 status, $4 provider reference, $5 failure code, $6 key, $7 answer. */
+const FINISH = `
+WITH outcome AS (
+  UPDATE bench_ref_payments
+     SET status = $3, provider_reference = $4, failure_code = $5, updated_at = now()
+   WHERE tenant_id = $1 AND id = $2 AND status = 'PROCESSING'
+)
+UPDATE bench_ref_keys SET state = 'finished', response = $7, updated_at = now()
+ WHERE tenant_id = $1 AND key = $6 AND state = 'started'`;
 
 interface KeyRow {
   request_hash: Buffer;
@@ -59,59 +75,34 @@ function existing(row: KeyRow, hash: Buffer): Answer {
   return { status: 200, body: row.response, headers: { 'idempotent-replayed': 'true' } };
 }
 
-async function readKey(pool: pg.Pool, request: PaymentRequest): Promise<KeyRow | undefined> {
-  const { rows } = await pool.query<KeyRow>(SELECT_KEY, [request.tenantId, request.idempotencyKey]);
-  return rows[0];
-}
-
-/** Runs `work` in one transaction, committed unless it returns false or throws. */
-async function transaction(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<boolean>) {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    const commit = await work(client);
-    await client.query(commit ? 'COMMIT' : 'ROLLBACK');
-    return commit;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
-}
-
 export async function referenceCreatePayment(
   pool: pg.Pool,
   request: PaymentRequest,
 ): Promise<Answer> {
   const { tenantId, idempotencyKey } = request;
   const hash = requestHash(request);
-  const found = await readKey(pool, request);
-  if (found !== undefined) return existing(found, hash);
-
-  const id = randomUUID();
-  // false: a concurrent first request holds the key (the losing INSERT waited for its commit).
-  const claimed = await transaction(pool, async (tx) => {
-    const claim = await tx.query(CLAIM_KEY, [tenantId, idempotencyKey, hash, id]);
-    if (claim.rowCount !== 1) return false;
-    await tx.query(insertPayment(TABLE, id, request));
-    return true;
-  });
-  if (!claimed) {
-    const winner = await readKey(pool, request);
-    return winner === undefined
+  const id = timeOrderedId();
+  const admitted = await pool.query(ADMIT, [...paymentValues(id, request), idempotencyKey, hash]);
+  if (admitted.rowCount !== 1) {
+    // The key is taken (a replay, a reuse, or a first request still running).
+    const { rows } = await pool.query<KeyRow>(SELECT_KEY, [tenantId, idempotencyKey]);
+    return rows[0] === undefined
       ? json(409, { error: 'IDEMPOTENCY_KEY_IN_USE' })
-      : existing(winner, hash);
+      : existing(rows[0], hash);
   }
-
   const outcome = await chargeAtPsp(id, request);
   if (outcome === null) return json(502, { error: 'PROVIDER_ERROR' });
-  await transaction(pool, async (tx) => {
-    await tx.query(recordOutcome(TABLE, { tenantId, id, outcome }));
-    await tx.query(STORE_ANSWER, [tenantId, idempotencyKey, outcome.body]);
-    return true;
-  });
-  return { status: 200, body: outcome.body };
+  const { status, providerReference, failureCode, body } = outcome;
+  await pool.query(FINISH, [
+    tenantId,
+    id,
+    status,
+    providerReference,
+    failureCode,
+    idempotencyKey,
+    body,
+  ]);
+  return { status: 200, body };
 }
 
 // Run as a process (the bench starts it); imported, it only lends its handler (apollo-reference).
