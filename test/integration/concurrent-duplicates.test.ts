@@ -124,7 +124,7 @@ describe('100 concurrent identical createPayment requests', () => {
       }
       expect(graphqlStacks).toBe(0);
     } finally {
-      if (saved === undefined) delete Error.prepareStackTrace;
+      if (saved === undefined) Reflect.deleteProperty(Error, 'prepareStackTrace');
       else Object.defineProperty(Error, 'prepareStackTrace', saved);
       stack.app.faults.disarm('createPayment.provider_charge_sent.before-commit');
     }
