@@ -171,19 +171,15 @@ export const configSchema = z.object({
       description: 'width of one retention partition',
     },
   ),
-  outboxRetentionSeconds: variable(
-    withDefault(3_600, DEFAULT_OUTBOX_RETENTION.retentionSeconds),
-    {
-      env: 'OUTBOX_RETENTION_SECONDS',
-      unit: 's',
-      description:
-        'how long events, their delivery records and inbox rows are kept (never while pending)',
-    },
-  ),
+  outboxRetentionSeconds: variable(withDefault(3_600, DEFAULT_OUTBOX_RETENTION.retentionSeconds), {
+    env: 'OUTBOX_RETENTION_SECONDS',
+    unit: 's',
+    description: 'how long events, deliveries and inbox rows are kept',
+  }),
   retentionIntervalMs: variable(withDefault(10, DEFAULT_RETENTION_INTERVAL_MS), {
     env: 'RETENTION_INTERVAL_MS',
     unit: 'ms',
-    description: 'how often partition maintenance and outbox retention run',
+    description: 'how often retention runs',
   }),
   leaseMs: variable(
     integer(1)
