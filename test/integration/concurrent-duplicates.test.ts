@@ -15,6 +15,25 @@ const stack = useTestStack('concurrency', { app: { poolMax: 20 } });
 const DUPLICATES = 100;
 /** How long the phase body lingers, so that many duplicates arrive while it runs. */
 const BODY_DWELL_MS = 200;
+/** Hit once by each admission transaction, just before it is sent. */
+const ADMISSION_SENT = 'createPayment.provider_charge_sent.before-commit';
+
+/**
+ * Holds every admission BODY_DWELL_MS before it is sent, so that duplicates arrive meanwhile,
+ * and counts them; `after` sees each one's number once it has dwelt, and may throw.
+ */
+function holdAdmissions(after?: (nth: number) => void): { sent: () => number } {
+  let sent = 0;
+  stack.app.faults.arm(ADMISSION_SENT, {
+    kind: 'call',
+    run: async () => {
+      const nth = (sent += 1);
+      await new Promise((resolve) => setTimeout(resolve, BODY_DWELL_MS));
+      after?.(nth);
+    },
+  });
+  return { sent: () => sent };
+}
 
 describe('100 concurrent identical createPayment requests', () => {
   it('make one provider charge and one payment; every answer is that payment or IDEMPOTENCY_KEY_IN_USE; the phase body never runs twice at once', async () => {
@@ -69,25 +88,18 @@ describe('100 concurrent identical createPayment requests', () => {
     // The first admission dwells before it is sent; every duplicate reads no row meanwhile.
     // Each admission sent hits this point once: without AdmissionsInFlight, all 20 would, and
     // 19 would queue on the scope lock and roll back.
-    let admissionsSent = 0;
-    stack.app.faults.arm('createPayment.provider_charge_sent.before-commit', {
-      kind: 'call',
-      run: async () => {
-        admissionsSent += 1;
-        await new Promise((resolve) => setTimeout(resolve, BODY_DWELL_MS));
-      },
-    });
+    const admissions = holdAdmissions();
     try {
       const input = paymentInput('storm-one-admission', { reference: 'storm-one-admission' });
       const answers = await Promise.all(
         Array.from({ length: 20 }, () => createPaymentOn(stack, input)),
       );
-      expect(admissionsSent).toBe(1);
+      expect(admissions.sent()).toBe(1);
       expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
       expect(answers.filter((a) => errorCodeOf(a) === 'IDEMPOTENCY_KEY_IN_USE')).toHaveLength(19);
       expect(stack.sandbox.charges({ reference: 'storm-one-admission' })).toHaveLength(1);
     } finally {
-      stack.app.faults.disarm('createPayment.provider_charge_sent.before-commit');
+      stack.app.faults.disarm(ADMISSION_SENT);
     }
   });
 
@@ -106,10 +118,7 @@ describe('100 concurrent identical createPayment requests', () => {
         ...frames.map((f) => `${f.getFileName() ?? '?'}:${f.getLineNumber() ?? '?'}`),
       ].join('\n    at ');
     };
-    stack.app.faults.arm('createPayment.provider_charge_sent.before-commit', {
-      kind: 'call',
-      run: () => new Promise((resolve) => setTimeout(resolve, BODY_DWELL_MS)),
-    });
+    holdAdmissions();
     try {
       const input = paymentInput('storm-located', { reference: 'storm-located' });
       const answers = await Promise.all(
@@ -126,19 +135,13 @@ describe('100 concurrent identical createPayment requests', () => {
     } finally {
       if (saved === undefined) Reflect.deleteProperty(Error, 'prepareStackTrace');
       else Object.defineProperty(Error, 'prepareStackTrace', saved);
-      stack.app.faults.disarm('createPayment.provider_charge_sent.before-commit');
+      stack.app.faults.disarm(ADMISSION_SENT);
     }
   });
 
   it('when that first admission fails, its duplicates admit the key themselves, once', async () => {
-    let admissionsSent = 0;
-    stack.app.faults.arm('createPayment.provider_charge_sent.before-commit', {
-      kind: 'call',
-      run: async () => {
-        admissionsSent += 1;
-        await new Promise((resolve) => setTimeout(resolve, BODY_DWELL_MS));
-        if (admissionsSent === 1) throw new Error('the first admission fails');
-      },
+    const admissions = holdAdmissions((nth) => {
+      if (nth === 1) throw new Error('the first admission fails');
     });
     try {
       const input = paymentInput('storm-leader-fails', { reference: 'storm-leader-fails' });
@@ -148,10 +151,10 @@ describe('100 concurrent identical createPayment requests', () => {
       expect(answers.filter((a) => a.status === 500)).toHaveLength(1);
       expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
       expect(answers.filter((a) => errorCodeOf(a) === 'IDEMPOTENCY_KEY_IN_USE')).toHaveLength(18);
-      expect(admissionsSent).toBe(2);
+      expect(admissions.sent()).toBe(2);
       expect(stack.sandbox.charges({ reference: 'storm-leader-fails' })).toHaveLength(1);
     } finally {
-      stack.app.faults.disarm('createPayment.provider_charge_sent.before-commit');
+      stack.app.faults.disarm(ADMISSION_SENT);
     }
   });
 
