@@ -4,8 +4,9 @@
  * `--payments` payments' worth of rows (growth-preload.ts: payments, their keys and answers,
  * events, deliveries, ledger, receipts, inbox), take turns serving blocks of new payments and of
  * replays at each concurrency, as bench:ab's two sides do. The report gives grown ÷ empty per
- * block and their median, the tables' and indexes' sizes per million payments, how long the
- * load took, and how long a retention pass took over a third of the loaded events.
+ * block and their median, each side's CPU per request and the blocks its database read from
+ * outside shared buffers per request, the tables' and indexes' sizes per million payments, how
+ * long the load took, and how long a retention pass took over a third of the loaded events.
  *
  * Both gateways run with their defaults, the outbox included; the preloaded events are outside
  * every consumer's log, so they add rows, not work. Nothing is asserted on time. `--help` lists
@@ -168,6 +169,21 @@ async function compare(
   return pairs;
 }
 
+/**
+ * PostgreSQL reports a backend's block counts at most once a second while it works, and ten
+ * seconds after it goes idle: reading them sooner misses the end of a phase.
+ */
+const STATS_SETTLE_MS = 11_000;
+
+/** Blocks the side's database read from outside shared buffers so far (the OS cache or disk). */
+async function blocksRead(side: Side): Promise<number> {
+  const { rows } = await side.pool.query<{ read: string }>(
+    'SELECT blks_read::text AS read FROM pg_stat_database WHERE datname = $1',
+    [side.db.name],
+  );
+  return Number(rows[0]?.read ?? 0);
+}
+
 function median(values: number[]): number {
   return percentile(
     [...values].sort((a, b) => a - b),
@@ -208,15 +224,35 @@ async function main(): Promise<void> {
     const [empty, grown] = sides as [Side, Side];
     progress(`preloading ${options.payments} payments`);
     const loadSeconds = await grow(grown.pool, options.payments);
+    // The load's pages written out now, not by a checkpoint in the middle of the measurement
+    // (CHECKPOINT needs a superuser or pg_checkpoint; without either, the run says so).
+    await grown.pool.query('CHECKPOINT').catch((error: unknown) => {
+      progress(
+        `no CHECKPOINT after the load: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    });
     for (const side of sides) {
       progress(`warming up ${side.name}`);
       await warmUp(side, options.warmUp);
       await side.pool.query('ANALYZE');
     }
     const lines: string[] = [];
-    const rows = table(['phase', 'C', 'empty /s', 'grown /s', 'grown ÷ empty (blocks)']);
+    const rows = table([
+      'phase',
+      'C',
+      'empty /s',
+      'grown /s',
+      'grown ÷ empty (blocks)',
+      'gateway µs',
+      'PostgreSQL µs',
+      'blocks read',
+    ]);
+    /** Empty → grown, the medians of the blocks. */
+    const both = (pairs: Array<[BlockFigures, BlockFigures]>, pick: (b: BlockFigures) => number) =>
+      `${fixed(median(pairs.map(([e]) => pick(e))), 0)} → ${fixed(median(pairs.map(([, g]) => pick(g))), 0)}`;
     for (const c of options.concurrencies) {
       for (const phase of ['new', 'replay'] as const) {
+        const before = await Promise.all(sides.map((side) => blocksRead(side)));
         const pairs = await compare([empty, grown], {
           phase,
           c,
@@ -224,6 +260,10 @@ async function main(): Promise<void> {
           requests: options.requests,
           pspPid: psp.process.pid ?? 0,
         });
+        await new Promise((resolve) => setTimeout(resolve, STATS_SETTLE_MS));
+        const after = await Promise.all(sides.map((side) => blocksRead(side)));
+        const requests = options.blocks * options.requests;
+        const read = sides.map((_, i) => fixed((after[i]! - before[i]!) / requests, 2));
         const ratios = pairs.map(([e, g]) => g.perSecond / e.perSecond);
         rows.push([
           phase,
@@ -231,6 +271,9 @@ async function main(): Promise<void> {
           fixed(median(pairs.map(([e]) => e.perSecond)), 0),
           fixed(median(pairs.map(([, g]) => g.perSecond)), 0),
           `${fixed(median(ratios), 3)} (${fixed(Math.min(...ratios), 2)}–${fixed(Math.max(...ratios), 2)})`,
+          both(pairs, (b) => b.gatewayUs),
+          both(pairs, (b) => b.postgresUs),
+          `${read[0]} → ${read[1]}`,
         ]);
       }
     }
