@@ -2,8 +2,11 @@ import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { pruneOutbox, type OutboxRetentionPolicy } from '../../lib/outbox/outbox-retention.ts';
 import { useTestDatabase } from '../support/test-database.ts';
+import { useTestStackOn } from '../support/test-stack.ts';
 
 const database = useTestDatabase('outbox-retention');
+// The app's own run (its policy from OUTBOX_RETENTION_SECONDS, its metric); no job runs by itself.
+const stack = useTestStackOn(database, { app: { outboxRetentionSeconds: 30 * 86_400 } });
 const TENANT = '00000000-0000-4000-8000-00000000000a';
 const DAY_SECONDS = 86_400;
 const POLICY: OutboxRetentionPolicy = {
@@ -142,5 +145,25 @@ describe('outbox retention', () => {
     expect(await idsOf('outbox_events')).toEqual(['evt_redelivered']);
     expect(await idsOf('outbox_deliveries')).toEqual(['evt_redelivered']);
     expect((await pruneOutbox(db, POLICY)).events).toBe(0);
+  });
+
+  it("is the app's job too, which counts what it deleted by table", async () => {
+    await event('evt_app_old', { daysAgo: 40, delivery: 'delivered' });
+    await event('evt_app_recent', { daysAgo: 2 });
+
+    expect(await stack.app.services.pruneOutbox()).toEqual({
+      events: 1,
+      deliveries: 1,
+      inboxMessages: 0,
+      complete: true,
+    });
+    expect(await idsOf('outbox_events')).toEqual(['evt_app_recent']);
+    const text = await (await fetch(`${stack.app.url}/metrics`)).text();
+    expect(text).toMatch(
+      /outbox_retention_deleted_rows_total\{[^}]*table="outbox_events"[^}]*\} 1\b/,
+    );
+    expect(text).toMatch(
+      /outbox_retention_deleted_rows_total\{[^}]*table="outbox_deliveries"[^}]*\} 1\b/,
+    );
   });
 });
