@@ -91,6 +91,8 @@ export interface AppOptions {
   poolMax?: number;
   /** WEBHOOK_ALLOWED_HOSTS: empty unless given, so webhooks reach public addresses only. */
   webhookAllowList?: WebhookAllowList;
+  /** WEBHOOK_ENDPOINTS_PER_TENANT. */
+  webhookEndpointsPerTenant?: number;
   faults?: FaultPoints;
   /** pino level (LOG_LEVEL): info by default; 'silent' turns logging off. */
   logLevel?: string;
@@ -254,6 +256,8 @@ export async function startApp(options: AppOptions): Promise<App> {
     providerMaxAttempts: options.providerMaxAttempts ?? DEFAULT_PROVIDER_MAX_ATTEMPTS,
     latestMigration: LATEST_MIGRATION,
     webhookAllowList: options.webhookAllowList ?? EMPTY_WEBHOOK_ALLOW_LIST,
+    webhookEndpointsPerTenant:
+      options.webhookEndpointsPerTenant ?? defaults.webhookEndpointsPerTenant,
     faults,
     metrics,
     keyring: options.keyring,

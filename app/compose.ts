@@ -77,6 +77,7 @@ export interface ServicesConfig extends HopsConfig {
   latestMigration: string;
   /** WEBHOOK_ALLOWED_HOSTS: loopback or private hosts webhooks may reach (development, tests). */
   webhookAllowList: WebhookAllowList;
+  webhookEndpointsPerTenant: number;
   faults: FaultPoints;
   metrics: ServiceMetrics;
   /** DATA_ENCRYPTION_KEYS, parsed and validated by whoever starts the process. */
@@ -218,6 +219,7 @@ export function createServices(config: ServicesConfig): Services {
       providerApplyWindowMs: config.providerApplyWindowMs,
       latestMigration: config.latestMigration,
     },
+    webhookEndpointsPerTenant: config.webhookEndpointsPerTenant,
   };
   const localCaller = createServiceCaller({ deps });
   const caller = hops.callerFor(localCaller, null);

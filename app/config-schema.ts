@@ -286,6 +286,14 @@ export const configSchema = z.object({
     env: 'INTERNAL_HOST',
     description: 'address `INTERNAL_PORT` binds to',
   }),
+  // Each endpoint is a target of its own for the sender: the cap bounds what one tenant can put
+  // in front of it, and no merchant needs more than a handful (Stripe allows 16 in test mode).
+  webhookEndpointsPerTenant: variable(withDefault(1, 16), {
+    env: 'WEBHOOK_ENDPOINTS_PER_TENANT',
+    unit: 'endpoints',
+    description:
+      'webhook endpoints a tenant may have (enabled or disabled); each one is a share of the webhook sender',
+  }),
   webhookAllowList: variable(
     parsedBy((raw) => parseWebhookAllowList(raw, 'WEBHOOK_ALLOWED_HOSTS'))
       .optional()

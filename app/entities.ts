@@ -4,6 +4,7 @@ import { IdempotencyPartition } from '../lib/idempotency/idempotency-partition.e
 import { IdempotencyPhaseLogEntry } from '../lib/idempotency/idempotency-phase-log.entity.ts';
 import { IdempotencyAnswer } from '../lib/idempotency/idempotency-answer.entity.ts';
 import { InboxMessage } from '../lib/outbox/inbox-message.entity.ts';
+import { OutboxConsumerCircuit } from '../lib/outbox/outbox-consumer-circuit.entity.ts';
 import { OutboxCursor } from '../lib/outbox/outbox-cursor.entity.ts';
 import { OutboxDelivery } from '../lib/outbox/outbox-delivery.entity.ts';
 import { OutboxEvent } from '../lib/outbox/outbox-event.entity.ts';
@@ -39,6 +40,7 @@ export const ENTITIES = [
   OutboxDelivery,
   OutboxSubscription,
   OutboxCursor,
+  OutboxConsumerCircuit,
   InboxMessage,
   LedgerPosting,
   LedgerLine,

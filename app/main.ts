@@ -92,6 +92,7 @@ async function main(): Promise<void> {
     outboxIntervalMs: config.outboxIntervalMs,
     providerTimeoutMs: config.providerTimeoutMs,
     webhookAllowList: config.webhookAllowList,
+    webhookEndpointsPerTenant: config.webhookEndpointsPerTenant,
     faults: FaultPoints.fromSpec(config.faultPoints, FAULT_POINT_CATALOG),
     rateLimits: {
       tenantPerSecond: config.rateLimitTenantPerSecond,

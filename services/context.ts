@@ -99,6 +99,8 @@ export interface ServiceDeps
     /** /readyz answers ready once this migration has run. */
     latestMigration: string;
   };
+  /** Webhook endpoints a tenant may have (WEBHOOK_ENDPOINTS_PER_TENANT). */
+  webhookEndpointsPerTenant: number;
 }
 
 export interface ServiceContext {

@@ -14,6 +14,7 @@ import {
   type DeliveryResult,
 } from './delivery.ts';
 import { takeLogBatch } from './event-log.ts';
+import { RemoteDeliveries } from './remote-deliveries.ts';
 import {
   CLAIM_DUE_DELIVERIES,
   MARK_ABANDONED,
@@ -38,7 +39,7 @@ export const LOG_CLAIM_LEASE_MS = 5_000;
  */
 export const BATCH_SIZE = 64;
 /**
- * Deliveries of one batch handled at once. One at a time, each waits out its round trips
+ * Local deliveries of one batch handled at once. One at a time, each waits out its round trips
  * behind the request path's, and a busy gateway's outbox falls behind its own payments; every
  * consumer's effect carries its own identity, so their order within a batch does not matter.
  */
@@ -79,9 +80,17 @@ export function nextPollDelayMs(
  * process): a claim of delivery rows is one UPDATE over SKIP LOCKED plus a lease. A dispatcher that
  * dies between handling and marking leaves the delivery to be made again, under the same event
  * id, which is why every consumer's effect carries its own identity.
+ *
+ * Two kinds of work, run apart: the database's own (local delivery rows and the log consumers,
+ * CLAIM_LOOPS loops of batches) and deliveries to remote targets (consumers named `kind:target`,
+ * a webhook endpoint each), sent fairly across tenants by RemoteDeliveries in a loop of its own.
+ * A remote call may hang for its whole timeout; nothing local ever waits for one (ADR 0039).
  */
 export class OutboxDispatcher {
   private readonly loops: Array<PeriodicJob<number>>;
+  private readonly remote: RemoteDeliveries;
+  private remoteLoop: Promise<void> | undefined;
+  private stopping = false;
 
   constructor(
     private readonly deps: {
@@ -104,7 +113,7 @@ export class OutboxDispatcher {
   ) {
     this.loops = Array.from({ length: CLAIM_LOOPS }, () => {
       let lastDelayMs = deps.intervalMs;
-      return new PeriodicJob(() => this.dispatchOnce(), {
+      return new PeriodicJob(() => this.dispatchLocal(), {
         intervalMs: deps.intervalMs,
         onError: deps.onError,
         delayAfter: (handled) => {
@@ -116,21 +125,50 @@ export class OutboxDispatcher {
         },
       });
     });
+    this.remote = new RemoteDeliveries({
+      pool: deps.pool,
+      claimLeaseMs: deps.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS,
+      handle: (delivery) => this.handle(delivery),
+      settle: (delivery, result) => this.settle(delivery, result),
+    });
   }
 
   start(): void {
+    this.stopping = false;
     for (const loop of this.loops) loop.start();
+    this.remoteLoop = this.sendRemote();
   }
 
   async stop(): Promise<void> {
-    await Promise.all(this.loops.map((loop) => loop.stop()));
+    this.stopping = true;
+    this.remote.interrupt();
+    await Promise.all([...this.loops.map((loop) => loop.stop()), this.remoteLoop]);
+    await this.remote.finishAll().catch(this.deps.onError);
   }
 
   /**
-   * Claims and handles one batch of due deliveries, and one batch of each log consumer's events,
-   * at once; returns how many it handled in all.
+   * Claims and handles one batch of the database's own work (delivery rows and each log
+   * consumer's events) and one claim of remote deliveries, waits for all of it, and returns how
+   * many it handled in all. Running loops never call this: remote calls are not waited on there.
    */
   async dispatchOnce(): Promise<number> {
+    const [local, remote] = await Promise.all([
+      this.dispatchLocal(),
+      this.remote.claimAndStart().then(async (runs) => {
+        await Promise.all(runs);
+        await this.remote.markDelivered();
+        return runs.length;
+      }),
+    ]);
+    return local + remote;
+  }
+
+  /**
+   * The database's own work: one batch of due local delivery rows and one of each log
+   * consumer's events, at once. No remote call is ever waited on here: the ledger and receipts
+   * keep up whatever the webhook endpoints do.
+   */
+  private async dispatchLocal(): Promise<number> {
     const handled = await Promise.all([
       this.deliverDue(),
       ...Object.entries(this.deps.batchHandlers ?? {}).map(([name, handler]) =>
@@ -151,7 +189,31 @@ export class OutboxDispatcher {
     return handled.reduce((sum, n) => sum + n, 0);
   }
 
-  /** Claims and handles one batch of due delivery rows; returns how many it handled. */
+  /**
+   * The remote sender's loop: marks what was delivered, claims what the free slots allow, and
+   * pauses until a delivery ends or the poll delay passes (nextPollDelayMs, as a local loop).
+   */
+  private async sendRemote(): Promise<void> {
+    let lastDelayMs = this.deps.intervalMs;
+    while (!this.stopping) {
+      let started: number | undefined;
+      try {
+        await this.remote.markDelivered();
+        const runs = await this.remote.claimAndStart();
+        for (const run of runs) run.catch(this.deps.onError);
+        started = runs.length;
+      } catch (error) {
+        this.deps.onError(error);
+      }
+      lastDelayMs = nextPollDelayMs(started, {
+        previousDelayMs: lastDelayMs,
+        intervalMs: this.deps.intervalMs,
+      });
+      if (!this.stopping) await this.remote.pause(lastDelayMs);
+    }
+  }
+
+  /** Claims and handles one batch of due local delivery rows; returns how many it handled. */
   private async deliverDue(): Promise<number> {
     const { rows } = await this.deps.pool.query<{
       tenant_id: string;

@@ -2,7 +2,7 @@ import { defineEntity, p } from '@mikro-orm/core';
 import { OutboxEvent } from './outbox-event.entity.ts';
 
 /**
- * `outbox_deliveries` (migrations/0005; the claim lease and fillfactor in 0015): one per event
+ * `outbox_deliveries` (migrations/0005; the claim lease and fillfactor in 0015; the due indexes in 0020): one per event
  * and consumer, claimed by outbox.sql.ts.
  */
 export const OutboxDelivery = defineEntity({
@@ -31,8 +31,12 @@ export const OutboxDelivery = defineEntity({
   primaryKeys: ['tenantId', 'event', 'consumer'],
   indexes: [
     {
-      name: 'outbox_deliveries_due_ix',
-      expression: `CREATE INDEX outbox_deliveries_due_ix ON outbox_deliveries (next_attempt_at) WHERE status = 'pending'`,
+      name: 'outbox_deliveries_remote_due_ix',
+      expression: `CREATE INDEX outbox_deliveries_remote_due_ix ON outbox_deliveries (tenant_id, next_attempt_at) WHERE status = 'pending' AND strpos(consumer, ':') > 0`,
+    },
+    {
+      name: 'outbox_deliveries_local_due_ix',
+      expression: `CREATE INDEX outbox_deliveries_local_due_ix ON outbox_deliveries (next_attempt_at) WHERE status = 'pending' AND strpos(consumer, ':') = 0`,
     },
     {
       name: 'outbox_deliveries_webhook_ix',

@@ -31,7 +31,8 @@ INSERT INTO outbox_subscriptions (tenant_id, consumer) VALUES ($1, $2)
 ON CONFLICT ON CONSTRAINT outbox_subscriptions_pk DO NOTHING`;
 
 /**
- * Claims due deliveries: sets each one's claim lease, so other dispatchers (SKIP LOCKED during
+ * Claims due deliveries to local consumers (no `:target` in the name: the database's own work;
+ * remote ones are claimed fairly by remote-deliveries.sql.ts): sets each one's claim lease, so other dispatchers (SKIP LOCKED during
  * the statement, the lease after it) leave it alone while this one works. A dispatcher that dies
  * mid-delivery simply lets the lease run out: the delivery is due again, with the same event id.
  * The lease is `claimed_until`, not `next_attempt_at`: no index holds it, so the claim is a
@@ -43,7 +44,7 @@ UPDATE outbox_deliveries AS d
        claimed_until = now() + make_interval(secs => $1::float8 / 1000)
   FROM (SELECT tenant_id, event_id, consumer
           FROM outbox_deliveries
-         WHERE status = 'pending' AND next_attempt_at <= now()
+         WHERE status = 'pending' AND strpos(consumer, ':') = 0 AND next_attempt_at <= now()
            AND claimed_until <= now()
          ORDER BY next_attempt_at
          LIMIT $2
@@ -77,7 +78,7 @@ UPDATE outbox_deliveries SET status = 'abandoned', last_error = $4
 /**
  * Backlog for the gauges, per consumer kind (`webhook:<endpoint>` counts as `webhook`, so the
  * label stays bounded): pending deliveries and the age of the oldest. Reads only pending rows,
- * through the partial index of due deliveries.
+ * through the partial indexes of due deliveries.
  */
 export const BACKLOG = `
 SELECT split_part(d.consumer, ':', 1) AS consumer,

@@ -6,6 +6,7 @@ import { AppError, type PublicError } from '../../lib/errors.ts';
 import { idempotencyInfo, type IdempotencyInfo } from '../../lib/idempotency/idempotency-key.ts';
 import { notAdmitted } from '../../lib/idempotency/not-admitted.ts';
 import type { OperationDef } from '../../lib/idempotency/operation.ts';
+import type { StoredAnswer } from '../../lib/idempotency/types.ts';
 import type { ErrorSpec } from '../../lib/errors.ts';
 
 /** The answer's fields beside `ok` and `idempotency`, as the GraphQL payload has them. */
@@ -16,6 +17,15 @@ export type EndpointCommandResult =
 /** A refusal decided under the key: stored, and replayed with the same code. */
 export function refusal(spec: ErrorSpec): { error: { code: string; message: string } } {
   return { error: { code: spec.code, message: spec.message } };
+}
+
+/** The refusal a stored answer holds (one `refusal` wrote), or undefined for a result. */
+export function storedRefusal(stored: StoredAnswer): PublicError | undefined {
+  const body = stored.body;
+  if (body === null || typeof body !== 'object' || Array.isArray(body) || !('error' in body))
+    return undefined;
+  const error = body['error'] as { code: string; message: string };
+  return { code: error.code, message: error.message };
 }
 
 /**
@@ -56,11 +66,9 @@ export async function endpointCommand(
     case 'replay':
     case 'decided': {
       const replayed = admission.kind === 'replay';
+      const refused = storedRefusal(admission.answer);
+      if (refused !== undefined) return { ok: false, error: refused, replayed };
       const body = admission.answer.body;
-      if (body !== null && typeof body === 'object' && !Array.isArray(body) && 'error' in body) {
-        const stored = body['error'] as { code: string; message: string };
-        return { ok: false, error: { code: stored.code, message: stored.message }, replayed };
-      }
       if (body === null || typeof body !== 'object' || Array.isArray(body)) {
         // Stored as a reference (IDEMPOTENCY_RESPONSE_MAX_BYTES below this answer's size):
         // nothing can render it again, since the answer is the write's own result.

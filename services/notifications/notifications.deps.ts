@@ -17,4 +17,6 @@ export interface NotificationsDeps {
   trace: RequestTrace | null;
   /** Where webhooks may go, and the one way they leave the process. */
   webhookEgress: WebhookEgress;
+  /** Endpoints a tenant may have, enabled or disabled (WEBHOOK_ENDPOINTS_PER_TENANT). */
+  webhookEndpointsPerTenant: number;
 }

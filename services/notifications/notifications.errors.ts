@@ -8,6 +8,12 @@ export const NOTIFICATION_ERRORS = defineErrors({
     message:
       'The webhook URL points inside (a loopback, private, link-local or reserved address, an internal name, or an IPv4 address not written as four decimal parts). Use a public https URL.',
   },
+  WEBHOOK_ENDPOINT_LIMIT_REACHED: {
+    httpStatus: 422,
+    stored: true,
+    message:
+      'This tenant has as many webhook endpoints as it may (WEBHOOK_ENDPOINTS_PER_TENANT): delete one before registering another.',
+  },
   WEBHOOK_ENDPOINT_NOT_FOUND: {
     httpStatus: 404,
     stored: true,

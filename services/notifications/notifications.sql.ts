@@ -22,6 +22,19 @@ export const DISABLE_ENDPOINT = `
 UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = $3 WHERE tenant_id = $1 AND id = $2`;
 
 /** $1 tenant, $2 id, $3 url, $4 secret. */
+/**
+ * Locks the tenant's set of endpoints for the rest of the transaction, so that two registrations
+ * at once count one after the other, never both under the cap together. A statement of its own:
+ * COUNT_ENDPOINTS must take its snapshot after the lock is granted, which in READ COMMITTED
+ * happens only in a later statement. $1 tenant.
+ */
+export const LOCK_TENANT_ENDPOINTS = `
+SELECT pg_advisory_xact_lock(hashtextextended('webhook_endpoints:' || $1::text, 0))`;
+
+/** The tenant's endpoints that count against its cap: enabled or disabled. $1 tenant. */
+export const COUNT_ENDPOINTS = `
+SELECT count(*)::int AS endpoints FROM webhook_endpoints WHERE tenant_id = $1 AND status <> 'deleted'`;
+
 export const INSERT_ENDPOINT = `
 INSERT INTO webhook_endpoints (tenant_id, id, url, secret) VALUES ($1, $2, $3, $4)
 RETURNING id, url, secret, status, created_at`;

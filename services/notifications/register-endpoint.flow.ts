@@ -7,7 +7,14 @@ import { subscribeToOutbox } from '../../lib/outbox/outbox.ts';
 import { notAdmitted } from '../../lib/idempotency/not-admitted.ts';
 import { defineOperation } from '../../lib/idempotency/operation.ts';
 import type { StoredAnswer } from '../../lib/idempotency/types.ts';
-import { INSERT_ENDPOINT, SELECT_ENDPOINT } from './notifications.sql.ts';
+import { refusal, storedRefusal } from './endpoint-command.ts';
+import { NOTIFICATION_ERRORS } from './notifications.errors.ts';
+import {
+  COUNT_ENDPOINTS,
+  INSERT_ENDPOINT,
+  LOCK_TENANT_ENDPOINTS,
+  SELECT_ENDPOINT,
+} from './notifications.sql.ts';
 import { currentBody } from '../../lib/idempotency/stored-answer.ts';
 import { openWebhookSecret, sealWebhookSecret } from './webhook-secret.ts';
 import { generateWebhookSecret } from './webhook-signature.ts';
@@ -84,6 +91,12 @@ export async function registerEndpoint(
       to: 'endpoint_registered',
       resourceId: endpointId,
       work: async (tx) => {
+        await tx.query(LOCK_TENANT_ENDPOINTS, [input.tenantId]);
+        const { rows: counted } = await tx.query<{ endpoints: number }>(COUNT_ENDPOINTS, [
+          input.tenantId,
+        ]);
+        if (counted[0]!.endpoints >= deps.webhookEndpointsPerTenant)
+          return { decided: refusal(NOTIFICATION_ERRORS.WEBHOOK_ENDPOINT_LIMIT_REACHED) };
         const secret = sealWebhookSecret(
           deps.keyring,
           { tenantId: input.tenantId, endpointId },
@@ -104,9 +117,12 @@ export async function registerEndpoint(
   const key = input.idempotencyKey;
   switch (admission.kind) {
     case 'replay':
-      return answer(deps, admission.answer, { tenantId: input.tenantId, key, replayed: true });
-    case 'decided':
-      return answer(deps, admission.answer, { tenantId: input.tenantId, key, replayed: false });
+    case 'decided': {
+      const replayed = admission.kind === 'replay';
+      const refused = storedRefusal(admission.answer);
+      if (refused !== undefined) return { ok: false, error: refused, replayed };
+      return answer(deps, admission.answer, { tenantId: input.tenantId, key, replayed });
+    }
     case 'reused':
     case 'in_use':
     case 'unknown':

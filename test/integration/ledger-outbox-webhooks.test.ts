@@ -209,9 +209,11 @@ describe('webhook redelivery', () => {
       { status: 'pending', attempts: 1, due_later: true, last_error: 'HTTP 500' },
     ]);
     receiver.answerStatus = 410;
+    // The backoff passes: the delivery's own, and the endpoint circuit's that the failure opened.
     await stack.db.query(
       `UPDATE outbox_deliveries SET next_attempt_at = now(), claimed_until = '-infinity' WHERE status = 'pending'`,
     );
+    await stack.db.query(`UPDATE outbox_consumer_circuits SET open_until = now()`);
     await drainOutbox();
     const { rows: endpoints } = await stack.db.query(`SELECT status FROM webhook_endpoints`);
     expect(endpoints).toEqual([{ status: 'disabled' }]);
