@@ -1,3 +1,4 @@
+import { TenantFairGate } from '../lib/db/tenant-fair-gate.ts';
 import { createTRPCClient, localLink, type TRPCClient } from '@trpc/client';
 import type { ServiceContext, ServiceDeps, ServiceMetrics } from '../services/context.ts';
 import { warnIfAutovacuumOff } from '../lib/db/autovacuum-check.ts';
@@ -139,6 +140,22 @@ function serviceOfConsumer(consumerKind: string): ServiceName {
  * take from the server's max_connections what the request path's pool may need.
  */
 const ORM_POOL_MAX = 4;
+/**
+ * One tenant's reads on the ORM's pool at once: half of it, so that another tenant's read always
+ * finds a connection free of this one's (lib/db/tenant-fair-gate.ts).
+ */
+const READS_PER_TENANT = ORM_POOL_MAX / 2;
+/**
+ * One tenant's reads waiting at most; past it a read is TENANT_READS_BUSY (429) at once. Enough
+ * for a dashboard's burst of pages; a client with more waiting is only lengthening its own queue.
+ */
+const READS_QUEUED_PER_TENANT = 32;
+/**
+ * Connections of the API-key lookups' own pool (TenantsDeps.authOrm). A lookup is one indexed
+ * read, and successes are cached (TENANT_CACHE_TTL_MS): two keep a flood of bad keys from
+ * queueing for long, and take little from max_connections.
+ */
+const AUTH_POOL_MAX = 2;
 
 /**
  * Connections of the outbox's own pool. In the request path's pool the dispatcher's claims and
@@ -175,6 +192,12 @@ export function createServices(config: ServicesConfig): Services {
     applicationName: 'payments-services-orm',
     statementTimeoutMs: config.statementTimeoutMs,
   });
+  const authOrm = createOrm({
+    databaseUrl: config.databaseUrl,
+    poolMax: AUTH_POOL_MAX,
+    applicationName: 'payments-auth',
+    statementTimeoutMs: config.statementTimeoutMs,
+  });
   const keyWatcher = new KeyWatcher({
     connectionString: config.databaseUrl,
     applicationName: 'payments-key-watcher',
@@ -202,6 +225,12 @@ export function createServices(config: ServicesConfig): Services {
   const deps: ServiceDeps = {
     pool,
     orm,
+    authOrm,
+    reads: new TenantFairGate({
+      capacity: ORM_POOL_MAX,
+      perTenant: READS_PER_TENANT,
+      maxQueuedPerTenant: READS_QUEUED_PER_TENANT,
+    }),
     engine,
     faults: config.faults,
     metrics: config.metrics,
@@ -380,6 +409,7 @@ export function createServices(config: ServicesConfig): Services {
       await outboxPool.end();
       await maintenancePool.end();
       await orm.close(true);
+      await authOrm.close(true);
     },
   };
 }

@@ -26,11 +26,13 @@ describe('the error catalog composed from its parts', () => {
       AMOUNT_EXCEEDS_REFUNDABLE: [422, true],
       RATE_LIMITED: [429, false],
       WEBHOOK_URL_NOT_ALLOWED: [400, false],
+      WEBHOOK_ENDPOINT_LIMIT_REACHED: [422, true],
       WEBHOOK_ENDPOINT_NOT_FOUND: [404, true],
       WEBHOOK_ENDPOINT_DISABLED: [422, true],
       WEBHOOK_DELIVERY_NOT_FOUND: [404, true],
       INTERNAL_SERVER_ERROR: [500, false],
       DATABASE_UNAVAILABLE: [503, false],
+      TENANT_READS_BUSY: [429, false],
       SERVICE_UNAVAILABLE: [503, false],
     });
   });

@@ -65,6 +65,12 @@ export const LIB_ERRORS = defineErrors({
     message:
       'The database is unavailable for a moment (a failover, a lost connection). Retry with the same key.',
   },
+  TENANT_READS_BUSY: {
+    httpStatus: 429,
+    stored: false,
+    message:
+      "Too many of this tenant's reads are waiting for the database. Retry in a moment, or send fewer at once.",
+  },
   SERVICE_UNAVAILABLE: {
     httpStatus: 503,
     stored: false,

@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type pg from 'pg';
 import type { Keyring } from '../../lib/crypto/keyring.ts';
+import type { TenantFairGate } from '../../lib/db/tenant-fair-gate.ts';
 import type { FaultPoints } from '../../lib/faults.ts';
 import type { IdempotencyEngine } from '../../lib/idempotency/engine.ts';
 import type { Logger } from '../../lib/logging/logger.ts';
@@ -17,6 +18,8 @@ export interface PaymentsDeps {
   pool: pg.Pool;
   /** The process's ORM, for reads: one fork per call. */
   orm: MikroORM;
+  /** Shares the ORM's connections among tenants: every read of payments runs through it. */
+  reads: TenantFairGate;
   engine: IdempotencyEngine;
   faults: FaultPoints;
   /** Seals stored answers; keys request hashes. */

@@ -28,10 +28,14 @@ export const paymentsRouter = router({
     .mutation(({ ctx, input }) => cancelPayment(ctx.deps, input)),
   get: procedure
     .input(z.strictObject({ tenantId: z.uuid(), id: z.string() }))
-    .query(({ ctx, input }) => getPayment(ctx.deps.orm.em.fork(), input)),
+    .query(({ ctx, input }) =>
+      ctx.deps.reads.run(input.tenantId, () => getPayment(ctx.deps.orm.em.fork(), input)),
+    ),
   list: procedure
     .input(listPaymentsInput)
     .query(({ ctx, input }) =>
-      listPayments({ em: ctx.deps.orm.em.fork(), keyring: ctx.deps.keyring }, input),
+      ctx.deps.reads.run(input.tenantId, () =>
+        listPayments({ em: ctx.deps.orm.em.fork(), keyring: ctx.deps.keyring }, input),
+      ),
     ),
 });

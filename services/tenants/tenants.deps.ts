@@ -3,4 +3,10 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 /** What the tenants service needs: the process's ORM, one fork per call. */
 export interface TenantsDeps {
   orm: MikroORM;
+  /**
+   * The ORM API-key lookups use, on a pool of their own: a tenant's heavy reads never make
+   * another tenant's authentication wait for a connection, and a flood of bad keys never makes
+   * anyone's reads wait.
+   */
+  authOrm: MikroORM;
 }

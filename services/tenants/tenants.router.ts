@@ -20,7 +20,7 @@ export const tenantsRouter = router({
   /** The tenant an API key belongs to, or null. Keys are compared by hash only. */
   authenticate: procedure
     .input(z.strictObject({ apiKey: z.string().min(1).max(512) }))
-    .query(({ ctx, input }) => findTenantByApiKey(ctx.deps.orm.em.fork(), input.apiKey)),
+    .query(({ ctx, input }) => findTenantByApiKey(ctx.deps.authOrm.em.fork(), input.apiKey)),
 
   /** A new key for the tenant, optionally expiring; the key is shown in this answer only. */
   createApiKey: procedure
