@@ -32,6 +32,7 @@ import { fixed, percentile } from './bench/stats.ts';
 import { startGateway, startPsp } from './bench/systems.ts';
 import { graphqlTarget, type Target } from './bench/targets.ts';
 import { REPO } from './bench/worktree.ts';
+import { LOG_BACKLOG } from '../lib/outbox/event-log.sql.ts';
 import { pruneOutbox, DEFAULT_OUTBOX_RETENTION } from '../lib/outbox/outbox-retention.ts';
 import { table } from '../ops/render.ts';
 
@@ -162,11 +163,33 @@ async function compare(
             : side.warmKeys[i % side.warmKeys.length]!,
       });
       got.set(side.name, figures);
+      await caughtUp(side);
     }
     pairs.push([got.get('empty')!, got.get('grown')!]);
     progress(`${run.phase} c=${run.c} block ${block + 1}/${run.blocks}`);
   }
   return pairs;
+}
+
+/** The longest a side's outbox is given to catch up after its block. */
+const CATCH_UP_LIMIT_MS = 30_000;
+
+/**
+ * Waits until the side's log consumers (ledger, receipts) have read every event its block wrote,
+ * bounded. Both gateways share one server: without this, what one side's block leaves behind
+ * runs during the other side's block and is charged to it.
+ */
+async function caughtUp(side: Side): Promise<void> {
+  const deadline = Date.now() + CATCH_UP_LIMIT_MS;
+  for (;;) {
+    const { rows } = await side.pool.query<{ pending: number }>(LOG_BACKLOG);
+    if (rows.every((r) => r.pending === 0)) return;
+    if (Date.now() > deadline) {
+      progress(`${side.name}: the outbox did not catch up in ${CATCH_UP_LIMIT_MS} ms; going on`);
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 /**
