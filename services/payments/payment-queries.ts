@@ -15,14 +15,12 @@ import {
   type RefundRow,
 } from './payment.view.ts';
 import { canonicalUuid } from '../../lib/input/uuid.ts';
+import { PAYMENTS_MAX_PAGE_SIZE } from './contract.ts';
 
 /**
  * The query API's reads (payments.router.ts), through the EntityManager: each call gets its own
  * fork, so nothing is cached across requests. The phases' reads stay SQL (payment-rows.ts).
  */
-
-/** Page sizes beyond this are refused rather than clamped, so a client never silently gets less. */
-const MAX_PAGE_SIZE = 100;
 
 export const listPaymentsInput = z.strictObject({
   tenantId: z.uuid(),
@@ -151,8 +149,8 @@ export function paymentPageQuery(
   deps: { em: EntityManager; keyring: Keyring },
   input: z.infer<typeof listPaymentsInput>,
 ) {
-  if (input.first < 1 || input.first > MAX_PAGE_SIZE) {
-    throw new InputInvalidError('first', `first must be between 1 and ${MAX_PAGE_SIZE}`);
+  if (input.first < 1 || input.first > PAYMENTS_MAX_PAGE_SIZE) {
+    throw new InputInvalidError('first', `first must be between 1 and ${PAYMENTS_MAX_PAGE_SIZE}`);
   }
   assertEncodableText('reference', input.reference);
   const createdAfter = instantOf('createdAfter', input.createdAfter);
