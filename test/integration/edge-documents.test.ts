@@ -171,4 +171,37 @@ describe('graphql_request_duration_seconds labels only what the schema names', (
     for (const operation of operations)
       expect([...rootFields, 'invalid', 'multiple']).toContain(operation);
   });
+
+  it('names the root field a fragment wraps, and counts the fields a fragment holds', async () => {
+    const count = async (operation: string) => {
+      const line = new RegExp(
+        `^graphql_request_duration_seconds_count\\{[^}]*operation="${operation}"[^}]*\\} (\\d+)$`,
+        'm',
+      ).exec(await metricsText());
+      return Number(line?.[1] ?? 0);
+    };
+    const before = { create: await count('createPayment'), balances: await count('balances') };
+    const multipleBefore = await count('multiple');
+    const create = (key: string) =>
+      `createPayment(input: { idempotencyKey: "${key}", amount: "1.00", currency: "EUR", paymentMethod: "pm_card_visa" }) { payment { id } }`;
+    expect(
+      (await send(`mutation { ... on Mutation { ${create('label-inline')} } }`)).body.errors,
+    ).toBeUndefined();
+    expect(
+      (
+        await send(
+          `mutation { ...Create } fragment Create on Mutation { ${create('label-spread')} }`,
+        )
+      ).body.errors,
+    ).toBeUndefined();
+    await send('{ ...B ... on Query { ...B } } fragment B on Query { balances { currency } }');
+    await send('{ ... on Query { a: balances { currency } b: balances { currency } } }');
+    await send(
+      'query($skip: Boolean!) { balances { currency } payment(id: "x") @skip(if: $skip) { id } }',
+      { skip: true },
+    );
+    expect(await count('createPayment')).toBe(before.create + 2);
+    expect(await count('balances')).toBe(before.balances + 2);
+    expect(await count('multiple')).toBe(multipleBefore + 1);
+  });
 });
