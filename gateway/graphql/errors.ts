@@ -15,18 +15,25 @@ import {
   type ErrorCatalog,
   type PublicError,
 } from '../../lib/errors.ts';
+import { executedRootFields } from './root-fields.ts';
 
 /**
- * A service's public error as a GraphQL error. When the failing field is the operation's only
- * root field, the catalog's HTTP status (and Retry-After) apply to the whole response; with
- * several root fields the response stays 200 with per-field errors.
+ * A service's public error as a GraphQL error. When the failing field is the only root field
+ * the operation executes, the catalog's HTTP status (and Retry-After) apply to the whole
+ * response; with several root fields the response stays 200 with per-field errors (docs/api.md
+ * §3.1), however the document groups them: fields inside fragments count as the fields they are.
  */
 export function toGraphQLError(
   error: PublicError,
   info: GraphQLResolveInfo,
   catalog: ErrorCatalog,
 ): GraphQLError {
-  const soleRootField = info.operation.selectionSet.selections.length === 1;
+  const soleRootField =
+    executedRootFields({
+      operation: info.operation,
+      fragments: info.fragments,
+      variables: info.variableValues,
+    }).size === 1;
   const headers = new HeaderMap();
   if (error.retryAfterSeconds !== undefined)
     headers.set('retry-after', String(Math.ceil(error.retryAfterSeconds)));

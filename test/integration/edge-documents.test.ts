@@ -145,6 +145,50 @@ describe('the limits count the fields that will run, through fragments (docs/api
   });
 });
 
+describe('a refusal in one of several root fields keeps the partial answer at 200 (docs/api.md §3.1)', () => {
+  it('with the mutations inside a fragment: one not found, one made', async () => {
+    const query = `mutation { ... on Mutation {
+      made: createPayment(input: { idempotencyKey: "partial-made", amount: "1.00", currency: "EUR", paymentMethod: "pm_card_visa" }) { payment { id } }
+      ...Missing
+    } }
+    fragment Missing on Mutation {
+      missing: capturePayment(input: { idempotencyKey: "partial-missing", paymentId: "00000000-0000-4000-8000-000000000000" }) { payment { id } }
+    }`;
+    const answer = await send(query);
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    expect(answer.body.errors).toHaveLength(1);
+    expect(answer.body.errors?.[0]).toMatchObject({
+      path: ['missing'],
+      extensions: { code: 'PAYMENT_NOT_FOUND' },
+    });
+    const { rows } = await stack.db.query<{ state: string }>(
+      'SELECT state FROM idempotency_keys WHERE key = $1',
+      ['partial-made'],
+    );
+    expect(rows).toEqual([{ state: 'finished' }]);
+  });
+
+  it('with the queries inside a fragment: one refused, one answered', async () => {
+    const answer = await send(
+      '{ ... on Query { balances { currency } payments(first: 1000) { edges { cursor } } } }',
+    );
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    expect(answer.body.errors).toHaveLength(1);
+    expect(answer.body.errors?.[0]).toMatchObject({
+      path: ['payments'],
+      extensions: { code: 'BAD_USER_INPUT', field: 'first' },
+    });
+  });
+
+  it("still gives a sole root field its code's status, inside a fragment too", async () => {
+    const answer = await send(
+      `mutation { ... on Mutation { capturePayment(input: { idempotencyKey: "sole-missing", paymentId: "00000000-0000-4000-8000-000000000000" }) { payment { id } } } }`,
+    );
+    expect(answer.status).toBe(404);
+    expect(errorCodeOf(answer)).toBe('PAYMENT_NOT_FOUND');
+  });
+});
+
 describe('graphql_request_duration_seconds labels only what the schema names', () => {
   it('never turns a client-chosen name into a series', async () => {
     const names = Array.from({ length: 30 }, (_, i) => `someRandomName${i}x${Date.now() % 1000}`);
