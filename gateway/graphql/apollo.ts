@@ -8,7 +8,7 @@ import type { GraphQLSchema } from 'graphql';
 import type { ErrorCatalog } from '../../lib/errors.ts';
 import type { GatewayMetrics } from '../http/gateway.metrics.ts';
 import type { GatewayContext } from './context.ts';
-import { errorFormatter } from './errors.ts';
+import { errorFormatter, nameScalarRefusal } from './errors.ts';
 import { documentLimitRules, MAX_DOCUMENT_TOKENS } from './limits.ts';
 import { createResolvers } from './resolvers.ts';
 import { executedRootFields, fragmentsOf, type ResolvedOperation } from './root-fields.ts';
@@ -37,7 +37,8 @@ export function operationLabel(schema: GraphQLSchema, resolved: ResolvedOperatio
  * The gateway's one plugin, one set of hooks per request:
  * - marks answers served from a stored result: `extensions.idempotency.replayed` in the body and
  *   an `Idempotent-Replayed` header, so a client (or a person with curl) can tell a replay;
- * - observes graphql_request_duration_seconds, labelled by operationLabel.
+ * - observes graphql_request_duration_seconds, labelled by operationLabel;
+ * - names the argument a scalar refused (nameScalarRefusal).
  */
 function gatewayPlugin(metrics: GatewayMetrics): ApolloServerPlugin<GatewayContext> {
   return {
@@ -52,6 +53,10 @@ function gatewayPlugin(metrics: GatewayMetrics): ApolloServerPlugin<GatewayConte
             fragments: fragmentsOf(document),
             variables: request.variables,
           });
+          return Promise.resolve();
+        },
+        didEncounterErrors: ({ errors, document }) => {
+          for (const error of errors) nameScalarRefusal(error, document);
           return Promise.resolve();
         },
         willSendResponse: ({ response, contextValue }) => {

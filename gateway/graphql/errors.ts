@@ -1,8 +1,15 @@
 import {
   GraphQLError,
+  Kind,
   responsePathAsArray,
+  visit,
+  type ArgumentNode,
+  type ASTNode,
+  type DocumentNode,
   type GraphQLFormattedError,
   type GraphQLResolveInfo,
+  type ObjectFieldNode,
+  type ValueNode,
 } from 'graphql';
 import { HeaderMap } from '@apollo/server';
 import { TRPCClientError } from '@trpc/client';
@@ -85,6 +92,39 @@ function publicErrorOverHttp(error: TRPCClientError<AnyTRPCRouter>): PublicError
   if (data?.publicError) return data.publicError;
   if (data?.code === 'BAD_REQUEST') return publicError(LIB_ERRORS.BAD_USER_INPUT);
   return null;
+}
+
+/**
+ * A scalar refuses a value before any resolver runs, where graphql-js files it as a document
+ * error (a literal: GRAPHQL_VALIDATION_FAILED) or a variable error, and neither names the
+ * argument. When the refusal is an AppError (DateTime's), the error keeps the AppError's code,
+ * so a literal and a variable are refused alike, and `field` names the argument or input field
+ * the value, or its variable, was given for, as a service's refusal would.
+ */
+export function nameScalarRefusal(error: GraphQLError, document: DocumentNode | undefined): void {
+  let cause: unknown = error.originalError;
+  while (cause instanceof GraphQLError) cause = cause.originalError;
+  if (!(cause instanceof AppError)) return;
+  error.extensions['code'] = cause.code;
+  const refused = error.nodes?.[0];
+  const field = document && refused ? fieldGiven(document, refused) : undefined;
+  if (field !== undefined) error.extensions['field'] = field;
+}
+
+/** The argument or input-object field that `refused` (a value, or a variable's definition) fills. */
+function fieldGiven(document: DocumentNode, refused: ASTNode): string | undefined {
+  const fills = (value: ValueNode): boolean =>
+    value === refused ||
+    (refused.kind === Kind.VARIABLE_DEFINITION &&
+      value.kind === Kind.VARIABLE &&
+      value.name.value === refused.variable.name.value) ||
+    (value.kind === Kind.LIST && value.values.some(fills));
+  let field: string | undefined;
+  const visitor = (node: ArgumentNode | ObjectFieldNode) => {
+    if (field === undefined && fills(node.value)) field = node.name.value;
+  };
+  visit(document, { Argument: visitor, ObjectField: visitor });
+  return field;
 }
 
 /** Codes that Apollo itself assigns before execution; they pass through unmasked. */

@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import type { JsonValue } from '../../lib/canonical-json.ts';
 import { InputInvalidError } from '../../lib/errors.ts';
+import { parseDateTime } from '../../lib/input/date-time.ts';
 import { assertEncodableText } from '../../lib/input/free-text.ts';
 import type { Keyring } from '../../lib/crypto/keyring.ts';
 import { decodeCursor, encodeCursor } from './payment-cursor.ts';
@@ -41,14 +42,12 @@ export const listPaymentsInput = z.strictObject({
  */
 export const STATUS_SCAN_FACTOR = 10;
 
-/** RFC 3339 with a zone, to the microsecond: what DateTime means in the schema. */
-const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$/i;
-
+/** A DateTime filter as the UTC instant PostgreSQL is given, or InputInvalidError naming it. */
 function instantOf(field: string, raw: string | null | undefined): string | null {
   if (raw == null) return null;
-  if (!RFC3339.test(raw) || Number.isNaN(Date.parse(raw)))
-    throw new InputInvalidError(field, `${field} must be an RFC 3339 date and time with a zone`);
-  return raw;
+  const parsed = parseDateTime(raw);
+  if (!parsed.ok) throw new InputInvalidError(field, `${field} ${parsed.problem}`);
+  return parsed.utc;
 }
 
 type PaymentEntity = InferEntity<typeof Payment>;
