@@ -20,7 +20,9 @@ if (apiKey === undefined || apiKey === '') {
   console.error('set PAYMENTS_API_KEY, e.g. PAYMENTS_API_KEY=$(cat .data/demo-api-key)');
   process.exit(2);
 }
-const order = process.env['ORDER_ID'] ?? `order-${Date.now()}`;
+// Base 36: a decimal millisecond timestamp is 13 digits, which the card-number screen refuses
+// one time in ten (docs/api.md §1.4).
+const order = process.env['ORDER_ID'] ?? `order-${Date.now().toString(36)}`;
 
 const client = createPaymentsClient({
   url,

@@ -4,52 +4,62 @@ import {
   ApolloServerPluginCacheControlDisabled,
   ApolloServerPluginInlineTraceDisabled,
 } from '@apollo/server/plugin/disabled';
-import { Kind, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
+import type { GraphQLSchema } from 'graphql';
 import type { ErrorCatalog } from '../../lib/errors.ts';
 import type { GatewayMetrics } from '../http/gateway.metrics.ts';
 import type { GatewayContext } from './context.ts';
-import { errorFormatter } from './errors.ts';
+import { errorFormatter, nameScalarRefusal } from './errors.ts';
 import { documentLimitRules, MAX_DOCUMENT_TOKENS } from './limits.ts';
 import { createResolvers } from './resolvers.ts';
+import { executedRootFields, fragmentsOf, type ResolvedOperation } from './root-fields.ts';
 
 const typeDefs = readFileSync(new URL('../../schema/payments.graphql', import.meta.url), 'utf8');
 
+/** The label of a request refused before Apollo resolved its operation, or of no root field. */
+const UNRESOLVED_OPERATION = 'invalid';
+
 /**
- * The `operation` label of graphql_request_duration_seconds. It is read from the operation
+ * The `operation` label of graphql_request_duration_seconds: the one root field the operation
+ * executes (found through fragments), `multiple`, or `invalid`. It is read from the operation
  * Apollo resolved, that is after parsing and validation, so a client's document can only ever
  * name a root field the schema has: a label taken from an unvalidated document would let any
  * client mint a new series per request, and the registry (and heap) would grow without bound.
  */
-export function operationLabel(
-  schema: GraphQLSchema,
-  operation: OperationDefinitionNode | undefined,
-): string {
-  if (operation === undefined) return 'invalid';
-  const selections = operation.selectionSet.selections;
-  if (selections.length > 1) return 'multiple';
-  const only = selections[0];
-  if (only?.kind !== Kind.FIELD) return 'invalid';
-  const root = schema.getRootType(operation.operation);
-  return root?.getFields()[only.name.value] === undefined ? 'invalid' : only.name.value;
+export function operationLabel(schema: GraphQLSchema, resolved: ResolvedOperation): string {
+  const names = [...executedRootFields(resolved).values()];
+  if (names.length > 1) return 'multiple';
+  const only = names[0];
+  const root = schema.getRootType(resolved.operation.operation);
+  return only === undefined || root?.getFields()[only] === undefined ? UNRESOLVED_OPERATION : only;
 }
 
 /**
  * The gateway's one plugin, one set of hooks per request:
  * - marks answers served from a stored result: `extensions.idempotency.replayed` in the body and
  *   an `Idempotent-Replayed` header, so a client (or a person with curl) can tell a replay;
- * - observes graphql_request_duration_seconds, labelled by operationLabel.
+ * - observes graphql_request_duration_seconds, labelled by operationLabel;
+ * - names the argument a scalar refused (nameScalarRefusal).
  */
 function gatewayPlugin(metrics: GatewayMetrics): ApolloServerPlugin<GatewayContext> {
   return {
     requestDidStart: () => {
       const started = process.hrtime.bigint();
-      let operation: OperationDefinitionNode | undefined;
+      let label = UNRESOLVED_OPERATION;
       return Promise.resolve({
-        didResolveOperation: (request) => {
-          operation = request.operation;
+        didResolveOperation: ({ schema, operation, document, request }) => {
+          if (operation === undefined) return Promise.resolve();
+          label = operationLabel(schema, {
+            operation,
+            fragments: fragmentsOf(document),
+            variables: request.variables,
+          });
           return Promise.resolve();
         },
-        willSendResponse: ({ response, contextValue, schema }) => {
+        didEncounterErrors: ({ errors, document }) => {
+          for (const error of errors) nameScalarRefusal(error, document);
+          return Promise.resolve();
+        },
+        willSendResponse: ({ response, contextValue }) => {
           if (contextValue.replayed && response.body.kind === 'single') {
             response.body.singleResult.extensions = {
               ...response.body.singleResult.extensions,
@@ -58,10 +68,7 @@ function gatewayPlugin(metrics: GatewayMetrics): ApolloServerPlugin<GatewayConte
             response.http.headers.set('idempotent-replayed', 'true');
           }
           const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-          metrics.graphqlDuration.observe(
-            { service: 'gateway', operation: operationLabel(schema, operation) },
-            seconds,
-          );
+          metrics.graphqlDuration.observe({ service: 'gateway', operation: label }, seconds);
           return Promise.resolve();
         },
       });

@@ -1,8 +1,15 @@
 import {
   GraphQLError,
+  Kind,
   responsePathAsArray,
+  visit,
+  type ArgumentNode,
+  type ASTNode,
+  type DocumentNode,
   type GraphQLFormattedError,
   type GraphQLResolveInfo,
+  type ObjectFieldNode,
+  type ValueNode,
 } from 'graphql';
 import { HeaderMap } from '@apollo/server';
 import { TRPCClientError } from '@trpc/client';
@@ -15,18 +22,25 @@ import {
   type ErrorCatalog,
   type PublicError,
 } from '../../lib/errors.ts';
+import { executedRootFields } from './root-fields.ts';
 
 /**
- * A service's public error as a GraphQL error. When the failing field is the operation's only
- * root field, the catalog's HTTP status (and Retry-After) apply to the whole response; with
- * several root fields the response stays 200 with per-field errors.
+ * A service's public error as a GraphQL error. When the failing field is the only root field
+ * the operation executes, the catalog's HTTP status (and Retry-After) apply to the whole
+ * response; with several root fields the response stays 200 with per-field errors (docs/api.md
+ * §3.1), however the document groups them: fields inside fragments count as the fields they are.
  */
 export function toGraphQLError(
   error: PublicError,
   info: GraphQLResolveInfo,
   catalog: ErrorCatalog,
 ): GraphQLError {
-  const soleRootField = info.operation.selectionSet.selections.length === 1;
+  const soleRootField =
+    executedRootFields({
+      operation: info.operation,
+      fragments: info.fragments,
+      variables: info.variableValues,
+    }).size === 1;
   const headers = new HeaderMap();
   if (error.retryAfterSeconds !== undefined)
     headers.set('retry-after', String(Math.ceil(error.retryAfterSeconds)));
@@ -78,6 +92,39 @@ function publicErrorOverHttp(error: TRPCClientError<AnyTRPCRouter>): PublicError
   if (data?.publicError) return data.publicError;
   if (data?.code === 'BAD_REQUEST') return publicError(LIB_ERRORS.BAD_USER_INPUT);
   return null;
+}
+
+/**
+ * A scalar refuses a value before any resolver runs, where graphql-js files it as a document
+ * error (a literal: GRAPHQL_VALIDATION_FAILED) or a variable error, and neither names the
+ * argument. When the refusal is an AppError (DateTime's), the error keeps the AppError's code,
+ * so a literal and a variable are refused alike, and `field` names the argument or input field
+ * the value, or its variable, was given for, as a service's refusal would.
+ */
+export function nameScalarRefusal(error: GraphQLError, document: DocumentNode | undefined): void {
+  let cause: unknown = error.originalError;
+  while (cause instanceof GraphQLError) cause = cause.originalError;
+  if (!(cause instanceof AppError)) return;
+  error.extensions['code'] = cause.code;
+  const refused = error.nodes?.[0];
+  const field = document && refused ? fieldGiven(document, refused) : undefined;
+  if (field !== undefined) error.extensions['field'] = field;
+}
+
+/** The argument or input-object field that `refused` (a value, or a variable's definition) fills. */
+function fieldGiven(document: DocumentNode, refused: ASTNode): string | undefined {
+  const fills = (value: ValueNode): boolean =>
+    value === refused ||
+    (refused.kind === Kind.VARIABLE_DEFINITION &&
+      value.kind === Kind.VARIABLE &&
+      value.name.value === refused.variable.name.value) ||
+    (value.kind === Kind.LIST && value.values.some(fills));
+  let field: string | undefined;
+  const visitor = (node: ArgumentNode | ObjectFieldNode) => {
+    if (field === undefined && fills(node.value)) field = node.name.value;
+  };
+  visit(document, { Argument: visitor, ObjectField: visitor });
+  return field;
 }
 
 /** Codes that Apollo itself assigns before execution; they pass through unmasked. */

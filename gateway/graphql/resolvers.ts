@@ -1,7 +1,9 @@
 import type { GraphQLResolveInfo } from 'graphql';
 import { LIB_ERRORS, publicError, type ErrorCatalog, type PublicError } from '../../lib/errors.ts';
 import type { GatewayContext } from './context.ts';
+import { refuseCardNumbers } from '../../services/payments/contract.ts';
 import { publicErrorOf, toGraphQLError } from './errors.ts';
+import { screenArguments } from './input-screen.ts';
 import {
   CurrencyCodeScalar,
   DateTimeScalar,
@@ -128,8 +130,10 @@ export function createResolvers(catalog: ErrorCatalog) {
 }
 
 /**
- * The resolver of an idempotent command: one service call, its typed errors mapped, and the
- * replay marker set for stored answers (results and stored business errors alike).
+ * The resolver of an idempotent command: the card-number screen over every text it was given
+ * (input-screen.ts), one service call, its typed errors mapped, and the replay marker set for
+ * stored answers (results and stored business errors alike). Every mutation is a command, so
+ * none can skip the screen.
  */
 function commandResolver<I, T extends { idempotency: { replayed: boolean } }>(
   catalog: ErrorCatalog,
@@ -140,12 +144,15 @@ function commandResolver<I, T extends { idempotency: { replayed: boolean } }>(
     args: { input: I },
     ctx: GatewayContext,
     info: GraphQLResolveInfo,
-  ): Promise<T> =>
-    payload(
+  ): Promise<T> => {
+    const refused = screenArguments(info, args, refuseCardNumbers);
+    if (refused !== null) throw toGraphQLError(refused, info, catalog);
+    return payload(
       catalog,
       { ctx, info },
       await callService(catalog, ctx, info, () => run(ctx, args.input)),
     );
+  };
 }
 
 type CommandResult<T> =

@@ -1,18 +1,21 @@
-import { LIB_ERRORS } from '../../lib/errors.ts';
+import { AppError, LIB_ERRORS } from '../../lib/errors.ts';
+import { parseDateTime } from '../../lib/input/date-time.ts';
 import { GraphQLError, GraphQLScalarType, Kind, type ValueNode } from 'graphql';
 
 /**
- * The string scalars only check that they are strings. Their real validation (key format,
+ * The string scalars only check that they are strings (DateTime aside, below). Their real validation (key format,
  * currency table, amount scale per currency) happens once, in the payments command, so every
  * caller — GraphQL or internal tRPC — gets the same stable error codes (IDEMPOTENCY_KEY_INVALID
  * rather than a generic coercion failure).
  */
+function notAString(name: string): never {
+  throw new GraphQLError(`${name} must be a string`, {
+    extensions: { code: LIB_ERRORS.BAD_USER_INPUT.code },
+  });
+}
+
 function stringScalar(name: string, description: string): GraphQLScalarType<string, string> {
-  const fail = (): never => {
-    throw new GraphQLError(`${name} must be a string`, {
-      extensions: { code: LIB_ERRORS.BAD_USER_INPUT.code },
-    });
-  };
+  const fail = () => notAString(name);
   return new GraphQLScalarType<string, string>({
     name,
     description,
@@ -28,7 +31,27 @@ export const IdempotencyKeyScalar = stringScalar(
   'IdempotencyKey',
   '1 to 255 characters of [A-Za-z0-9._:-].',
 );
-export const DateTimeScalar = stringScalar('DateTime', 'RFC 3339 timestamp.');
+/**
+ * DateTime is checked here, in the scalar, so every argument of the type gets the same check
+ * before any resolver runs: an impossible date or time (Feb 30, year 0000, hour 24, a leap
+ * second, an offset of +24:00) is BAD_USER_INPUT, never a PostgreSQL error surfacing as a 500.
+ * The value passed on is the same instant in UTC (lib/input/date-time.ts). The refusal is an
+ * AppError, which the gateway's plugin turns into BAD_USER_INPUT naming the argument, whether
+ * the value came as a literal or in a variable (nameScalarRefusal in errors.ts).
+ */
+function instantOf(text: string): string {
+  const parsed = parseDateTime(text);
+  if (parsed.ok) return parsed.utc;
+  throw new AppError(LIB_ERRORS.BAD_USER_INPUT, { message: `DateTime ${parsed.problem}` });
+}
+
+export const DateTimeScalar = new GraphQLScalarType<string, string>({
+  name: 'DateTime',
+  description: 'RFC 3339 timestamp.',
+  serialize: (value) => (typeof value === 'string' ? value : notAString('DateTime')),
+  parseValue: (value) => (typeof value === 'string' ? instantOf(value) : notAString('DateTime')),
+  parseLiteral: (ast) => (ast.kind === Kind.STRING ? instantOf(ast.value) : notAString('DateTime')),
+});
 
 function literalToJson(
   ast: ValueNode,

@@ -53,22 +53,29 @@ export function assertFreeText(
 }
 
 /**
- * The same rules over every key and string value of a JSON value, without recursion (the value's
- * depth is the client's choice). Call it on a value already known to be plain JSON.
+ * Every text a JSON value holds: its keys and string values at any depth, and its numbers as
+ * written in decimal (a card number sent as a JSON number is a card number all the same).
+ * Without recursion: the value's depth is the client's choice.
  */
-export function assertFreeJson(field: string, value: unknown, screen?: TextScreen): void {
+export function* textsOfJson(value: unknown): Generator<string> {
   const pending: unknown[] = [value];
   while (pending.length > 0) {
     const next = pending.pop();
-    if (typeof next === 'string') assertFreeText(field, next, screen);
+    if (typeof next === 'string') yield next;
+    else if (typeof next === 'number') yield String(next);
     else if (Array.isArray(next)) pending.push(...(next as unknown[]));
     else if (next !== null && typeof next === 'object') {
       for (const [key, inner] of Object.entries(next)) {
-        assertFreeText(field, key, screen);
+        yield key;
         pending.push(inner);
       }
     }
   }
+}
+
+/** The same rules over every text of a JSON value (textsOfJson), which must be plain JSON. */
+export function assertFreeJson(field: string, value: unknown, screen?: TextScreen): void {
+  for (const text of textsOfJson(value)) assertFreeText(field, text, screen);
 }
 
 /**

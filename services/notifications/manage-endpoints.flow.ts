@@ -19,6 +19,7 @@ import { NOTIFICATION_ERRORS } from './notifications.errors.ts';
 import { sealWebhookSecret } from './webhook-secret.ts';
 import { generateWebhookSecret } from './webhook-signature.ts';
 import { canonicalUuid } from '../../lib/input/uuid.ts';
+import { WEBHOOK_DELIVERIES_MAX_PAGE_SIZE } from './contract.ts';
 
 const managed = (id: string, publicName: string): OperationDef =>
   defineOperation({
@@ -45,7 +46,6 @@ export const MANAGE_WEBHOOK_OPERATIONS = [
 const DEFAULT_OVERLAP_SECONDS = 86_400;
 /** A week at most: an old secret that still signs is a secret that can still be leaked. */
 const MAX_OVERLAP_SECONDS = 7 * 86_400;
-const MAX_PAGE_SIZE = 100;
 
 const keyed = { tenantId: z.uuid(), idempotencyKey: z.string() };
 export const updateEndpointInput = z.strictObject({
@@ -321,8 +321,11 @@ export async function listDeliveries(
   deps: NotificationsDeps,
   input: z.infer<typeof listDeliveriesInput>,
 ): Promise<DeliveryPage> {
-  if (input.first < 1 || input.first > MAX_PAGE_SIZE)
-    throw new InputInvalidError('first', `first must be from 1 to ${MAX_PAGE_SIZE}`);
+  if (input.first < 1 || input.first > WEBHOOK_DELIVERIES_MAX_PAGE_SIZE)
+    throw new InputInvalidError(
+      'first',
+      `first must be from 1 to ${WEBHOOK_DELIVERIES_MAX_PAGE_SIZE}`,
+    );
   const empty = { edges: [], pageInfo: { hasNextPage: false, endCursor: null } };
   const id = endpointIdOf(input.endpointId);
   if (id === null) return empty;

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { containsCardNumber, passesLuhn, refuseCardNumbers } from './card-number-screen.ts';
 import { assertFreeJson, freeTextProblem } from '../../lib/input/free-text.ts';
@@ -12,6 +13,21 @@ describe('card numbers in free text', () => {
     ['a 13-digit number', '4222222222222'],
     ['a 19-digit number', 'pan 6249431234567890125 end'],
     ['a Discover number', '6011111111111117'],
+    ['with dots', '4111.1111.1111.1111'],
+    ['with slashes', '4111/1111/1111/1111'],
+    ['with double spaces', '4111  1111  1111  1111'],
+    ['with dashes in another grouping', '41-1111-11111-111-11'],
+    ['in two halves', '41111111-11111111'],
+    ['with underscores, as a payment-method token', 'pm_4111_1111_1111_1111'],
+    ['with mixed separators', '4111 - 1111 / 1111 . 1111'],
+    ['with zero-width spaces', '4111\u200b1111\u200b1111\u200b1111'],
+    ['one digit at a time', '4 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1'],
+    ['beside its expiry date', 'card 4111 1111 1111 1111 12/27'],
+    ['after an order number', 'order 12 4111 1111 1111 1111'],
+    ['in full-width digits', '４１１１ １１１１ １１１１ １１１１'],
+    ['in mathematical digits', '𝟒𝟏𝟏𝟏𝟏𝟏𝟏𝟏𝟏𝟏𝟏𝟏𝟏𝟏𝟏𝟏'],
+    ['in Arabic-Indic digits', '٤١١١١١١١١١١١١١١١'],
+    ['in Devanagari digits', '४१११-११११११११११११'],
   ])('finds %s', (_, text) => {
     expect(containsCardNumber(text)).toBe(true);
     expect(freeTextProblem(text, refuseCardNumbers)).toMatch(/must not contain a card number/);
@@ -25,8 +41,21 @@ describe('card numbers in free text', () => {
     ['a seed and an index', 'chaos-1456554487-123'],
     ['numbers joined by dashes but not grouped as cards', '1234567-4242424'],
     ['no digits', 'coffee beans'],
+    ['an ISO timestamp', '2026-02-14T10:20:30.123Z'],
+    ['a date and a time', 'shipped 2026-02-14 10:20:30.123456'],
+    ['UUIDs whose all-digit groups would pass Luhn joined', '4e5bbaab-3ffd-4690-9611-42381fa3fbb1'],
+    ['an upper-case UUID', 'B5158665-2106-4990-AB30-360FF9397FB6'],
+    ['numbers in a list, which commas keep apart', '4111, 1111, 1111, 1111'],
+    ['a long gap between numbers', '4111 and 1111 and 1111 and 1111'],
   ])('accepts %s', (_, text) => {
     expect(containsCardNumber(text)).toBe(false);
+  });
+
+  it("accepts random UUIDs, the SDK's idempotency keys", () => {
+    const refused = fc
+      .sample(fc.uuid(), { seed: 34, numRuns: 20_000 })
+      .filter((uuid) => containsCardNumber(uuid));
+    expect(refused).toEqual([]);
   });
 
   it('implements Luhn as issuers do', () => {

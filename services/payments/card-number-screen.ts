@@ -4,22 +4,47 @@ import type { TextScreen } from '../../lib/input/free-text.ts';
 const PAN_MIN_DIGITS = 13;
 const PAN_MAX_DIGITS = 19;
 /**
- * Digits written with single spaces or dashes between them, as cards are printed (4-4-4-4,
- * Amex 4-6-5). A run is judged whole, so an order number longer than any card is not a card.
+ * The most characters that may stand between two digits of one card: " - " and " / " are
+ * three. A longer gap is prose between two numbers.
  */
-const DIGIT_RUN = /\d(?:[ -]?\d)*/g;
+const MAX_SEPARATOR_CHARS = 3;
 /**
- * A card as printed: at least three groups, each of 4–6 digits but the last, which may have 3
- * (4-4-4-4, 4-6-5, 4-4-4-4-3). Runs grouped otherwise (dates, times, "order-2024-17") are judged
- * group by group, so joining unrelated numbers does not make a card of them.
+ * What may stand between the digits of one card: anything but a letter or a digit (spaces of
+ * any kind and number, dashes, dots, slashes, underscores, invisible format characters,
+ * combining marks). Letters end a run, so ids and tokens (a UUID, hex) are judged in their
+ * all-digit stretches only. List and clock punctuation (, ; :) and line breaks end a run too:
+ * joining the numbers of a list, a time ("2026-02-14 10:20:30") or two phone numbers would
+ * make cards of unrelated numbers.
  */
-const PRINTED = { minGroups: 3, minDigits: 4, maxDigits: 6, minLastDigits: 3 } as const;
+const SEPARATOR = String.raw`[^\p{L}\p{N},;:\n\r\u0085\u2028\u2029]`;
+const DIGIT_RUN = new RegExp(String.raw`\d(?:${SEPARATOR}{0,${MAX_SEPARATOR_CHARS}}\d)*`, 'gu');
+const DIGIT_GROUP = /\d+/g;
+/**
+ * A UUID in its canonical form, the shape of this API's ids and of the SDK's idempotency keys.
+ * Its dashes would join its all-digit groups ("…-4690-9611-4238…") into a stretch that passes
+ * Luhn about once in every few thousand random UUIDs, refusing a key the SDK chose; a UUID is
+ * read as one word instead, since a card has no hex letters and never 32 digits.
+ */
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
+const WORD = 'x';
+const NON_ASCII_DIGIT = /(?![0-9])\p{Nd}/gu;
+const DECIMAL_DIGIT = /^\p{Nd}$/u;
+/** Unicode encodes each set of decimal digits as ten consecutive code points, 0 to 9. */
+const DIGITS_PER_SET = 10;
 
-function isPrintedCard(groups: string[]): boolean {
-  if (groups.length < PRINTED.minGroups) return false;
-  return groups.every((group, i) => {
-    const min = i === groups.length - 1 ? PRINTED.minLastDigits : PRINTED.minDigits;
-    return group.length >= min && group.length <= PRINTED.maxDigits;
+/**
+ * The text with every digit written as an ASCII one: NFKC first (full-width ４, circled ①,
+ * mathematical 𝟒), then any other decimal digit (Arabic-Indic ٤, Devanagari ४) by its value.
+ * Unicode keeps each set of decimal digits as ten consecutive code points from 0 to 9 (a
+ * stability policy), some sets directly after others, so a digit's value is its distance from
+ * the start of its run of digits, modulo ten.
+ */
+function asciiDigits(text: string): string {
+  return text.normalize('NFKC').replace(NON_ASCII_DIGIT, (digit) => {
+    const point = digit.codePointAt(0) ?? 0;
+    let first = point;
+    while (DECIMAL_DIGIT.test(String.fromCodePoint(first - 1))) first -= 1;
+    return String((point - first) % DIGITS_PER_SET);
   });
 }
 
@@ -41,12 +66,32 @@ function isCardNumber(digits: string): boolean {
   return digits.length >= PAN_MIN_DIGITS && digits.length <= PAN_MAX_DIGITS && passesLuhn(digits);
 }
 
-/** True when the text holds a Luhn-valid run of 13–19 digits, bare or printed in groups. */
+/**
+ * True when the text holds a card number: after asciiDigits, a run of digits with at most
+ * MAX_SEPARATOR_CHARS separators between each two, in which some stretch of whole groups holds
+ * 13–19 digits that pass the Luhn check. So a card is found bare, printed in groups of any size,
+ * spelled out with dots, slashes, underscores or double spaces, in full-width or other digits,
+ * and beside other numbers ("4111 1111 1111 1111 12/27"). A run of more than 19 digits with no
+ * separator is judged whole, so a long order number is not a card.
+ *
+ * The trade-off: any stretch of 13–19 digits passes Luhn one time in ten, so text that joins
+ * numbers with spaces, dots or dashes (numbers in a row, a date beside an amount) is refused
+ * that often, and so is a key or reference built from a decimal millisecond timestamp; letters
+ * and list punctuation between numbers keep them apart. A refused text costs the merchant a
+ * rewording; a card number let through lands in clear in our tables, the provider's and every
+ * webhook, which puts them all in PCI DSS scope. A card disguised on purpose ("four one one
+ * one …", digits a sentence apart) is beyond any screen.
+ */
 export function containsCardNumber(text: string): boolean {
-  for (const [run] of text.matchAll(DIGIT_RUN)) {
-    const groups = run.split(/[ -]/);
-    if (groups.some(isCardNumber)) return true;
-    if (isPrintedCard(groups) && isCardNumber(groups.join(''))) return true;
+  for (const [run] of asciiDigits(text).replace(UUID, WORD).matchAll(DIGIT_RUN)) {
+    const groups = run.match(DIGIT_GROUP) ?? [];
+    for (let first = 0; first < groups.length; first++) {
+      let digits = '';
+      for (let last = first; last < groups.length && digits.length <= PAN_MAX_DIGITS; last++) {
+        digits += groups[last];
+        if (isCardNumber(digits)) return true;
+      }
+    }
   }
   return false;
 }

@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import type { JsonValue } from '../../lib/canonical-json.ts';
 import { InputInvalidError } from '../../lib/errors.ts';
+import { parseDateTime } from '../../lib/input/date-time.ts';
 import { assertEncodableText } from '../../lib/input/free-text.ts';
 import type { Keyring } from '../../lib/crypto/keyring.ts';
 import { decodeCursor, encodeCursor } from './payment-cursor.ts';
@@ -15,14 +16,12 @@ import {
   type RefundRow,
 } from './payment.view.ts';
 import { canonicalUuid } from '../../lib/input/uuid.ts';
+import { PAYMENTS_MAX_PAGE_SIZE } from './contract.ts';
 
 /**
  * The query API's reads (payments.router.ts), through the EntityManager: each call gets its own
  * fork, so nothing is cached across requests. The phases' reads stay SQL (payment-rows.ts).
  */
-
-/** Page sizes beyond this are refused rather than clamped, so a client never silently gets less. */
-const MAX_PAGE_SIZE = 100;
 
 export const listPaymentsInput = z.strictObject({
   tenantId: z.uuid(),
@@ -43,14 +42,12 @@ export const listPaymentsInput = z.strictObject({
  */
 export const STATUS_SCAN_FACTOR = 10;
 
-/** RFC 3339 with a zone, to the microsecond: what DateTime means in the schema. */
-const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$/i;
-
+/** A DateTime filter as the UTC instant PostgreSQL is given, or InputInvalidError naming it. */
 function instantOf(field: string, raw: string | null | undefined): string | null {
   if (raw == null) return null;
-  if (!RFC3339.test(raw) || Number.isNaN(Date.parse(raw)))
-    throw new InputInvalidError(field, `${field} must be an RFC 3339 date and time with a zone`);
-  return raw;
+  const parsed = parseDateTime(raw);
+  if (!parsed.ok) throw new InputInvalidError(field, `${field} ${parsed.problem}`);
+  return parsed.utc;
 }
 
 type PaymentEntity = InferEntity<typeof Payment>;
@@ -151,8 +148,8 @@ export function paymentPageQuery(
   deps: { em: EntityManager; keyring: Keyring },
   input: z.infer<typeof listPaymentsInput>,
 ) {
-  if (input.first < 1 || input.first > MAX_PAGE_SIZE) {
-    throw new InputInvalidError('first', `first must be between 1 and ${MAX_PAGE_SIZE}`);
+  if (input.first < 1 || input.first > PAYMENTS_MAX_PAGE_SIZE) {
+    throw new InputInvalidError('first', `first must be between 1 and ${PAYMENTS_MAX_PAGE_SIZE}`);
   }
   assertEncodableText('reference', input.reference);
   const createdAfter = instantOf('createdAfter', input.createdAfter);

@@ -92,6 +92,11 @@ const RACES: Record<FollowUpOp['kind'], ReadonlyArray<FollowUpOp['kind']>> = {
   refund: ['refund', 'refund', 'capture'],
 };
 
+/**
+ * Keys and references put letters between the seed and the index ("c-1456554487-op123"): the
+ * card-number screen reads digits joined by a dash as one number, and a seed and an index
+ * joined that way would pass its Luhn check one time in ten.
+ */
 export function planOperations(input: { seed: number; count: number }): PlannedOp[] {
   const { seed, count } = input;
   const rng = Prng.derive(seed, 'plan');
@@ -113,7 +118,7 @@ export function planOperations(input: { seed: number; count: number }): PlannedO
       amountMinor: currency === 'JPY' ? rng.int(100, 90_000) : rng.int(100, 99_999),
       token: rng.weighted(TOKEN_WEIGHTS),
       captureMethod: rng.chance(0.35) ? 'MANUAL' : 'AUTOMATIC',
-      reference: `chaos-${seed}-${index}`,
+      reference: `chaos-${seed}-op${index}`,
       sharedKeyWith: null,
     };
   };
@@ -127,12 +132,12 @@ export function planOperations(input: { seed: number; count: number }): PlannedO
     const tenant: TenantName = rng.chance(0.55) ? 'a' : 'b';
     // A shared pair needs two places: the last operation is then a plain create.
     if (kind === 'create' || (kind === 'shared' && ops.length + 2 > count)) {
-      pushCreate(newCreate({ tenant, key: `c-${seed}-${ops.length}`, index: ops.length }));
+      pushCreate(newCreate({ tenant, key: `c-${seed}-op${ops.length}`, index: ops.length }));
       continue;
     }
     if (kind === 'shared') {
       // One key, two tenants, two different commands: two independent payments.
-      const key = `s-${seed}-${ops.length}`;
+      const key = `s-${seed}-op${ops.length}`;
       const first = newCreate({ tenant: 'a', key, index: ops.length });
       const second = newCreate({ tenant: 'b', key, index: ops.length + 1 });
       pushCreate({ ...first, sharedKeyWith: second.index });
@@ -155,7 +160,7 @@ export function planOperations(input: { seed: number; count: number }): PlannedO
         kind: raceKind,
         // A foreign operation comes from the tenant that does not own the payment.
         tenant: foreign ? (target.tenant === 'a' ? 'b' : 'a') : target.tenant,
-        key: `${raceKind}-${seed}-${ops.length}`,
+        key: `${raceKind}-${seed}-op${ops.length}`,
         target: target.index,
         amountMinor: followUpAmount({ rng, kind: raceKind, target }),
         foreign,

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { ERROR_CATALOG } from '../../app/error-catalog.ts';
 import { graphql, type GraphQLAnswer } from '../support/graphql-client.ts';
 import { CREATE_PAYMENT } from '../support/operations.ts';
-import { TENANT_A, useTestStack } from '../support/test-stack.ts';
+import { countRows, TENANT_A, useTestStack } from '../support/test-stack.ts';
 
 /**
  * Seeded fuzzing of the public edge: generated inputs and documents, each sent to a real gateway.
@@ -20,6 +20,8 @@ import { TENANT_A, useTestStack } from '../support/test-stack.ts';
 const SEED = Number(process.env['FUZZ_SEED'] ?? 20_261_204);
 const INPUT_RUNS = 1_500;
 const DOCUMENT_RUNS = 1_500;
+const DATE_RUNS = 600;
+const CARD_RUNS = 600;
 
 const schema = buildSchema(
   readFileSync(new URL('../../schema/payments.graphql', import.meta.url), 'utf8'),
@@ -86,6 +88,28 @@ function expectRefusedIfMalformed(answer: GraphQLAnswer, sent: Record<string, un
 }
 
 const PAN = fc.constantFrom('4242424242424242', '4000 0566 5566 5556', '378282246310005');
+/** Ways to write a card's digits: other digit sets, and anything between them. */
+const DIGIT_SETS = { ascii: 0x30, fullWidth: 0xff10, arabicIndic: 0x660, devanagari: 0x966 };
+const SEPARATORS = ['', ' ', '  ', '-', ' - ', '.', '/', ' / ', '_', '\u200b', '\u00a0'];
+/** A test card written as a person or a careless form might: any grouping, any separators. */
+const PAN_FORM = fc
+  .tuple(
+    fc.constantFrom('4111111111111111', '4242424242424242', '378282246310005', '6011111111111117'),
+    fc.array(fc.integer({ min: 1, max: 6 }), { minLength: 1, maxLength: 19 }),
+    fc.constantFrom(...SEPARATORS),
+    fc.constantFrom(...Object.values(DIGIT_SETS)),
+    fc.constantFrom('', 'pm_', 'card ', 'ref-'),
+  )
+  .map(([digits, sizes, separator, zero, prefix]) => {
+    const written = [...digits].map((d) => String.fromCodePoint(zero + Number(d))).join('');
+    const groups: string[] = [];
+    for (let at = 0, i = 0; at < written.length; i++) {
+      const size = sizes[i % sizes.length]!;
+      groups.push(written.slice(at, at + size));
+      at += size;
+    }
+    return `${prefix}${groups.join(separator)}`;
+  });
 const CONTROL = fc.integer({ min: 0, max: 31 }).map((c) => String.fromCharCode(c));
 /** Text a hostile or careless client sends: controls, card numbers, unicode, long runs. */
 const hostileText = fc.oneof(
@@ -95,6 +119,7 @@ const hostileText = fc.oneof(
     .tuple(fc.string({ maxLength: 10 }), CONTROL, fc.string({ maxLength: 10 }))
     .map((p) => p.join('')),
   fc.tuple(fc.string({ maxLength: 10 }), PAN).map((p) => p.join(' ')),
+  PAN_FORM,
   fc.stringMatching(/^[0-9 -]{10,30}$/),
   fc.constant('x'.repeat(2_000)),
   fc.string({ unit: UNIT_WITH_HALVES, maxLength: 12 }),
@@ -267,6 +292,147 @@ describe('generated inputs', () => {
     );
     // Every charge belongs to a payment the gateway answered with: nothing refused was charged.
     expect(stack.sandbox.charges().length).toBe(charged.size);
+  }, 300_000);
+});
+
+// --- dates --------------------------------------------------------------------------------
+
+/** A date-time's parts, near and past every edge, and the ways one is written. */
+const dateParts = fc.record({
+  year: fc.constantFrom(0, 1, 999, 2024, 2025, 2026, 9999, 10_000),
+  month: fc.integer({ min: 0, max: 13 }),
+  day: fc.integer({ min: 0, max: 32 }),
+  hour: fc.integer({ min: 0, max: 25 }),
+  minute: fc.integer({ min: 0, max: 61 }),
+  second: fc.integer({ min: 0, max: 61 }),
+  fraction: fc.option(fc.stringMatching(/^\d{1,8}$/), { nil: undefined }),
+  separator: fc.constantFrom('T', 't', ' '),
+  zone: fc.constantFrom(
+    'Z',
+    'z',
+    '+00:00',
+    '-00:00',
+    '+05:30',
+    '-09:30',
+    '+15:59',
+    '+16:00',
+    '+23:59',
+    '+24:00',
+    '-24:00',
+    '+01:60',
+    '',
+  ),
+});
+type DateParts = typeof dateParts extends fc.Arbitrary<infer T> ? T : never;
+
+const pad = (n: number, width: number) => String(n).padStart(width, '0');
+const writtenDate = (d: DateParts) =>
+  `${pad(d.year, 4)}-${pad(d.month, 2)}-${pad(d.day, 2)}${d.separator}` +
+  `${pad(d.hour, 2)}:${pad(d.minute, 2)}:${pad(d.second, 2)}` +
+  `${d.fraction === undefined ? '' : `.${d.fraction}`}${d.zone}`;
+
+/** Whether the parts name a date and time by the calendar's own rules, in RFC 3339's form. */
+function possibleDate(d: DateParts): boolean {
+  const leap = d.year % 4 === 0 && (d.year % 100 !== 0 || d.year % 400 === 0);
+  const days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][d.month - 1];
+  const offset = /^[+-](\d\d):(\d\d)$/.exec(d.zone);
+  return (
+    d.year >= 1 &&
+    d.year <= 9_999 &&
+    days !== undefined &&
+    d.day >= 1 &&
+    d.day <= days &&
+    d.hour <= 23 &&
+    d.minute <= 59 &&
+    d.second <= 59 &&
+    (d.fraction?.length ?? 0) <= 6 &&
+    d.separator !== ' ' &&
+    d.zone !== '' &&
+    (offset === null || (Number(offset[1]) <= 23 && Number(offset[2]) <= 59))
+  );
+}
+
+describe('generated dates and times', () => {
+  it('are answered, or refused as BAD_USER_INPUT naming the argument, never a 500', async () => {
+    await fc.assert(
+      fc.asyncProperty(dateParts, fc.boolean(), async (parts, asVariable) => {
+        const text = writtenDate(parts);
+        const answer = await graphql(stack.app.url, {
+          apiKey: TENANT_A.apiKey,
+          query: asVariable
+            ? 'query($at: DateTime) { payments(first: 1, createdAfter: $at) { edges { cursor } } }'
+            : `{ payments(first: 1, createdAfter: ${JSON.stringify(text)}) { edges { cursor } } }`,
+          variables: asVariable ? { at: text } : undefined,
+        });
+        expectClientAnswer(answer, text);
+        const context = JSON.stringify({ text, asVariable, body: answer.body });
+        if (!possibleDate(parts)) {
+          expect(answer.status, context).toBe(400);
+          expect(answer.body.errors?.[0]?.extensions, context).toMatchObject({
+            code: 'BAD_USER_INPUT',
+            field: 'createdAfter',
+          });
+        } else if (parts.year > 1 && parts.year < 9_999) {
+          // Years 0001 and 9999 may leave the range in UTC; the rest are always answered.
+          expect(answer.status, context).toBe(200);
+        }
+      }),
+      { seed: SEED + 2, numRuns: DATE_RUNS },
+    );
+  }, 300_000);
+});
+
+// --- card numbers -------------------------------------------------------------------------
+
+const keyCount = () => countRows(stack.db, 'idempotency_keys');
+
+const CARD_FIELDS = [
+  'idempotencyKey',
+  'paymentMethod',
+  'reference',
+  'description',
+  'metadata value',
+  'metadata key',
+] as const;
+
+/** A createPayment with `pan` in `field`, and nothing else wrong with it. */
+function inputWithCard(field: (typeof CARD_FIELDS)[number], pan: string, run: number) {
+  const input: Record<string, unknown> = {
+    idempotencyKey: `card-${run}`,
+    amount: '10.00',
+    currency: 'EUR',
+    paymentMethod: 'pm_card_visa',
+  };
+  if (field === 'metadata value') input['metadata'] = { note: pan };
+  else if (field === 'metadata key') input['metadata'] = { [pan]: 'x' };
+  else input[field] = pan;
+  return input;
+}
+
+describe('generated card numbers', () => {
+  it('are refused in any form and any text, and leave nothing behind', async () => {
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...CARD_FIELDS), PAN_FORM, async (field, pan) => {
+        run += 1;
+        const input = inputWithCard(field, pan, run);
+        const [charges, keys] = [stack.sandbox.charges().length, await keyCount()];
+        const answer = await graphql(stack.app.url, {
+          apiKey: TENANT_A.apiKey,
+          query: CREATE_PAYMENT,
+          variables: { input },
+        });
+        expectClientAnswer(answer, input);
+        const context = JSON.stringify({ input, body: answer.body });
+        expect(answer.body.data?.['createPayment'] ?? null, context).toBeNull();
+        expect(['BAD_USER_INPUT', 'IDEMPOTENCY_KEY_INVALID'], context).toContain(
+          answer.body.errors?.[0]?.extensions?.['code'],
+        );
+        expect(stack.sandbox.charges().length).toBe(charges);
+        expect(await keyCount()).toBe(keys);
+      }),
+      { seed: SEED + 3, numRuns: CARD_RUNS },
+    );
   }, 300_000);
 });
 

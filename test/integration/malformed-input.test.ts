@@ -171,6 +171,113 @@ describe('a card number is never stored', () => {
   });
 });
 
+/** Rows of every table a refused request could have written to. */
+async function storedRows(): Promise<Record<string, number>> {
+  const { rows } = await stack.db.query<Record<string, number>>(
+    `SELECT (SELECT count(*)::int FROM idempotency_keys) AS keys,
+            (SELECT count(*)::int FROM payments) AS payments,
+            (SELECT count(*)::int FROM payment_operations) AS operations,
+            (SELECT count(*)::int FROM webhook_endpoints) AS endpoints,
+            (SELECT count(*)::int FROM outbox_events) AS events`,
+  );
+  return { ...rows[0], charges: stack.sandbox.charges().length };
+}
+
+/** A mutation refused as BAD_USER_INPUT naming `field`, with nothing stored or charged. */
+async function expectScreened(
+  request: { query: string; input: Record<string, unknown> },
+  field: string,
+): Promise<void> {
+  const before = await storedRows();
+  const answer = await graphql(stack.app.url, {
+    apiKey: TENANT_A.apiKey,
+    query: request.query,
+    variables: { input: request.input },
+  });
+  expect(answer.status, JSON.stringify(answer.body)).toBe(400);
+  expect(errorCodeOf(answer)).toBe('BAD_USER_INPUT');
+  expect(answer.body.errors?.[0]?.extensions?.['field']).toBe(field);
+  expect(answer.body.errors?.[0]?.message).toMatch(/must not contain a card number/);
+  expect(await storedRows()).toEqual(before);
+}
+
+describe('the card-number screen covers every text of every mutation, in any form', () => {
+  let counter = 0;
+  it.each([
+    ['idempotencyKey', { idempotencyKey: '4111-1111-1111-1111' }],
+    ['idempotencyKey', { idempotencyKey: 'order.4111.1111.1111.1111' }],
+    ['paymentMethod', { paymentMethod: 'pm_4111_1111_1111_1111' }],
+    ['reference', { reference: '4111.1111.1111.1111' }],
+    ['reference', { reference: '4111/1111/1111/1111' }],
+    ['description', { description: 'card 4111  1111  1111  1111' }],
+    ['description', { description: 'card 41-111111-11111111' }],
+    ['description', { description: 'card ４１１１１１１１１１１１１１１１' }],
+    ['metadata', { metadata: { card: 4111111111111111 } }],
+    ['metadata', { metadata: { ['４１１１ １１１１ １１１１ １１１１']: 'as a key' } }],
+  ])('createPayment, in %s', async (field, overrides) => {
+    counter += 1;
+    await expectScreened(
+      { query: CREATE_PAYMENT, input: paymentInput(`pan-form-${counter}`, overrides) },
+      field,
+    );
+  });
+
+  it('capture, refund, cancel and the webhook mutations, in keys, reasons, URLs and types', async () => {
+    const paid = paymentOf(await createPaymentOn(stack, paymentInput('pan-forms-paid')));
+    const pan = '4111 1111.1111 1111';
+    const operation = (name: string, type: string) =>
+      `mutation($input: ${type}!) { ${name}(input: $input) { __typename } }`;
+    const cases: Array<[string, string, Record<string, unknown>]> = [
+      [
+        'idempotencyKey',
+        operation('capturePayment', 'CapturePaymentInput'),
+        { idempotencyKey: pan.replaceAll(' ', '-'), paymentId: paid.id },
+      ],
+      [
+        'reason',
+        operation('refundPayment', 'RefundPaymentInput'),
+        { idempotencyKey: 'pan-refund', paymentId: paid.id, amount: '1.00', reason: pan },
+      ],
+      [
+        'idempotencyKey',
+        operation('cancelPayment', 'CancelPaymentInput'),
+        { idempotencyKey: '4111111111111111', paymentId: paid.id },
+      ],
+      [
+        'url',
+        operation('registerWebhookEndpoint', 'RegisterWebhookEndpointInput'),
+        { idempotencyKey: 'pan-hook', url: 'http://127.0.0.1:9/hooks/4111-1111-1111-1111' },
+      ],
+      [
+        'idempotencyKey',
+        operation('registerWebhookEndpoint', 'RegisterWebhookEndpointInput'),
+        { idempotencyKey: '4111_1111_1111_1111', url: 'http://127.0.0.1:9/hooks' },
+      ],
+      [
+        'eventTypes',
+        operation('updateWebhookEndpoint', 'UpdateWebhookEndpointInput'),
+        {
+          idempotencyKey: 'pan-update',
+          endpointId: '00000000-0000-4000-8000-000000000000',
+          eventTypes: ['payment.succeeded', pan],
+        },
+      ],
+    ];
+    for (const [field, query, input] of cases) await expectScreened({ query, input }, field);
+  });
+
+  it('passes ids and keys that only look numeric in part', async () => {
+    const answer = await createPaymentOn(
+      stack,
+      paymentInput('4e5bbaab-3ffd-4690-9611-42381fa3fbb1', {
+        reference: 'order 2026-02-14T10:20:30Z',
+        metadata: { at: '2026-02-14 10:20:30', items: '4111, 1111, 1111' },
+      }),
+    );
+    expect(paymentOf(answer).status).toBe('SUCCEEDED');
+  });
+});
+
 describe('a cursor the gateway did not issue is BAD_USER_INPUT', () => {
   const page = (after: string) =>
     graphql(stack.app.url, {

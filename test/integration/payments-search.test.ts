@@ -147,6 +147,49 @@ describe('Query.payments search', () => {
   });
 });
 
+describe('an impossible date or time is BAD_USER_INPUT naming its argument, never a 500', () => {
+  const IMPOSSIBLE = [
+    ['Feb 30', '2026-02-30T00:00:00Z'],
+    ['Feb 29 outside a leap year', '2025-02-29T00:00:00Z'],
+    ['year 0000', '0000-01-01T00:00:00Z'],
+    ['year 10000', '10000-01-01T00:00:00Z'],
+    ['an instant before year 0001 in UTC', '0001-01-01T00:30:00+01:00'],
+    ['month 13', '2026-13-01T00:00:00Z'],
+    ['hour 24', '2026-06-01T24:00:00Z'],
+    ['minute 60', '2026-06-01T12:60:00Z'],
+    ['a leap second', '2026-06-30T23:59:60Z'],
+    ['an offset of +24:00', '2026-06-01T00:00:00+24:00'],
+    ['seven decimals of a second', '2026-06-01T00:00:00.1234567Z'],
+  ];
+
+  it.each(IMPOSSIBLE)('%s, in a variable', async (_, value) => {
+    const answer = await search({ first: 5, createdAfter: value });
+    expect(answer.status, JSON.stringify(answer.body)).toBe(400);
+    expect(errorCodeOf(answer)).toBe('BAD_USER_INPUT');
+    expect(answer.body.errors?.[0]?.extensions?.['field']).toBe('createdAfter');
+  });
+
+  it.each(IMPOSSIBLE)('%s, as a literal', async (_, value) => {
+    const answer = await graphql(stack.app.url, {
+      apiKey: TENANT_A.apiKey,
+      query: `{ payments(first: 5, createdBefore: ${JSON.stringify(value)}) { edges { cursor } } }`,
+    });
+    expect(answer.status, JSON.stringify(answer.body)).toBe(400);
+    expect(errorCodeOf(answer)).toBe('BAD_USER_INPUT');
+    expect(answer.body.errors?.[0]?.extensions?.['field']).toBe('createdBefore');
+  });
+
+  it('takes every offset RFC 3339 allows, beyond the ±15:59 PostgreSQL takes', async () => {
+    // Both instants in UTC: START, and a minute after it.
+    const found = await walk({
+      first: 10,
+      createdAfter: '2026-06-02T11:59:00+23:59',
+      createdBefore: '2026-06-01T12:01:00Z',
+    });
+    expect(found.ids).toEqual([seeded[0]!.id]);
+  });
+});
+
 interface PlanNode {
   'Node Type': string;
   'Index Name'?: string;

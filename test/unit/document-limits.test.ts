@@ -1,10 +1,18 @@
 import { readFileSync } from 'node:fs';
-import { buildSchema, parse, specifiedRules, validate, type GraphQLError } from 'graphql';
+import {
+  buildSchema,
+  isObjectType,
+  parse,
+  specifiedRules,
+  validate,
+  type GraphQLError,
+} from 'graphql';
 import { describe, expect, it } from 'vitest';
 import {
   documentLimitRules,
   MAX_ALIASES,
   MAX_DOCUMENT_TOKENS,
+  MAX_PAGE_SIZE_BY_FIELD,
   MAX_QUERY_DEPTH,
 } from '../../gateway/graphql/limits.ts';
 
@@ -101,5 +109,16 @@ describe('document limits cost time linear in the document', () => {
     expect(() =>
       parse(nestedDocument(MAX_DOCUMENT_TOKENS), { maxTokens: MAX_DOCUMENT_TOKENS }),
     ).toThrow(/Document contains more th\w+ 1000 tokens/);
+  });
+
+  it('knows the largest page of every paginated field, so none is counted by a guess', () => {
+    const paginated = Object.values(schema.getTypeMap())
+      .filter(isObjectType)
+      .flatMap((type) =>
+        Object.values(type.getFields())
+          .filter((field) => field.args.some((a) => a.name === 'first' || a.name === 'last'))
+          .map((field) => `${type.name}.${field.name}`),
+      );
+    expect(paginated.sort()).toEqual(Object.keys(MAX_PAGE_SIZE_BY_FIELD).sort());
   });
 });
