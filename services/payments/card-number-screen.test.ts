@@ -47,6 +47,11 @@ describe('card numbers in free text', () => {
     ['an upper-case UUID', 'B5158665-2106-4990-AB30-360FF9397FB6'],
     ['numbers in a list, which commas keep apart', '4111, 1111, 1111, 1111'],
     ['a long gap between numbers', '4111 and 1111 and 1111 and 1111'],
+    // Each of these passes Luhn: only the issuer ranges tell them from a card.
+    ['a key from a millisecond timestamp', 'order-1733412345675'],
+    ['a key from a microsecond timestamp', 'order-1733412345671233'],
+    ['a key from a nanosecond timestamp', 'job_1733412345671234561'],
+    ['a date-based number', 'invoice 20261205000015'],
   ])('accepts %s', (_, text) => {
     expect(containsCardNumber(text)).toBe(false);
   });

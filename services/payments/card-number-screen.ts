@@ -62,8 +62,38 @@ export function passesLuhn(digits: string): boolean {
   return sum % 10 === 0;
 }
 
+/**
+ * The issuer ranges cards are issued in (the leading digits, ISO/IEC 7812's issuer
+ * identification number) with the lengths each scheme issues: UATP, Mir, Mastercard's 2-series,
+ * American Express, Diners Club, JCB, Visa, Mastercard, Maestro, Discover, UnionPay, RuPay and
+ * the rest of 6. A number outside them is not a card anyone could charge, and it is what
+ * merchants' own numbers mostly are: a millisecond, microsecond or nanosecond timestamp starts
+ * with 1 and has 13, 16 or 19 digits; a date-based number starts with 19 or 20.
+ */
+const ISSUER_RANGES: ReadonlyArray<{ leading: RegExp; lengths: readonly [number, number] }> = [
+  { leading: /^1/, lengths: [15, 15] },
+  { leading: /^220[0-4]/, lengths: [16, 19] },
+  { leading: /^(222[1-9]|22[3-9]\d|2[3-6]\d\d|27[01]\d|2720)/, lengths: [16, 16] },
+  { leading: /^3[47]/, lengths: [15, 15] },
+  { leading: /^3(0[0-5]|[689])/, lengths: [14, 19] },
+  { leading: /^35(2[89]|[3-8]\d)/, lengths: [16, 19] },
+  { leading: /^4/, lengths: [13, 19] },
+  { leading: /^5[1-5]/, lengths: [16, 16] },
+  { leading: /^5[06-9]/, lengths: [13, 19] },
+  { leading: /^6/, lengths: [13, 19] },
+  { leading: /^81/, lengths: [16, 19] },
+];
+
 function isCardNumber(digits: string): boolean {
-  return digits.length >= PAN_MIN_DIGITS && digits.length <= PAN_MAX_DIGITS && passesLuhn(digits);
+  return (
+    digits.length >= PAN_MIN_DIGITS &&
+    digits.length <= PAN_MAX_DIGITS &&
+    ISSUER_RANGES.some(
+      (r) =>
+        digits.length >= r.lengths[0] && digits.length <= r.lengths[1] && r.leading.test(digits),
+    ) &&
+    passesLuhn(digits)
+  );
 }
 
 /**
@@ -74,10 +104,10 @@ function isCardNumber(digits: string): boolean {
  * and beside other numbers ("4111 1111 1111 1111 12/27"). A run of more than 19 digits with no
  * separator is judged whole, so a long order number is not a card.
  *
- * The trade-off: any stretch of 13–19 digits passes Luhn one time in ten, so text that joins
- * numbers with spaces, dots or dashes (numbers in a row, a date beside an amount) is refused
- * that often, and so is a key or reference built from a decimal millisecond timestamp; letters
- * and list punctuation between numbers keep them apart. A refused text costs the merchant a
+ * The trade-off: a stretch of 13–19 digits in an issuer range (ISSUER_RANGES) passes Luhn one
+ * time in ten, so text that joins such numbers with spaces, dots or dashes (numbers in a row, an
+ * amount beside a phone number) is refused that often; letters and list punctuation between
+ * numbers keep them apart, and timestamps and dates fall outside the ranges. A refused text costs the merchant a
  * rewording; a card number let through lands in clear in our tables, the provider's and every
  * webhook, which puts them all in PCI DSS scope. A card disguised on purpose ("four one one
  * one …", digits a sentence apart) is beyond any screen.
