@@ -293,7 +293,8 @@ export const configSchema = z.object({
     {
       env: 'WEBHOOK_ALLOWED_HOSTS',
       shown: 'empty',
-      description: 'CIDRs and names webhooks may reach though private (`127.0.0.1/32`)',
+      description:
+        'CIDRs and names webhooks may reach though private, on any port (`127.0.0.1/32`)',
     },
   ),
   dataEncryptionKeys: variable(
