@@ -6,6 +6,7 @@ import { DEFAULT_RETENTION_POLICY } from '../lib/idempotency/retention.ts';
 import { DEFAULT_OUTBOX_RETENTION } from '../lib/outbox/outbox-retention.ts';
 import { parseWebhookAllowList } from '../services/notifications/index.ts';
 import { isBearerTokenShape, MAX_BEARER_TOKEN_CHARS } from '../gateway/http/bearer.ts';
+import { DEFAULT_MAX_CONNECTIONS } from '../gateway/http/server-timeouts.ts';
 import { parseServices, parseServiceUrls, type ServiceName } from './topology.ts';
 
 /**
@@ -290,6 +291,10 @@ export const configSchema = z.object({
         'services run elsewhere: `name=url,…`, tRPC endpoints ([topology](docs/topology.md))',
     },
   ),
+  maxConnections: variable(withDefault(1, DEFAULT_MAX_CONNECTIONS), {
+    env: 'MAX_CONNECTIONS',
+    description: 'per server; one more is closed at accept',
+  }),
   internalPort: variable(integer(0).optional(), {
     env: 'INTERNAL_PORT',
     shown: 'unset: everything on `PORT`',
@@ -306,8 +311,7 @@ export const configSchema = z.object({
     {
       env: 'WEBHOOK_ALLOWED_HOSTS',
       shown: 'empty',
-      description:
-        'CIDRs and names webhooks may reach though private, on any port (`127.0.0.1/32`)',
+      description: 'CIDRs and names webhooks may reach though private (`127.0.0.1/32`)',
     },
   ),
   dataEncryptionKeys: variable(

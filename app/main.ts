@@ -103,6 +103,7 @@ async function main(): Promise<void> {
     },
     internalPort: config.internalPort,
     internalHost: config.internalHost,
+    maxConnections: config.maxConnections,
     explorer: config.explorer,
     explorerBundleDir: EXPLORER_BUNDLE_DIR,
   });
