@@ -28,7 +28,7 @@ const SQL_FILES = [
   '0017-reference-guard.sql',
   '0018-provider-key-secret.sql',
   '0019-outbox-retention.sql',
-  '0020-api-key-hmac.sql',
+  '0021-api-key-hmac.sql',
 ] as const;
 
 function sqlMigration(file: string): MigrationObject {

@@ -47,7 +47,7 @@ export function apiKeyHmacs(keyring: Keyring, apiKey: string): Buffer[] {
   );
 }
 
-/** How keys were stored before migrations/0020; read only to find such a row and upgrade it. */
+/** How keys were stored before migrations/0021; read only to find such a row and upgrade it. */
 function legacyApiKeyHash(apiKey: string): Buffer {
   return createHash('sha256').update(apiKey).digest();
 }
@@ -69,7 +69,7 @@ export interface ApiKeyView {
 
 /**
  * The tenant a key authenticates, or null: unknown, revoked or expired. By the key's keyed hash,
- * or by its SHA-256 for a row from before migrations/0020: one indexed statement either way. A
+ * or by its SHA-256 for a row from before migrations/0021: one indexed statement either way. A
  * key found by its SHA-256, or by the HMAC of a data key no longer first, is re-keyed in place
  * to the first key's HMAC, its SHA-256 cleared: the table keeps no unsalted hash of a key in
  * use. The key itself never reaches the database.
@@ -189,7 +189,7 @@ function viewOf(key: {
  * Creates a tenant (or finds it by name) with `apiKey` as its bootstrap key; returns its id.
  * Hand-written SQL, not the EntityManager: a concurrent start creating the same tenant or key
  * is decided by ON CONFLICT in the database, where a find-then-insert would let both insert.
- * The key's row from before migrations/0020 (or under a data key no longer first) is re-keyed
+ * The key's row from before migrations/0021 (or under a data key no longer first) is re-keyed
  * first, so the statement after it finds the key by its current HMAC.
  */
 export async function upsertTenant(

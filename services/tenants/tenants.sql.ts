@@ -28,7 +28,7 @@ UNION ALL
 SELECT tenant_id FROM api_keys WHERE key_hmac = $4 AND NOT EXISTS (SELECT 1 FROM inserted)`;
 
 /**
- * The row of a key stored by its SHA-256 (before migrations/0020) or by the HMAC of a data key
+ * The row of a key stored by its SHA-256 (before migrations/0021) or by the HMAC of a data key
  * no longer first, re-keyed to the first key's HMAC with its SHA-256 cleared and only the
  * display prefix kept. Whoever holds the key may do it; doing it twice changes nothing.
  * $1 the key's SHA-256, $2 its HMACs under every data key (the first key's first), $3 prefix,

@@ -126,7 +126,7 @@ describe('API keys', () => {
   });
 });
 
-describe('keys stored before keyed hashes (migrations/0020)', () => {
+describe('keys stored before keyed hashes (migrations/0021)', () => {
   const sha256 = (key: string) => createHash('sha256').update(key).digest();
   /** The table as a dump shows it: every column of every row, bytea as hex. */
   async function tableDump(): Promise<string> {

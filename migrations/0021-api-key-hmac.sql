@@ -8,7 +8,7 @@
 -- at start. A key never presented again keeps its SHA-256 until it is revoked and removed.
 ALTER TABLE api_keys ADD COLUMN key_hmac bytea;
 -- The data key (its id in DATA_ENCRYPTION_KEYS) that key_hmac is made under: a data key may
--- leave the keyring only once no live key names it (docs/decisions/0039).
+-- leave the keyring only once no live key names it (docs/decisions/0040).
 ALTER TABLE api_keys ADD COLUMN key_hmac_key text;
 ALTER TABLE api_keys ADD CONSTRAINT api_keys_key_hmac_uq UNIQUE (key_hmac);
 -- key_hash: the legacy unsalted SHA-256, NULL once the key is authenticated again.
