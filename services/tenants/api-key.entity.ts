@@ -2,8 +2,8 @@ import { defineEntity, p } from '@mikro-orm/core';
 import { Tenant } from './tenant.entity.ts';
 
 /**
- * `api_keys` (migrations/0012, 0020): a tenant's keys, each stored as its HMAC under the data
- * keys (`keyHmac`); a row from before 0020 holds its unsalted SHA-256 (`keyHash`) until the key
+ * `api_keys` (migrations/0012, 0021): a tenant's keys, each stored as its HMAC under the data
+ * keys (`keyHmac`); a row from before 0021 holds its unsalted SHA-256 (`keyHash`) until the key
  * is next authenticated, which replaces one by the other (api-keys.ts). Read and
  * managed through the EntityManager (api-keys.ts); a bootstrap key is written by SQL
  * (tenants.sql.ts), whose ON CONFLICT decides a concurrent start in the database.
