@@ -32,7 +32,11 @@ import {
   type WebhookAllowList,
 } from '../services/notifications/index.ts';
 import type { RateLimitOptions } from '../gateway/http/rate-limits.ts';
-import { longestExchangeMs, socketIdleTimeoutMs } from '../gateway/http/server-timeouts.ts';
+import {
+  BODY_TIMEOUT_MS,
+  longestExchangeMs,
+  socketIdleTimeoutMs,
+} from '../gateway/http/server-timeouts.ts';
 import { keyWaitCapMs } from '../gateway/http/prefer-wait.ts';
 import { openExplorer, type ExplorerStatus } from '../gateway/explorer/open-explorer.ts';
 import { DEFAULT_OUTBOX_RETENTION } from '../lib/outbox/outbox-retention.ts';
@@ -110,6 +114,10 @@ export interface AppOptions {
   internalHost?: string;
   /** How long receiving one request may take; server-timeouts.ts has the default and why. */
   requestTimeoutMs?: number;
+  /** How long a body may take once its headers are in; server-timeouts.ts has the default. */
+  bodyTimeoutMs?: number;
+  /** MAX_CONNECTIONS: open connections per listening server (config-schema.ts's default). */
+  maxConnections?: number;
   /** PostgreSQL statement_timeout of the services' pool (db/pool.ts has the default and why). */
   statementTimeoutMs?: number;
   /** EXPLORER: GraphiQL for browsers at GET /graphql (on unless false). */
@@ -292,6 +300,8 @@ export async function startApp(options: AppOptions): Promise<App> {
       requestTimeoutMs: options.requestTimeoutMs ?? longestExchangeMs(options.providerTimeoutMs),
       socketIdleTimeoutMs: socketIdleTimeoutMs(options.providerTimeoutMs),
     },
+    bodyTimeoutMs: options.bodyTimeoutMs ?? BODY_TIMEOUT_MS,
+    maxConnections: options.maxConnections ?? defaults.maxConnections,
     rateLimits: options.rateLimits ?? {},
     keyWaitCapMs: keyWaitCapMs(options.providerTimeoutMs),
     explorer: explorer.explorer,

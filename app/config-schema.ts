@@ -6,6 +6,7 @@ import { DEFAULT_RETENTION_POLICY } from '../lib/idempotency/retention.ts';
 import { DEFAULT_OUTBOX_RETENTION } from '../lib/outbox/outbox-retention.ts';
 import { parseWebhookAllowList } from '../services/notifications/index.ts';
 import { isBearerTokenShape, MAX_BEARER_TOKEN_CHARS } from '../gateway/http/bearer.ts';
+import { DEFAULT_MAX_CONNECTIONS } from '../gateway/http/server-timeouts.ts';
 import { parseServices, parseServiceUrls, type ServiceName } from './topology.ts';
 
 /**
@@ -62,14 +63,27 @@ function parsedBy<T>(parse: (raw: string) => T) {
   });
 }
 
+/**
+ * The shortest key BOOTSTRAP_TENANTS may give. Keys are stored keyed (HMAC), but an operator's
+ * key is only as strong as what was typed: 32 characters of base64 are 192 bits, and even a
+ * key of hex or words is then beyond a search. A 16-character key fell to one in seconds.
+ */
+const BOOTSTRAP_API_KEY_MIN_CHARS = 32;
+
 function tenants(raw: string): Array<{ name: string; apiKey: string }> {
-  return raw.split(',').map((entry) => {
+  return raw.split(',').map((entry, index) => {
     const at = entry.indexOf(':');
     const name = entry.slice(0, at).trim();
     const apiKey = entry.slice(at + 1).trim();
-    if (at < 1 || name === '' || apiKey.length < 16 || !isBearerTokenShape(apiKey)) {
+    if (at < 1 || name === '' || !isBearerTokenShape(apiKey)) {
       throw new Error(
-        `must be name:apiKey,… with API keys of 16 to ${MAX_BEARER_TOKEN_CHARS} characters of [A-Za-z0-9-._~+/]`,
+        `must be name:apiKey,… with API keys of ${BOOTSTRAP_API_KEY_MIN_CHARS} to ${MAX_BEARER_TOKEN_CHARS} characters of [A-Za-z0-9-._~+/]`,
+      );
+    }
+    // Names the tenant, never the key: this line goes to the operator's log.
+    if (apiKey.length < BOOTSTRAP_API_KEY_MIN_CHARS) {
+      throw new Error(
+        `BOOTSTRAP_TENANTS: the API key of tenant ${index + 1} (${name}) is ${apiKey.length} characters; at least ${BOOTSTRAP_API_KEY_MIN_CHARS} are required (e.g. sk_live_$(openssl rand -hex 24))`,
       );
     }
     return { name, apiKey };
@@ -277,6 +291,10 @@ export const configSchema = z.object({
         'services run elsewhere: `name=url,…`, tRPC endpoints ([topology](docs/topology.md))',
     },
   ),
+  maxConnections: variable(withDefault(1, DEFAULT_MAX_CONNECTIONS), {
+    env: 'MAX_CONNECTIONS',
+    description: 'per server; one more is closed at accept',
+  }),
   internalPort: variable(integer(0).optional(), {
     env: 'INTERNAL_PORT',
     shown: 'unset: everything on `PORT`',

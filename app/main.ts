@@ -22,6 +22,7 @@ import { loadConfig, type Config } from './config.ts';
 import { topologyOf } from './topology.ts';
 import type { RemoteService } from './service-over-http.ts';
 import { dataKeyring } from './data-keys.ts';
+import type { Keyring } from '../lib/crypto/keyring.ts';
 
 const DATA_DIR = resolve('.data');
 /**
@@ -49,7 +50,9 @@ async function main(): Promise<void> {
   });
   // Tenants are the gateway's: a process of payments alone leaves them to it.
   const tenants = runs.has('tenants')
-    ? await untilDatabaseAnswers(() => bootstrapTenants(database.url, config.bootstrapTenants))
+    ? await untilDatabaseAnswers(() =>
+        bootstrapTenants(database.url, dataKeys.keyring, config.bootstrapTenants),
+      )
     : [];
   // The provider service in a process of its own (SERVICE_URLS) holds the PSP, not this one; a
   // process without payments calls no provider at all.
@@ -101,6 +104,7 @@ async function main(): Promise<void> {
     },
     internalPort: config.internalPort,
     internalHost: config.internalHost,
+    maxConnections: config.maxConnections,
     explorer: config.explorer,
     explorerBundleDir: EXPLORER_BUNDLE_DIR,
   });
@@ -210,6 +214,7 @@ async function openDatabase(
  */
 async function bootstrapTenants(
   databaseUrl: string,
+  keyring: Keyring,
   configured: Array<{ name: string; apiKey: string }> | undefined,
 ): Promise<Array<{ name: string; apiKey: StartupSecret }>> {
   const tenants = configured?.map((t) => ({
@@ -223,7 +228,7 @@ async function bootstrapTenants(
   });
   try {
     for (const tenant of tenants)
-      await upsertTenant(pool, { name: tenant.name, apiKey: tenant.apiKey.value });
+      await upsertTenant(pool, keyring, { name: tenant.name, apiKey: tenant.apiKey.value });
   } finally {
     await pool.end();
   }

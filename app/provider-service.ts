@@ -4,6 +4,7 @@ import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
 import { bearerToken, sameSecret } from '../gateway/http/bearer.ts';
 import {
   createTimedServer,
+  DEFAULT_MAX_CONNECTIONS,
   longestExchangeMs,
   socketIdleTimeoutMs,
 } from '../gateway/http/server-timeouts.ts';
@@ -89,6 +90,8 @@ export async function startProviderService(
       requestTimeoutMs: longestExchangeMs(options.providerTimeoutMs),
       socketIdleTimeoutMs: socketIdleTimeoutMs(options.providerTimeoutMs),
     },
+    // Its callers are our own gateways, whose pools stay far below it.
+    DEFAULT_MAX_CONNECTIONS,
   );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

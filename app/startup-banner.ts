@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { apiKeyDisplayPrefix } from '../services/tenants/index.ts';
 import type { ExplorerStatus } from '../gateway/explorer/open-explorer.ts';
 
 /** A secret as the banner may show it: in full only when this start generated it. */
@@ -21,31 +21,28 @@ export interface StartupFacts {
 }
 
 /**
- * A key's fingerprint: enough to tell which key a tenant has (compare with the operator's own
- * copy), and nothing that helps to guess it.
- */
-export function keyFingerprint(secret: string): string {
-  return `sha256:${createHash('sha256').update(secret).digest('hex').slice(0, 12)}`;
-}
-
-/**
- * What `npm start` prints. A key or token that came from the environment is never printed: the
- * log pipeline that collects stdout would then hold, in clear, secrets the database stores only
- * hashed. A generated one is printed once, at the start that made it.
+ * What `npm start` prints. A key or token that came from the environment is never printed, nor
+ * any hash of it: the log pipeline that collects stdout would then hold, in clear, a secret or an
+ * offline oracle for one (an unsalted hash prefix of a short key is enough to test guesses
+ * against). A key is named by its display prefix, the part the database keeps in clear anyway.
+ * A generated one is printed once, at the start that made it.
  */
 export function startupBanner(facts: StartupFacts): string {
-  const shown = (secret: StartupSecret) =>
-    secret.generatedNow ? secret.value : `(not shown; ${keyFingerprint(secret.value)})`;
+  const shown = (secret: StartupSecret, instead: string) =>
+    secret.generatedNow ? secret.value : `(not shown; ${instead})`;
   return [
     `payments gateway ready`,
     `  GraphQL:   ${facts.base}/graphql`,
     `  explorer:  ${explorerLine(facts.base, facts.explorer)}`,
     `  metrics:   ${facts.internalBase}/metrics`,
-    `  tRPC:      ${facts.internalBase}/trpc  (Authorization: Bearer ${shown(facts.internalToken)})`,
+    `  tRPC:      ${facts.internalBase}/trpc  (Authorization: Bearer ${shown(facts.internalToken, 'INTERNAL_TOKEN')})`,
     `  database:  ${facts.database}`,
     `  provider:  ${facts.provider}`,
     `  data keys: ${facts.dataKeys}`,
-    ...facts.tenants.map((t) => `  tenant ${t.name}: API key ${shown(t.apiKey)}`),
+    ...facts.tenants.map(
+      (t) =>
+        `  tenant ${t.name}: API key ${shown(t.apiKey, `${apiKeyDisplayPrefix(t.apiKey.value)}…`)}`,
+    ),
   ].join('\n');
 }
 

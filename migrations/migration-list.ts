@@ -29,6 +29,7 @@ const SQL_FILES = [
   '0018-provider-key-secret.sql',
   '0019-outbox-retention.sql',
   '0020-fair-deliveries.sql',
+  '0021-api-key-hmac.sql',
 ] as const;
 
 function sqlMigration(file: string): MigrationObject {

@@ -86,13 +86,14 @@ async function measureIdle(db: pg.Pool, dbName: string): Promise<void> {
 const database = await createScratchDatabase();
 const db = benchPool(database.url);
 const sandbox = await startSandboxPsp({});
+const keyring = Keyring.parse(`bench:${Buffer.alloc(32, 7).toString('base64')}`);
 try {
-  await upsertTenant(db, { name: 'outbox-bench', apiKey: API_KEY });
+  await upsertTenant(db, keyring, { name: 'outbox-bench', apiKey: API_KEY });
   const app = await startApp({
     databaseUrl: database.url,
     pspUrl: sandbox.url,
     internalToken: 'itok_outbox_bench_0000000000',
-    keyring: Keyring.parse(`bench:${Buffer.alloc(32, 7).toString('base64')}`),
+    keyring,
     leaseMs: 30_000,
     ttlSeconds: 86_400,
     recoveryIntervalMs: 5_000,

@@ -10,7 +10,7 @@ import type { GatewayContext } from '../graphql/context.ts';
 import type { Logger } from '../../lib/logging/logger.ts';
 import { RequestTrace } from '../../lib/logging/request-trace.ts';
 import { bearerToken, sameSecret } from './bearer.ts';
-import { BodyTooLargeError, readBody } from './read-body.ts';
+import { BodyTimeoutError, BodyTooLargeError, readBody } from './read-body.ts';
 import { createRateLimits, type RateLimitOptions, type RateLimits } from './rate-limits.ts';
 import { sendGraphQLError, sendJson, sendRetryLater } from './respond.ts';
 import { GATEWAY_ERRORS } from '../gateway.errors.ts';
@@ -48,6 +48,10 @@ export interface GatewayServerOptions {
   /** INTERNAL_PORT is set: /trpc and /metrics move to a server of their own. */
   separateInternal: boolean;
   timeouts: ServerTimeouts;
+  /** How long a GraphQL body may take once its headers are in (BODY_TIMEOUT_MS). */
+  bodyTimeoutMs: number;
+  /** MAX_CONNECTIONS: open connections per listening server; past it one is closed at accept. */
+  maxConnections: number;
   /** The longest `Prefer: wait` honoured for a key in flight (keyWaitCapMs). */
   keyWaitCapMs: number;
   rateLimits: RateLimitOptions;
@@ -151,12 +155,18 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
   const server = createTimedServer(
     serve(options.separateInternal ? 'public' : 'all'),
     options.timeouts,
+    options.maxConnections,
   );
   const internal = options.separateInternal
-    ? createTimedServer(serve('internal'), options.timeouts)
+    ? createTimedServer(serve('internal'), options.timeouts, options.maxConnections)
     : null;
   const servers = internal === null ? [server] : [server, internal];
-  for (const s of servers) logClientErrors({ server: s, log: options.log, answering });
+  options.metrics.connectionsDropped.inc({ service: 'gateway' }, 0);
+  for (const s of servers) {
+    logClientErrors({ server: s, log: options.log, answering });
+    // Counted, not logged: a flood would otherwise write a line per refused socket.
+    s.on('drop', () => options.metrics.connectionsDropped.inc({ service: 'gateway' }));
+  }
   return {
     server,
     internal,
@@ -258,7 +268,7 @@ async function serveTrpc(opts: RouteOptions, { req, res, url, trace }: Exchange)
     return sendJson(res, {
       status: 401,
       body: { error: { code: 'UNAUTHENTICATED', message: 'internal token required' } },
-      headers: { 'www-authenticate': 'Bearer' },
+      headers: { 'www-authenticate': 'Bearer', ...BODY_UNREAD },
     });
   }
   // A gateway in another process granted its client this wait (Prefer: wait) for a key in flight.
@@ -276,15 +286,15 @@ async function serveTrpc(opts: RouteOptions, { req, res, url, trace }: Exchange)
   });
 }
 
+/**
+ * On an answer sent before the body was read: the connection closes after it, so an unread body
+ * (or one never sent) is not waited for, and cannot be taken for the next request.
+ */
+const BODY_UNREAD = { connection: 'close' } as const;
+
 async function serveGraphQL(opts: RouteOptions, { req, res, url, trace }: Exchange): Promise<void> {
-  let raw: string;
-  try {
-    raw = await readBody(req, MAX_BODY_BYTES);
-  } catch (error) {
-    if (error instanceof BodyTooLargeError)
-      return sendGraphQLError(res, GATEWAY_ERRORS.PAYLOAD_TOO_LARGE, { connection: 'close' });
-    throw error;
-  }
+  // Authentication first, from the headers alone: a client without a valid key must not hold
+  // a socket (and up to MAX_BODY_BYTES of buffer) while it trickles a body.
   // An address that has failed too often is refused before its key is looked up: guessing
   // keys must not reach the database. Requests in flight at once from one address are each
   // checked before any of them fails, so it may fail that many more times within a window.
@@ -292,13 +302,31 @@ async function serveGraphQL(opts: RouteOptions, { req, res, url, trace }: Exchan
   const blockedSeconds = await opts.limits.unauthenticated(address);
   if (blockedSeconds !== null) {
     opts.metrics.rateLimited.inc({ service: 'gateway', limit: 'unauthenticated' });
+    res.setHeader('connection', 'close');
     return sendRetryLater(res, GATEWAY_ERRORS.RATE_LIMITED, blockedSeconds);
   }
   const apiKey = bearerToken(req.headers);
   const tenant = apiKey === null ? null : await opts.authenticate(apiKey);
   if (tenant === null) {
     await opts.limits.failedAuthentication(address);
-    return sendGraphQLError(res, GATEWAY_ERRORS.UNAUTHENTICATED, { 'www-authenticate': 'Bearer' });
+    return sendGraphQLError(res, GATEWAY_ERRORS.UNAUTHENTICATED, {
+      'www-authenticate': 'Bearer',
+      ...BODY_UNREAD,
+    });
+  }
+  let raw: string;
+  try {
+    raw = await readBody(req, { maxBytes: MAX_BODY_BYTES, timeoutMs: opts.bodyTimeoutMs });
+  } catch (error) {
+    if (error instanceof BodyTooLargeError)
+      return sendGraphQLError(res, GATEWAY_ERRORS.PAYLOAD_TOO_LARGE, BODY_UNREAD);
+    // As Node answers a request not received within the request timeout (client-errors.ts):
+    // nothing of it ran, so it may be sent again.
+    if (error instanceof BodyTimeoutError) {
+      res.writeHead(408, BODY_UNREAD).end();
+      return;
+    }
+    throw error;
   }
   trace.annotate({ tenantId: tenant.id });
   const preferredWait = preferredWaitSeconds(req.headers['prefer']);

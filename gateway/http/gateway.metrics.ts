@@ -19,6 +19,12 @@ export function createGatewayMetrics(registry: Registry) {
       labelNames: ['service', 'limit'] as const,
       registers,
     }),
+    connectionsDropped: new Counter({
+      name: 'gateway_connections_dropped_total',
+      help: 'Connections closed at accept because the server held MAX_CONNECTIONS already.',
+      labelNames: ['service'] as const,
+      registers,
+    }),
   };
 }
 

@@ -32,6 +32,24 @@ export const CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
 export const MAX_REQUESTS_PER_SOCKET = 0;
 
 /**
+ * How long a request's body may take to arrive once its headers have been read (and its key
+ * authenticated). The largest body we accept (100 KB) crosses a slow mobile link in a couple of
+ * seconds and a merchant's backend sends it in one write; ten seconds only ever cuts a client
+ * trickling it, which would otherwise hold the socket for the whole request timeout (30 s).
+ */
+export const BODY_TIMEOUT_MS = 10_000;
+
+/**
+ * Open connections per listening server, the default of MAX_CONNECTIONS. Past the cap a new
+ * connection is closed as soon as it is accepted, so a flood of idle or trickling sockets costs
+ * the process a counter, not a file descriptor and buffers each: the cap sits below the common
+ * soft limit of 1,024 descriptors, leaving room for the database pools and the sockets to the
+ * provider and to webhook endpoints, which would otherwise fail with EMFILE for every tenant.
+ * The clients are load balancers and merchant backends that keep tens of connections each.
+ */
+export const DEFAULT_MAX_CONNECTIONS = 800;
+
+/**
  * How long a request may keep its client waiting beyond the provider: a duplicate's bounded
  * wait for the first request's outcome (`Prefer: wait`, capped at 10 s by docs/api.md §1.3).
  */
@@ -80,8 +98,12 @@ export interface ServerTimeouts {
   socketIdleTimeoutMs: number;
 }
 
-/** An HTTP server with every timeout set on purpose. */
-export function createTimedServer(listener: RequestListener, timeouts: ServerTimeouts): Server {
+/** An HTTP server with every timeout set on purpose, holding at most `maxConnections`. */
+export function createTimedServer(
+  listener: RequestListener,
+  timeouts: ServerTimeouts,
+  maxConnections: number,
+): Server {
   const { requestTimeoutMs } = timeouts;
   const server = createServer(
     {
@@ -95,5 +117,6 @@ export function createTimedServer(listener: RequestListener, timeouts: ServerTim
   );
   server.maxRequestsPerSocket = MAX_REQUESTS_PER_SOCKET;
   server.timeout = timeouts.socketIdleTimeoutMs;
+  server.maxConnections = maxConnections;
   return server;
 }

@@ -9,12 +9,13 @@ export const DATA_KEY_BYTES = 32;
  * What each subkey is for. Every use gets its own key derived from the configured one (HKDF):
  * the same bytes never serve two algorithms, and a leaked HMAC key opens no ciphertext.
  */
-export type KeyPurpose = 'seal' | 'request-hash' | 'key-ref' | 'cursor';
+export type KeyPurpose = 'seal' | 'request-hash' | 'key-ref' | 'cursor' | 'api-key-lookup';
 const HKDF_INFO: Record<KeyPurpose, string> = {
   seal: 'payments-gateway/aes-256-gcm/v1',
   'request-hash': 'payments-gateway/request-hash/v1',
   'key-ref': 'payments-gateway/key-ref/v1',
   cursor: 'payments-gateway/cursor/v1',
+  'api-key-lookup': 'payments-gateway/api-key-lookup/v1',
 };
 
 export interface DataKey {

@@ -13,7 +13,13 @@ import {
   SELECT_ENABLED_ENDPOINTS,
 } from './notifications.sql.ts';
 import { WebhookEndpoint } from './webhook-endpoint.entity.ts';
-import { WebhookAddressNotAllowedError } from './notifications.errors.ts';
+import {
+  ENDPOINT_ANSWERED_410,
+  ENDPOINT_GONE,
+  httpStatusFailure,
+  webhookFailureOf,
+  type WebhookFailureClass,
+} from './webhook-failure.ts';
 import { openWebhookSecret } from './webhook-secret.ts';
 import { signWebhook } from './webhook-signature.ts';
 
@@ -77,7 +83,12 @@ export function notificationHandlers(deps: NotificationsDeps): Record<string, De
       });
       return { kind: 'delivered' };
     },
-    webhook: (delivery) => deliverWebhook(deps, delivery),
+    // A throw would be stored as its message (a database's, a keyring's): the tenant sees a
+    // class, our log the error.
+    webhook: (delivery) =>
+      deliverWebhook(deps, delivery).catch((error: unknown) =>
+        failedAttempt(deps, delivery, { failure: 'internal_error', error }),
+      ),
   };
 }
 
@@ -94,7 +105,7 @@ async function deliverWebhook(
       { fields: ['url', 'secret', 'status', 'previousSecret', 'previousSecretExpiresAt'] },
     );
   if (endpoint === null || endpoint.status !== 'enabled')
-    return { kind: 'abandon', why: 'endpoint disabled or removed' };
+    return { kind: 'abandon', why: ENDPOINT_GONE };
   // Sealed at rest (webhook-secret.ts): opened here, for the signature, and nowhere else.
   // Into a local, never back onto the entity: a managed entity holding the clear secret is one
   // flush away from writing it to the table.
@@ -128,12 +139,7 @@ async function deliverWebhook(
       timeoutMs: WEBHOOK_TIMEOUT_MS,
     }));
   } catch (error) {
-    const refused = addressRefusalIn(error);
-    if (refused !== undefined) return giveUpOrRetry(delivery, refused.message);
-    return giveUpOrRetry(
-      delivery,
-      `unreachable: ${error instanceof Error ? error.message : String(error)}`,
-    );
+    return failedAttempt(deps, delivery, { failure: webhookFailureOf(error), error });
   }
   if (status >= 200 && status < 300) return { kind: 'delivered' };
   if (status === 410) {
@@ -143,26 +149,39 @@ async function deliverWebhook(
       endpointId,
       'the endpoint answered 410 Gone',
     ]);
-    return { kind: 'abandon', why: 'endpoint answered 410 Gone; disabled' };
+    return { kind: 'abandon', why: ENDPOINT_ANSWERED_410 };
   }
-  if (status >= 300 && status < 400) {
-    // The endpoint may have moved, or may be steering us inside: either way the merchant fixes
-    // the URL; we never follow.
-    return giveUpOrRetry(delivery, `HTTP ${status}: a redirect, not followed`);
-  }
-  return giveUpOrRetry(delivery, `HTTP ${status}`);
+  // A 3xx too: the endpoint may have moved, or may be steering us inside; either way the
+  // merchant fixes the URL, and we never follow.
+  return giveUpOrRetry(delivery, httpStatusFailure(status));
 }
 
-/** The policy's refusal, whether the socket layer handed it back as is or wrapped as a cause. */
-function addressRefusalIn(error: unknown): WebhookAddressNotAllowedError | undefined {
-  for (let e = error; e instanceof Error; e = e.cause) {
-    if (e instanceof WebhookAddressNotAllowedError) return e;
-  }
-  return undefined;
+/**
+ * A failed attempt: the class is what the tenant sees; the error itself, with the addresses and
+ * library text it may carry, goes only to our log.
+ */
+function failedAttempt(
+  deps: NotificationsDeps,
+  delivery: Delivery,
+  { failure, error }: { failure: WebhookFailureClass; error: unknown },
+): DeliveryResult {
+  // Ours is a warning; the endpoint's own failure is the tenant's to fix, and routine.
+  deps.log[failure === 'internal_error' ? 'warn' : 'info'](
+    {
+      err: error,
+      tenantId: delivery.tenantId,
+      eventId: delivery.eventId,
+      consumer: delivery.consumer,
+      failure,
+    },
+    'webhook attempt failed',
+  );
+  return giveUpOrRetry(delivery, failure);
 }
 
-function giveUpOrRetry(delivery: Delivery, error: string): DeliveryResult {
+/** The stored error is the failure's class alone, abandoned or not: `attempts` tells the rest. */
+function giveUpOrRetry(delivery: Delivery, failure: string): DeliveryResult {
   return delivery.attempts >= WEBHOOK_MAX_ATTEMPTS
-    ? { kind: 'abandon', why: `gave up after ${delivery.attempts} attempts: ${error}` }
-    : { kind: 'retry', error };
+    ? { kind: 'abandon', why: failure }
+    : { kind: 'retry', error: failure };
 }

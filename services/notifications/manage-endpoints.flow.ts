@@ -17,6 +17,7 @@ import {
 } from './manage-endpoints.sql.ts';
 import { NOTIFICATION_ERRORS } from './notifications.errors.ts';
 import { sealWebhookSecret } from './webhook-secret.ts';
+import { shownDeliveryError } from './webhook-failure.ts';
 import { generateWebhookSecret } from './webhook-signature.ts';
 import { canonicalUuid } from '../../lib/input/uuid.ts';
 import { WEBHOOK_DELIVERIES_MAX_PAGE_SIZE } from './contract.ts';
@@ -262,7 +263,7 @@ function deliveryOf(row: DeliveryRow): DeliveryView {
     eventType: row.event_type,
     status: row.status,
     attempts: row.attempts,
-    lastError: row.last_error,
+    lastError: shownDeliveryError(row.last_error),
     nextAttemptAt: row.next_attempt_at?.toISOString() ?? null,
     deliveredAt: row.delivered_at?.toISOString() ?? null,
     eventCreatedAt: row.event_created_at.toISOString(),

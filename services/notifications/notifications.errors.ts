@@ -6,7 +6,7 @@ export const NOTIFICATION_ERRORS = defineErrors({
     httpStatus: 400,
     stored: false,
     message:
-      'The webhook URL points inside (a loopback, private, link-local or reserved address, an internal name, or an IPv4 address not written as four decimal parts). Use a public https URL.',
+      'The webhook URL points inside (a loopback, private or reserved address, an internal name, a non-canonical IPv4 form, a refused port). Use a public https URL.',
   },
   WEBHOOK_ENDPOINT_LIMIT_REACHED: {
     httpStatus: 422,

@@ -6,6 +6,7 @@ import {
   addressAllowListed,
   addressRefusal,
   hostAllowListed,
+  portRefusal,
   type WebhookAllowList,
 } from './webhook-url.policy.ts';
 
@@ -63,6 +64,11 @@ export function createWebhookEgress(opts: {
         const refusal = addressRefusal(host, allowList);
         if (refusal !== undefined) throw new WebhookAddressNotAllowedError(host, refusal);
       }
+      // Endpoints registered before the port rule, or under a wider allow-list, are judged again.
+      const listed =
+        isIP(host) !== 0 ? addressAllowListed(host, allowList) : hostAllowListed(host, allowList);
+      const refusedPort = portRefusal(url, listed);
+      if (refusedPort !== undefined) throw new WebhookAddressNotAllowedError(host, refusedPort);
       if (url.protocol !== 'https:') await assertPlainHttpAllowed(host, allowList, resolveAll);
       const response = await agent.request({
         origin: url.origin,

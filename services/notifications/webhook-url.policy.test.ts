@@ -107,8 +107,31 @@ describe('registration, with an empty allow-list', () => {
     ['https://user:secret@example.com/hooks', INVALID],
     ['not a url', INVALID],
     [`https://example.com/${'a'.repeat(2_048)}`, INVALID],
+    // ports: 80, 443 and 1024-65535, save those of internal services
+    ['https://hooks.example.com:443/hooks', 'allowed'],
+    ['https://hooks.example.com:80/hooks', 'allowed'],
+    ['https://hooks.example.com:1024/hooks', 'allowed'],
+    ['https://hooks.example.com:65535/hooks', 'allowed'],
+    ['https://hooks.example.com:0/hooks', REFUSED],
+    ['https://hooks.example.com:22/hooks', REFUSED],
+    ['https://hooks.example.com:25/hooks', REFUSED],
+    ['https://hooks.example.com:1023/hooks', REFUSED],
+    ['https://8.8.8.8:5432/hooks', REFUSED],
+    ['https://hooks.example.com:6379/hooks', REFUSED],
+    ['https://hooks.example.com:65536/hooks', INVALID], // not a URL
   ])('%s → %s', (url, expected) => {
     expect(verdict(url)).toBe(expected);
+  });
+
+  it('names the port and the rule in the message', () => {
+    expect(() =>
+      judgeWebhookUrl('https://hooks.example.com:22/', EMPTY_WEBHOOK_ALLOW_LIST),
+    ).toThrow(
+      /^webhook URL not allowed: port 22 is not one webhooks may use \(80, 443 or 1024-65535\)/,
+    );
+    expect(() =>
+      judgeWebhookUrl('https://hooks.example.com:5432/', EMPTY_WEBHOOK_ALLOW_LIST),
+    ).toThrow(/port 5432 is that of an internal service/);
   });
 });
 
@@ -134,6 +157,11 @@ describe('registration, with WEBHOOK_ALLOWED_HOSTS', () => {
     ['http://2130706433:4321/hooks', REFUSED],
     // credentials stay refused whatever the host
     ['http://user:pw@127.0.0.1:4321/hooks', INVALID],
+    // a listed host may use any port but 0; another host keeps the port rule
+    ['http://127.0.0.1:22/hooks', 'allowed'],
+    ['http://sink.test:5432/hooks', 'allowed'],
+    ['http://127.0.0.1:0/hooks', REFUSED],
+    ['https://other.sink.test:22/hooks', REFUSED],
   ])('%s → %s', (url, expected) => {
     expect(verdict(url, allow)).toBe(expected);
   });

@@ -15,6 +15,41 @@ const URL_MAX_CHARS = 2_048;
 
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
 
+/** The ports of https and http, the web's two privileged ports a receiver listens on. */
+const WEB_PORTS: ReadonlySet<number> = new Set([80, 443]);
+/**
+ * From here up, ports need no privilege to bind: where receivers run in development and behind
+ * their own proxies. Below it (22, 25, 53, …) listen the services of a host, never a webhook.
+ */
+const UNPRIVILEGED_PORTS_FROM = 1_024;
+/**
+ * Unprivileged ports of the databases, caches, queues and control planes a platform runs
+ * (PostgreSQL, MySQL, Redis, memcached, MongoDB, Elasticsearch, Kafka, AMQP, etcd, Docker,
+ * Kubernetes, Consul): no webhook receiver listens there, and such a service of ours that has a
+ * public address too must not be reachable by a tenant's URL.
+ */
+const INTERNAL_SERVICE_PORTS: ReadonlySet<number> = new Set([
+  1433, 1521, 2375, 2376, 2379, 2380, 3306, 5432, 5672, 5984, 6379, 6443, 8500, 9092, 9200, 9300,
+  10250, 11211, 27017,
+]);
+
+/**
+ * Why a URL's port is refused, or undefined. A host the allow-list names (by name, or an
+ * address in a listed range) may use any port from 1: an operator who lists a development
+ * receiver knows where it listens. Port 0 is never a destination.
+ */
+export function portRefusal(url: URL, allowListed: boolean): string | undefined {
+  if (url.port === '') return undefined;
+  const port = Number(url.port);
+  if (port === 0) return 'port 0 is not a destination';
+  if (allowListed || WEB_PORTS.has(port)) return undefined;
+  if (port < UNPRIVILEGED_PORTS_FROM)
+    return `port ${port} is not one webhooks may use (80, 443 or 1024-65535)`;
+  if (INTERNAL_SERVICE_PORTS.has(port))
+    return `port ${port} is that of an internal service (a database, cache or control plane)`;
+  return undefined;
+}
+
 /** WEBHOOK_ALLOWED_HOSTS, parsed: names matched exactly, and address ranges. */
 export interface WebhookAllowList {
   /** Lower-case, without a trailing dot. */
@@ -128,7 +163,8 @@ function internalNameReason(name: string): string | undefined {
 /**
  * The URL a webhook endpoint is registered with, judged as written (no DNS). BAD_USER_INPUT for
  * a URL that is not one we deliver to at all (not absolute, not http(s), credentials, too long,
- * plain http to a host not allow-listed); WEBHOOK_URL_NOT_ALLOWED for one that points inside.
+ * plain http to a host not allow-listed); WEBHOOK_URL_NOT_ALLOWED for one that points inside,
+ * or at a port no receiver listens on (portRefusal).
  * Returns the URL as WHATWG serialises it, which is what is stored and delivered to.
  */
 export function judgeWebhookUrl(raw: string, allow: WebhookAllowList): string {
@@ -149,6 +185,8 @@ export function judgeWebhookUrl(raw: string, allow: WebhookAllowList): string {
   if (url.username !== '' || url.password !== '')
     throw new InputInvalidError('url', 'url must not carry credentials');
   const allowListed = judgeHost(url.hostname, rawHost, allow);
+  const refusedPort = portRefusal(url, allowListed);
+  if (refusedPort !== undefined) throw new WebhookUrlNotAllowedError(refusedPort);
   if (url.protocol === 'http:' && !allowListed)
     throw new InputInvalidError('url', 'url must be https (plain http only to allow-listed hosts)');
   return url.toString();

@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Keyring } from '../../lib/crypto/keyring.ts';
 
-/** What the tenants service needs: the process's ORM, one fork per call. */
+/** What the tenants service needs: the process's ORM, one fork per call, and the data keys. */
 export interface TenantsDeps {
   orm: MikroORM;
   /**
@@ -9,4 +10,6 @@ export interface TenantsDeps {
    * anyone's reads wait.
    */
   authOrm: MikroORM;
+  /** Keys API-key hashes (HMAC under its "api-key-lookup" subkey, api-keys.ts). */
+  keyring: Keyring;
 }

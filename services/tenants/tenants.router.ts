@@ -17,10 +17,12 @@ const { router, procedure } = serviceTrpc<{ deps: TenantsDeps }>();
 const tenantName = z.string().min(1).max(255);
 
 export const tenantsRouter = router({
-  /** The tenant an API key belongs to, or null. Keys are compared by hash only. */
+  /** The tenant an API key belongs to, or null. Keys are compared by keyed hash only. */
   authenticate: procedure
     .input(z.strictObject({ apiKey: z.string().min(1).max(512) }))
-    .query(({ ctx, input }) => findTenantByApiKey(ctx.deps.authOrm.em.fork(), input.apiKey)),
+    .query(({ ctx, input }) =>
+      findTenantByApiKey(ctx.deps.authOrm.em.fork(), ctx.deps.keyring, input.apiKey),
+    ),
 
   /** A new key for the tenant, optionally expiring; the key is shown in this answer only. */
   createApiKey: procedure
@@ -34,7 +36,8 @@ export const tenantsRouter = router({
           details: { field: 'expiresAt' },
         });
       }
-      return issueApiKey(em, { tenantId: (await tenantNamed(em, input.tenant)).id, expiresAt });
+      const tenantId = (await tenantNamed(em, input.tenant)).id;
+      return issueApiKey(em, ctx.deps.keyring, { tenantId, expiresAt });
     }),
 
   /** The tenant's keys, revoked and expired ones included, without the keys themselves. */

@@ -1,9 +1,17 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TENANT_CACHE_TTL_MS } from '../../gateway/http/tenant-authenticator.ts';
 import { upsertTenant } from '../../services/tenants/index.ts';
 import { graphql } from '../support/graphql-client.ts';
 import { useTestDatabase } from '../support/test-database.ts';
-import { startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
+import {
+  startTestStack,
+  TENANT_A,
+  TEST_DATA_ENCRYPTION_KEYS,
+  testKeyring,
+  type TestStack,
+} from '../support/test-stack.ts';
+import { findTenantByApiKey } from '../../services/tenants/api-keys.ts';
 import { waitUntil } from '../support/wait-until.ts';
 import { runOpsCli } from '../support/ops-cli.ts';
 
@@ -105,16 +113,104 @@ describe('API keys', () => {
     expect(issued).toBeNull(); // no such tenant yet
     const oldKey = 'sk_test_rekeyed_old_000000000000';
     const newKey = 'sk_test_rekeyed_new_000000000000';
-    await upsertTenant(stack.db, { name: 'rekeyed', apiKey: oldKey });
+    await upsertTenant(stack.db, testKeyring(), { name: 'rekeyed', apiKey: oldKey });
     const operatorKey = await tenants().createApiKey.mutate({ tenant: 'rekeyed' });
-    await upsertTenant(stack.db, { name: 'rekeyed', apiKey: newKey });
+    await upsertTenant(stack.db, testKeyring(), { name: 'rekeyed', apiKey: newKey });
     const keys = await tenants().listApiKeys.query({ tenant: 'rekeyed' });
     const live = keys.filter((k) => k.revokedAt === null).map((k) => k.prefix);
     expect(live).toEqual(expect.arrayContaining([newKey.slice(0, 12), operatorKey.prefix]));
     expect(keys.filter((k) => k.origin === 'bootstrap' && k.revokedAt !== null)).toHaveLength(1);
-    await expect(upsertTenant(stack.db, { name: 'other', apiKey: newKey })).rejects.toThrow(
-      'its API key belongs to another tenant',
+    await expect(
+      upsertTenant(stack.db, testKeyring(), { name: 'other', apiKey: newKey }),
+    ).rejects.toThrow('its API key belongs to another tenant');
+  });
+});
+
+describe('keys stored before keyed hashes (migrations/0021)', () => {
+  const sha256 = (key: string) => createHash('sha256').update(key).digest();
+  /** The table as a dump shows it: every column of every row, bytea as hex. */
+  async function tableDump(): Promise<string> {
+    const { rows } = await stack.db.query<{ row: string }>(
+      `SELECT row_to_json(k)::text AS row FROM api_keys k`,
     );
+    return rows.map((r) => r.row).join('\n');
+  }
+  /** A row as 0012 wrote it: the key's first 12 characters and its unsalted SHA-256. */
+  async function seedLegacyKey(apiKey: string, origin: 'issued' | 'bootstrap'): Promise<string> {
+    const { rows } = await stack.db.query<{ id: string }>(
+      `INSERT INTO api_keys (id, tenant_id, prefix, key_hash, origin)
+       VALUES (gen_random_uuid(), $1, $2, $3, $4) RETURNING id`,
+      [stack.tenantIds.a, apiKey.slice(0, 12), sha256(apiKey), origin],
+    );
+    return rows[0]!.id;
+  }
+  async function rowOf(id: string) {
+    const { rows } = await stack.db.query<{
+      prefix: string | null;
+      key_hash: Buffer | null;
+      key_hmac: Buffer | null;
+    }>(`SELECT prefix, key_hash, key_hmac FROM api_keys WHERE id = $1`, [id]);
+    return rows[0];
+  }
+
+  it('authenticates by its SHA-256, then holds only its HMAC and a short prefix', async () => {
+    const legacyKey = 'legacy_tenant_a_key_0123456789abcdefghij';
+    const id = await seedLegacyKey(legacyKey, 'issued');
+    expect(await statusWith(legacyKey)).toBe(200);
+    expect(await rowOf(id)).toEqual({
+      prefix: 'lega',
+      key_hash: null,
+      key_hmac: expect.any(Buffer) as Buffer,
+    });
+    // Found by its HMAC from now on: the internal procedure has no cache in front of it.
+    expect(await tenants().authenticate.query({ apiKey: legacyKey })).toEqual({
+      id: stack.tenantIds.a,
+    });
+    const dump = await tableDump();
+    for (const key of [legacyKey, TENANT_A.apiKey]) {
+      expect(dump).not.toContain(sha256(key).toString('hex'));
+      expect(dump).not.toContain(key.slice(0, 13));
+    }
+    expect(dump).not.toContain(legacyKey.slice(0, 5));
+  });
+
+  it('a key hashed under a data key no longer first authenticates, and is re-keyed to the first', async () => {
+    const issued = await tenants().createApiKey.mutate({ tenant: TENANT_A.name });
+    const other = `rot1:${Buffer.alloc(32, 0x33).toString('base64')}`;
+    const em = () => stack.app.services.deps.orm.em.fork();
+    // DATA_ENCRYPTION_KEYS=rot1,test1: the rotation's second step (ADR 0001).
+    const rotated = testKeyring(`${other},${TEST_DATA_ENCRYPTION_KEYS}`);
+    expect(await findTenantByApiKey(em(), rotated, issued.apiKey)).toEqual({
+      id: stack.tenantIds.a,
+    });
+    const keyOf = async () =>
+      (
+        await stack.db.query<{ key_hmac_key: string }>(
+          `SELECT key_hmac_key FROM api_keys WHERE id = $1`,
+          [issued.id],
+        )
+      ).rows[0]?.key_hmac_key;
+    expect(await keyOf()).toBe('rot1');
+    // And back, for the stack's own keyring.
+    const back = testKeyring(`${TEST_DATA_ENCRYPTION_KEYS},${other}`);
+    expect(await findTenantByApiKey(em(), back, issued.apiKey)).toEqual({ id: stack.tenantIds.a });
+    expect(await keyOf()).toBe('test1');
+  });
+
+  it('a bootstrap key stored by its SHA-256 is upgraded at start, and stays the tenant’s', async () => {
+    const legacyKey = 'legacy_bootstrap_key_0123456789abcdefghij';
+    const id = await seedLegacyKey(legacyKey, 'bootstrap');
+    expect(
+      await upsertTenant(stack.db, testKeyring(), { name: TENANT_A.name, apiKey: legacyKey }),
+    ).toBe(stack.tenantIds.a);
+    expect(await rowOf(id)).toMatchObject({ prefix: 'lega', key_hash: null });
+    const keys = await tenants().listApiKeys.query({ tenant: TENANT_A.name });
+    expect(keys.find((k) => k.id === id)).toMatchObject({ origin: 'bootstrap', revokedAt: null });
+    expect(await tenants().authenticate.query({ apiKey: legacyKey })).toEqual({
+      id: stack.tenantIds.a,
+    });
+    // Put the stack's own bootstrap key back, as a restart with BOOTSTRAP_TENANTS would.
+    await upsertTenant(stack.db, testKeyring(), TENANT_A);
   });
 });
 

@@ -44,6 +44,10 @@ describe('npm start with a bad edge variable', () => {
     [{ RATE_LIMIT_UNAUTHENTICATED_PER_SECOND: 'many' }, 'RATE_LIMIT_UNAUTHENTICATED_PER_SECOND'],
     [{ INTERNAL_PORT: '-1' }, 'INTERNAL_PORT'],
     [{ LEASE_MS: '500' }, 'LEASE_MS must be at least 1000 ms: an owner renews its lease'],
+    [
+      { BOOTSTRAP_TENANTS: 'acme:sk_test_short_key_16' },
+      'BOOTSTRAP_TENANTS: the API key of tenant 1 \\(acme\\) is 20 characters; at least 32',
+    ],
   ])('%j fails naming %s', async (env, variable) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'app/main.ts'], {
       cwd: new URL('../..', import.meta.url).pathname,
@@ -59,5 +63,8 @@ describe('npm start with a bad edge variable', () => {
     clearTimeout(deadline);
     expect(code).toBe(1);
     expect(output).toMatch(new RegExp(`start failed:.*${variable}`));
+    // One line an operator can act on: no stack trace under it.
+    expect(output).not.toMatch(/\n\s+at /);
+    expect(output).not.toContain('sk_test_short_key_16');
   });
 });

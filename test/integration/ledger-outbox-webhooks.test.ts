@@ -206,7 +206,7 @@ describe('webhook redelivery', () => {
       [`evt_payment_${payment.id}_succeeded`],
     );
     expect(retried).toEqual([
-      { status: 'pending', attempts: 1, due_later: true, last_error: 'HTTP 500' },
+      { status: 'pending', attempts: 1, due_later: true, last_error: 'http_status: 500' },
     ]);
     receiver.answerStatus = 410;
     // The backoff passes: the delivery's own, and the endpoint circuit's that the failure opened.

@@ -57,13 +57,18 @@ export async function startTestStack(
 ): Promise<TestStack> {
   const sandbox = await startSandboxPsp({ slowMs: 500, blackholeMs: 1_000, ...opts.sandbox });
   const db = new pg.Pool({ connectionString: opts.databaseUrl, max: 4 });
-  const tenantIds = { a: await upsertTenant(db, TENANT_A), b: await upsertTenant(db, TENANT_B) };
+  // The app's keyring: the keys' HMACs are made under the data keys it authenticates with.
+  const keyring = opts.app?.keyring ?? testKeyring();
+  const tenantIds = {
+    a: await upsertTenant(db, keyring, TENANT_A),
+    b: await upsertTenant(db, keyring, TENANT_B),
+  };
   const errors: unknown[] = [];
   const app = await startApp({
     databaseUrl: opts.databaseUrl,
     pspUrl: sandbox.url,
     internalToken: INTERNAL_TOKEN,
-    keyring: testKeyring(),
+    keyring,
     leaseMs: 5_000,
     ttlSeconds: 86_400,
     recoveryIntervalMs: 60_000,

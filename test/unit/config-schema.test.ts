@@ -54,6 +54,23 @@ describe('the configuration schema', () => {
     expect(message).not.toContain('\n');
   });
 
+  it('refuses a bootstrap key shorter than 32 characters in one line, without the key', () => {
+    const short = 'sk_test_only_23_chars_x';
+    let message = '';
+    try {
+      loadConfig({ BOOTSTRAP_TENANTS: `acme:sk_test_synthetic_0000000000000000,beta:${short}` });
+    } catch (error) {
+      message = error instanceof Error ? error.message : '';
+    }
+    expect(message).toBe(
+      'BOOTSTRAP_TENANTS: the API key of tenant 2 (beta) is 23 characters; at least 32 are required (e.g. sk_live_$(openssl rand -hex 24))',
+    );
+    expect(message).not.toContain(short);
+    expect(loadConfig({ BOOTSTRAP_TENANTS: `acme:${'k'.repeat(32)}` }).bootstrapTenants).toEqual([
+      { name: 'acme', apiKey: 'k'.repeat(32) },
+    ]);
+  });
+
   it('refuses a lease too short for its heartbeat, and keeps leases of a second and more', () => {
     expect(() => loadConfig({ LEASE_MS: '999' })).toThrow(
       /^LEASE_MS must be at least 1000 ms: an owner renews its lease every third of it/,
