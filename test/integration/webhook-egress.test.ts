@@ -70,8 +70,9 @@ const stack = useTestStackOn(database, {
   app: { webhookAllowList: parseWebhookAllowList(`127.0.0.1/32,${SINK_NAME}`) },
 });
 beforeEach(async () => {
-  // One endpoint per scenario: earlier ones must not receive (or fail) this one's events.
-  await stack.db.query(`UPDATE webhook_endpoints SET status = 'disabled'`);
+  // One endpoint per scenario: earlier ones must not receive (or fail) this one's events, nor
+  // count against the tenant's cap on endpoints (WEBHOOK_ENDPOINTS_PER_TENANT).
+  await stack.db.query(`UPDATE webhook_endpoints SET status = 'deleted'`);
 });
 
 const register = (idempotencyKey: string, url: string) =>
