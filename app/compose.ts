@@ -1,11 +1,10 @@
-import { TenantFairGate } from '../lib/db/tenant-fair-gate.ts';
 import { createTRPCClient, localLink, type TRPCClient } from '@trpc/client';
 import type { ServiceContext, ServiceDeps, ServiceMetrics } from '../services/context.ts';
 import { warnIfAutovacuumOff } from '../lib/db/autovacuum-check.ts';
 import { readReplication } from '../lib/db/replication.ts';
 import { createPool } from '../lib/db/pool.ts';
 import { KeyWatcher } from '../lib/idempotency/key-watcher.ts';
-import { createOrm } from './orm.ts';
+import { createReadSide } from './read-side.ts';
 import { ProviderKeySecret } from '../services/payments/index.ts';
 import type { Logger } from '../lib/logging/logger.ts';
 import type { RequestTrace } from '../lib/logging/request-trace.ts';
@@ -135,29 +134,6 @@ function serviceOfConsumer(consumerKind: string): ServiceName {
 }
 
 /**
- * Connections of the ORM's pool. Its work is reads and management (queries, authentication on a
- * cache miss, operators' tools), never the request path's phases, so a few suffice; more would
- * take from the server's max_connections what the request path's pool may need.
- */
-const ORM_POOL_MAX = 4;
-/**
- * One tenant's reads on the ORM's pool at once: half of it, so that another tenant's read always
- * finds a connection free of this one's (lib/db/tenant-fair-gate.ts).
- */
-const READS_PER_TENANT = ORM_POOL_MAX / 2;
-/**
- * One tenant's reads waiting at most; past it a read is TENANT_READS_BUSY (429) at once. Enough
- * for a dashboard's burst of pages; a client with more waiting is only lengthening its own queue.
- */
-const READS_QUEUED_PER_TENANT = 32;
-/**
- * Connections of the API-key lookups' own pool (TenantsDeps.authOrm). A lookup is one indexed
- * read, and successes are cached (TENANT_CACHE_TTL_MS): two keep a flood of bad keys from
- * queueing for long, and take little from max_connections.
- */
-const AUTH_POOL_MAX = 2;
-
-/**
  * Connections of the outbox's own pool. In the request path's pool the dispatcher's claims and
  * its consumers' batches queued behind every request in flight: at 64 concurrent requests on a
  * pool of 20 the backlog when a burst ended grew to two seconds of deliveries. A claim and a
@@ -186,18 +162,7 @@ export function createServices(config: ServicesConfig): Services {
     applicationName: 'payments-services',
     statementTimeoutMs: config.statementTimeoutMs,
   });
-  const orm = createOrm({
-    databaseUrl: config.databaseUrl,
-    poolMax: ORM_POOL_MAX,
-    applicationName: 'payments-services-orm',
-    statementTimeoutMs: config.statementTimeoutMs,
-  });
-  const authOrm = createOrm({
-    databaseUrl: config.databaseUrl,
-    poolMax: AUTH_POOL_MAX,
-    applicationName: 'payments-auth',
-    statementTimeoutMs: config.statementTimeoutMs,
-  });
+  const { orm, authOrm, reads } = createReadSide(config);
   const keyWatcher = new KeyWatcher({
     connectionString: config.databaseUrl,
     applicationName: 'payments-key-watcher',
@@ -226,11 +191,7 @@ export function createServices(config: ServicesConfig): Services {
     pool,
     orm,
     authOrm,
-    reads: new TenantFairGate({
-      capacity: ORM_POOL_MAX,
-      perTenant: READS_PER_TENANT,
-      maxQueuedPerTenant: READS_QUEUED_PER_TENANT,
-    }),
+    reads,
     engine,
     faults: config.faults,
     metrics: config.metrics,
