@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { JsonValue } from '../canonical-json.ts';
 import type { Delivery, DeliveryResult } from './delivery.ts';
 import { MARK_ALL_DELIVERED } from './outbox.sql.ts';
-import { CLAIM_REMOTE_DELIVERIES, CLOSE_CIRCUIT, OPEN_CIRCUIT } from './remote-deliveries.sql.ts';
+import { CLAIM_REMOTE_DELIVERIES, CLOSE_CIRCUIT, RECORD_FAILURE } from './remote-deliveries.sql.ts';
 
 /**
  * Deliveries to remote targets in flight at once, per sender (one per gateway process running
@@ -19,8 +19,15 @@ export const TENANT_REMOTE_SLOTS = REMOTE_SLOTS / 2;
 /** Tenants a claim's scan visits at most; the next claim goes on after the last one. */
 const TENANTS_PER_CLAIM = 64;
 /**
- * A failing target's circuit stays open this long after its first failure, doubling with each
- * consecutive one: at least as long as a webhook's timeout, the time its last attempt cost us.
+ * Consecutive failures of a target that open its circuit. One failure is not a dead endpoint:
+ * a live one refuses now and then (a deploy, a 503), and holding back all its deliveries for
+ * that would delay every one of them. Five in a row, with no success between, is one that is
+ * down; a dead endpoint costs that many timeouts before it waits alone.
+ */
+export const CIRCUIT_OPENS_AFTER_FAILURES = 5;
+/**
+ * An open circuit stays open this long, doubling with each further failure: at least as long as
+ * a webhook's timeout, the time its last attempt cost us.
  */
 export const CIRCUIT_BASE_MS = 5_000;
 /** And never longer than this: the longest a single delivery backs off (delivery.ts). */
@@ -46,7 +53,8 @@ interface ClaimedRow {
   event_id: string | null;
   consumer: string | null;
   attempts: number | null;
-  failing: boolean | null;
+  /** The target's consecutive failures when claimed. */
+  failures: number | null;
   event: { type: string; payload: JsonValue; created_at: string } | null;
   scanned_to: string | null;
 }
@@ -69,6 +77,8 @@ export class RemoteDeliveries {
   private readonly busy = new Map<string, number>();
   private readonly running = new Set<Promise<void>>();
   private delivered: Delivery[] = [];
+  /** Targets this sender saw fail since their last success: a success must reset them. */
+  private readonly failedSinceSuccess = new Set<string>();
   private scanAfter = NIL_UUID;
   private lastClaimAt = 0;
   private wake: (() => void) | undefined;
@@ -96,6 +106,7 @@ export class RemoteDeliveries {
       [...this.busy.values()],
       this.scanAfter,
       TENANTS_PER_CLAIM,
+      CIRCUIT_OPENS_AFTER_FAILURES,
     ]);
     const runs: Array<Promise<void>> = [];
     for (const row of rows) {
@@ -114,7 +125,7 @@ export class RemoteDeliveries {
           createdAt: row.event!.created_at,
         },
       };
-      runs.push(this.start(delivery, row.failing === true));
+      runs.push(this.start(delivery, row.failures ?? 0));
     }
     return runs;
   }
@@ -165,10 +176,10 @@ export class RemoteDeliveries {
     }
   }
 
-  private start(delivery: Delivery, failing: boolean): Promise<void> {
+  private start(delivery: Delivery, failures: number): Promise<void> {
     const tenant = delivery.tenantId;
     this.busy.set(tenant, (this.busy.get(tenant) ?? 0) + 1);
-    const run = this.run(delivery, failing).finally(() => {
+    const run = this.run(delivery, failures).finally(() => {
       const left = (this.busy.get(tenant) ?? 1) - 1;
       if (left === 0) this.busy.delete(tenant);
       else this.busy.set(tenant, left);
@@ -181,13 +192,23 @@ export class RemoteDeliveries {
     return run;
   }
 
-  private async run(delivery: Delivery, failing: boolean): Promise<void> {
+  private async run(delivery: Delivery, failures: number): Promise<void> {
     const result = await this.deps.handle(delivery);
     const ids = [delivery.tenantId, delivery.consumer];
+    const target = ids.join('/');
     if (await this.deps.settle(delivery, result)) this.delivered.push(delivery);
     if (result.kind === 'retry') {
-      await this.deps.pool.query(OPEN_CIRCUIT, [...ids, CIRCUIT_BASE_MS, CIRCUIT_CAP_MS]);
-    } else if (failing) {
+      this.failedSinceSuccess.add(target);
+      await this.deps.pool.query(RECORD_FAILURE, [
+        ...ids,
+        CIRCUIT_BASE_MS,
+        CIRCUIT_CAP_MS,
+        CIRCUIT_OPENS_AFTER_FAILURES,
+      ]);
+    } else if (failures > 0 || this.failedSinceSuccess.has(target)) {
+      // Answered (or gone): the failures in a row end here. Only for a target with failures on
+      // record, so a healthy endpoint's delivery costs no statement more.
+      this.failedSinceSuccess.delete(target);
       await this.deps.pool.query(CLOSE_CIRCUIT, ids);
     }
   }

@@ -1,7 +1,10 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TENANT_REMOTE_SLOTS } from '../../lib/outbox/remote-deliveries.ts';
+import {
+  CIRCUIT_OPENS_AFTER_FAILURES,
+  TENANT_REMOTE_SLOTS,
+} from '../../lib/outbox/remote-deliveries.ts';
 import { errorCodeOf, graphql, type GraphQLAnswer } from '../support/graphql-client.ts';
 import { BALANCES, REGISTER_WEBHOOK_ENDPOINT } from '../support/operations.ts';
 import {
@@ -141,7 +144,7 @@ describe("a failing endpoint's circuit", () => {
       )
     ).rows;
 
-  it("holds the endpoint's deliveries while open, probes once, and closes on a success", async () => {
+  it('opens after failures in a row, holds the deliveries, probes once, closes on a success', async () => {
     // The hanging tenant is done with: its deliveries would only slow this test down.
     await stack.db.query(
       `UPDATE outbox_deliveries SET status = 'abandoned' WHERE tenant_id = $1 AND status = 'pending'`,
@@ -154,17 +157,31 @@ describe("a failing endpoint's circuit", () => {
       )
     ).rows[0]!;
     const consumer = `webhook:${endpoint.id}`;
+    const circuit = async () =>
+      (
+        await stack.db.query<{ failures: number; open: boolean }>(
+          `SELECT failures, open_until > now() AS open FROM outbox_consumer_circuits
+            WHERE consumer = $1`,
+          [consumer],
+        )
+      ).rows;
     receiver.answerStatus = 500;
     try {
-      for (let i = 0; i < 2; i++)
+      // One failure is counted, and nothing waits for it: the next delivery is tried.
+      await createPaymentOn(stack, paymentInput('circuit-first'), TENANT_B.apiKey);
+      await drain();
+      expect(await circuit()).toEqual([{ failures: 1, open: false }]);
+      const tried = receiver.received.length;
+      await createPaymentOn(stack, paymentInput('circuit-second'), TENANT_B.apiKey);
+      await drain();
+      expect(receiver.received.length).toBe(tried + 1);
+
+      // Failures in a row up to the threshold open it.
+      for (let i = 2; i < CIRCUIT_OPENS_AFTER_FAILURES; i++)
         await createPaymentOn(stack, paymentInput(`circuit-${i}`), TENANT_B.apiKey);
       await drain();
       const failed = receiver.received.length;
-      const { rows: circuits } = await stack.db.query<{ open: boolean }>(
-        `SELECT open_until > now() AS open FROM outbox_consumer_circuits WHERE consumer = $1`,
-        [consumer],
-      );
-      expect(circuits).toEqual([{ open: true }]);
+      expect(await circuit()).toEqual([{ failures: CIRCUIT_OPENS_AFTER_FAILURES, open: true }]);
 
       // While it is open, a new event's delivery to it is not even tried.
       await createPaymentOn(stack, paymentInput('circuit-while-open'), TENANT_B.apiKey);
