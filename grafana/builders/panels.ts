@@ -45,7 +45,7 @@ export interface PanelSpec {
   title: string;
   /** What the panel shows, and what to do when it turns red. */
   description: string;
-  /** Runbook section the description points at. */
+  /** Absolute URL of the runbook section (RUNBOOK in runbooks.ts): the panel's link and its description's. */
   runbook: string;
   unit: string;
   queries: Query[];
@@ -66,6 +66,7 @@ export function timeseries(spec: PanelSpec): Panel {
   const panel = new TimeseriesBuilder()
     .title(spec.title)
     .description(describe(spec))
+    .links([runbookLink(spec)])
     .datasource(PROMETHEUS)
     .unit(spec.unit)
     .min(0)
@@ -102,6 +103,7 @@ export function stat(spec: PanelSpec): Panel {
   const panel = new StatBuilder()
     .title(spec.title)
     .description(describe(spec))
+    .links([runbookLink(spec)])
     .datasource(PROMETHEUS)
     .unit(spec.unit)
     .thresholds(thresholds(spec))
@@ -114,8 +116,17 @@ export function stat(spec: PanelSpec): Panel {
   return panel;
 }
 
+/** Grafana renders a description as Markdown, in the tooltip of the panel's (i). */
 function describe(spec: PanelSpec): string {
-  return `${spec.description} Runbook: ${spec.runbook}`;
+  return `${spec.description} [Runbook](${spec.runbook})`;
+}
+
+/** In the panel's header and its menu: one click from a red panel to what to do. */
+function runbookLink(spec: PanelSpec): dashboard.DashboardLinkBuilder {
+  return new dashboard.DashboardLinkBuilder('Runbook')
+    .type(dashboard.DashboardLinkType.Link)
+    .url(spec.runbook)
+    .targetBlank(true);
 }
 
 function thresholds(spec: PanelSpec): dashboard.ThresholdsConfigBuilder {

@@ -4,8 +4,10 @@ import { parse } from 'yaml';
 import { z } from 'zod';
 import { partitionRunway } from '../../grafana/builders/fleet-panels.ts';
 import { PROMETHEUS, stat } from '../../grafana/builders/panels.ts';
-import { DASHBOARDS_DIR, renderDashboards } from '../../grafana/generate.ts';
+import { RUNBOOKS_URL } from '../../grafana/builders/runbooks.ts';
+import { DASHBOARDS_DIR, renderDashboards, renderRunbookFiles } from '../../grafana/generate.ts';
 import { labelValuesMetric, metricNames } from '../../grafana/promql-names.ts';
+import { headingAnchor, headings } from '../../grafana/runbook-anchors.ts';
 import { createLibMetrics, createMetricsRegistry, registerFleetGauges } from '../../lib/metrics.ts';
 import { createLedgerMetrics } from '../../services/ledger/index.ts';
 import { createProviderMetrics } from '../../services/provider/index.ts';
@@ -29,6 +31,7 @@ const dashboardSchema = z.object({
       title: z.string(),
       description: z.string().optional(),
       datasource: z.object({ uid: z.string() }).optional(),
+      links: z.array(z.object({ url: z.string().optional() })).optional(),
       fieldConfig: z.object({ defaults: z.object({ unit: z.string().optional() }) }).optional(),
       targets: z
         .array(z.object({ expr: z.string(), datasource: z.object({ uid: z.string() }) }))
@@ -111,19 +114,35 @@ async function alertRules() {
 
 /** GitHub's heading anchors, outside fenced code blocks. */
 async function runbookAnchors(): Promise<Set<string>> {
-  const markdown = (await readGrafana('RUNBOOKS.md')).replace(/^```[\s\S]*?^```/gm, '');
-  return new Set(
-    [...markdown.matchAll(/^#{1,6}\s+(.+)$/gm)].map((match) =>
-      (match[1] ?? '')
-        .trim()
-        .toLowerCase()
-        .replace(/[^\w\- ]/g, '')
-        .replace(/ /g, '-'),
-    ),
-  );
+  return new Set(headings(await readGrafana('RUNBOOKS.md')).map((heading) => heading.anchor));
 }
 
-const RUNBOOK_LINK = /grafana\/RUNBOOKS\.md#([\w-]+)/g;
+/**
+ * The section an absolute http(s) link to the runbooks, where RUNBOOKS_URL says they are served,
+ * opens; undefined for any other link (a relative path opens nothing from Grafana).
+ */
+function runbookAnchorOf(url: string): string | undefined {
+  if (!url.startsWith(`${RUNBOOKS_URL}#`)) return undefined;
+  return /^https?:\/\/[^\s#]+#([\w-]+)$/.exec(url)?.[1];
+}
+
+/** A panel description's Markdown link to its runbook. */
+const RUNBOOK_LINK = /\[Runbook\]\(([^)\s]*)\)/g;
+
+describe('headingAnchor', () => {
+  it.each([
+    ['IdempotencyUnknownOutcomes', 'idempotencyunknownoutcomes'],
+    ['Gateway saturation (no alert)', 'gateway-saturation-no-alert'],
+    ['  A `code`, a_b and 2 hyphens -- ', 'a-code-a_b-and-2-hyphens---'],
+  ])('anchors %j at #%s, as GitHub does', (heading, anchor) => {
+    expect(headingAnchor(heading)).toBe(anchor);
+  });
+
+  it('ignores headings inside fenced code', () => {
+    const markdown = '# Top\n```sh\n# a shell comment\n```\n## Next ##\n';
+    expect(headings(markdown).map((h) => h.anchor)).toEqual(['top', 'next']);
+  });
+});
 
 describe('metricNames', () => {
   it.each([
@@ -161,6 +180,12 @@ describe('dashboards', () => {
     }
   });
 
+  it('come with the runbooks page and alert links that grafana/generate.ts writes', async () => {
+    for (const [path, text] of Object.entries(await renderRunbookFiles())) {
+      expect(await readGrafana(path), `${path}: run \`npm run dashboards\``).toBe(text);
+    }
+  });
+
   it('read only metrics the code defines', async () => {
     const defined = await definedMetricNames();
     const undefinedNames: string[] = [];
@@ -195,10 +220,15 @@ describe('dashboards', () => {
         if (!panel.fieldConfig?.defaults.unit) problems.push(`${where}: no unit`);
         const uids = [panel.datasource, ...(panel.targets ?? []).map((t) => t.datasource)];
         if (uids.some((ref) => ref?.uid !== PROMETHEUS.uid)) problems.push(`${where}: data source`);
-        const links = [...(panel.description ?? '').matchAll(RUNBOOK_LINK)];
-        if (links.length === 0) problems.push(`${where}: no runbook link`);
-        for (const link of links) {
-          if (!anchors.has(link[1] ?? '')) problems.push(`${where}: no runbook section ${link[0]}`);
+        const described = [...(panel.description ?? '').matchAll(RUNBOOK_LINK)];
+        if (described.length === 0) problems.push(`${where}: no runbook link in its description`);
+        // The panel's link (its header's link icon) goes where its description says.
+        const urls = (panel.links ?? []).map((link) => link.url ?? '');
+        if (urls.length === 0) problems.push(`${where}: no runbook link`);
+        for (const url of [...urls, ...described.map((link) => link[1] ?? '')]) {
+          const anchor = runbookAnchorOf(url);
+          if (anchor === undefined) problems.push(`${where}: not an absolute runbook link: ${url}`);
+          else if (!anchors.has(anchor)) problems.push(`${where}: no runbook section ${url}`);
         }
       }
     }
@@ -273,11 +303,11 @@ describe('alert rules', () => {
     expect(undefinedNames).toEqual([]);
   });
 
-  it('link to a runbook section that exists', async () => {
+  it('link to a runbook section that exists, by absolute URL', async () => {
     const anchors = await runbookAnchors();
     for (const rule of await alertRules()) {
-      const anchor = /^grafana\/RUNBOOKS\.md#([\w-]+)$/.exec(rule.annotations.runbook_url)?.[1];
-      expect(anchor, rule.alert).toBeDefined();
+      const anchor = runbookAnchorOf(rule.annotations.runbook_url);
+      expect(anchor, `${rule.alert}: ${rule.annotations.runbook_url}`).toBeDefined();
       expect(anchors.has(anchor ?? ''), `${rule.alert}: ${rule.annotations.runbook_url}`).toBe(
         true,
       );
