@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Checks the alert rules (syntax, then the unit tests of payments.rules.test.yml) and that every
-# dashboard query parses as PromQL. Needs promtool: grafana/install-promtool.sh installs it.
+# Checks the alert rules (syntax, then the unit tests of payments.rules.test.yml), the Prometheus
+# config of compose.yaml (with the rules it loads), and that every dashboard query parses as
+# PromQL. Needs promtool: grafana/install-promtool.sh installs it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,6 +12,7 @@ fi
 
 promtool check rules grafana/alerts/payments.rules.yml
 promtool test rules grafana/alerts/payments.rules.test.yml
+promtool check config grafana/prometheus.yml
 
 queries="$(mktemp --suffix=.rules.yml)"
 trap 'rm -f "$queries"' EXIT
