@@ -60,6 +60,8 @@ export function renderRunbooksPage(markdown: string): string {
     '<head>',
     '<meta charset="utf-8">',
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
+    // No icon to fetch: the runbooks service serves this page alone, and anything else is a 404.
+    '<link rel="icon" href="data:,">',
     `<title>${escapeHtml(title)}: payments gateway</title>`,
     `<style>\n${STYLE}\n</style>`,
     '</head>',
