@@ -33,12 +33,18 @@ export const NOTIFICATION_ERRORS = defineErrors({
 
 /**
  * A webhook URL that points inside, judged at registration from the URL as written. Never
- * stored for the key: the merchant fixes the URL and sends the same key again.
+ * stored for the key: the merchant fixes the URL and sends the same key again. `allowedBy` is
+ * the WEBHOOK_ALLOWED_HOSTS entry that would allow it (null: none would), so a developer whose
+ * local receiver is refused learns the setting, not only that a rule exists. The message holds
+ * nothing but the merchant's own host and that entry, whatever the allow-list holds.
  */
 export class WebhookUrlNotAllowedError extends AppError {
-  constructor(reason: string) {
+  constructor(reason: string, allowedBy: string | null) {
     super(NOTIFICATION_ERRORS.WEBHOOK_URL_NOT_ALLOWED, {
-      message: `webhook URL not allowed: ${reason}; use a public https URL`,
+      message:
+        allowedBy === null
+          ? `webhook URL not allowed: ${reason}; use a public https URL`
+          : `webhook URL not allowed: ${reason}; to allow it set WEBHOOK_ALLOWED_HOSTS=${allowedBy} and restart`,
       details: { field: 'url' },
     });
   }
