@@ -93,7 +93,10 @@ export interface AppOptions {
   providerTimeoutMs: number;
   providerMaxAttempts?: number;
   poolMax?: number;
-  /** WEBHOOK_ALLOWED_HOSTS: empty unless given, so webhooks reach public addresses only. */
+  /**
+   * Where webhooks may go beyond public hosts (config.ts decides it from WEBHOOK_ALLOWED_HOSTS
+   * and embedded mode); empty unless given, so webhooks reach public addresses only.
+   */
   webhookAllowList?: WebhookAllowList;
   /** WEBHOOK_ENDPOINTS_PER_TENANT. */
   webhookEndpointsPerTenant?: number;

@@ -310,15 +310,14 @@ export const configSchema = z.object({
     env: 'WEBHOOK_ENDPOINTS_PER_TENANT',
     unit: 'endpoints',
     description:
-      'webhook endpoints a tenant may have (enabled or disabled); each one is a share of the webhook sender',
+      'webhook endpoints a tenant may have, enabled or disabled; each is a share of the sender',
   }),
-  webhookAllowList: variable(
-    parsedBy((raw) => parseWebhookAllowList(raw, 'WEBHOOK_ALLOWED_HOSTS'))
-      .optional()
-      .transform((list) => list ?? parseWebhookAllowList(undefined, 'WEBHOOK_ALLOWED_HOSTS')),
+  // Unset is decided with DATABASE_URL (config.ts): embedded mode allows loopback, else nothing.
+  webhookAllowedHosts: variable(
+    parsedBy((raw) => parseWebhookAllowList(raw, 'WEBHOOK_ALLOWED_HOSTS')).optional(),
     {
       env: 'WEBHOOK_ALLOWED_HOSTS',
-      shown: 'empty',
+      shown: 'embedded: loopback; else empty',
       description: 'CIDRs and names webhooks may reach though private (`127.0.0.1/32`)',
     },
   ),
@@ -346,7 +345,8 @@ export const configSchema = z.object({
   }),
 });
 
-export type Config = z.output<typeof configSchema>;
+/** The variables as the schema reads them; `Config` (config.ts) adds what is derived from them. */
+export type ConfigVariables = z.output<typeof configSchema>;
 
 /** Every variable's documentation, in the schema's order. */
 export function configVariables(): Array<

@@ -1,8 +1,29 @@
 import { ConfigInvalidError } from '../lib/errors.ts';
-import { configSchema, configVariables, type Config } from './config-schema.ts';
+import {
+  EMPTY_WEBHOOK_ALLOW_LIST,
+  LOOPBACK_WEBHOOK_ALLOWED_HOSTS,
+  parseWebhookAllowList,
+  type WebhookAllowList,
+} from '../services/notifications/index.ts';
+import { configSchema, configVariables, type ConfigVariables } from './config-schema.ts';
 import { topologyOf, topologyProblem } from './topology.ts';
 
-export type { Config } from './config-schema.ts';
+/** The configuration: the variables, and what is decided from several of them, once. */
+export type Config = ConfigVariables & {
+  /**
+   * No DATABASE_URL: the process runs its own embedded PostgreSQL under .data/ (main.ts's
+   * openDatabase), as on a developer's machine after `npm install && npm start`.
+   */
+  embedded: boolean;
+  /**
+   * Where webhooks may go beyond public hosts. WEBHOOK_ALLOWED_HOSTS when set, whatever the mode;
+   * unset, loopback in embedded mode (a developer's own receiver, ADR 0043), else nothing.
+   * Registration and every delivery judge by this one list.
+   */
+  webhookAllowList: WebhookAllowList;
+  /** The list is embedded mode's loopback default, not the variable: the start banner says so. */
+  webhookLoopbackByDefault: boolean;
+};
 
 /**
  * The configuration, from the environment (docs/api.md §1), validated once against the schema in
@@ -23,7 +44,22 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     const message = issue?.message ?? 'is not valid';
     throw new ConfigInvalidError(message.startsWith(name) ? message : `${name} ${message}`);
   }
-  return checkCombinations(parsed.data);
+  return checkCombinations(derived(parsed.data));
+}
+
+function derived(variables: ConfigVariables): Config {
+  const embedded = variables.databaseUrl === undefined;
+  const webhookLoopbackByDefault = embedded && variables.webhookAllowedHosts === undefined;
+  return {
+    ...variables,
+    embedded,
+    webhookAllowList:
+      variables.webhookAllowedHosts ??
+      (webhookLoopbackByDefault
+        ? parseWebhookAllowList(LOOPBACK_WEBHOOK_ALLOWED_HOSTS)
+        : EMPTY_WEBHOOK_ALLOW_LIST),
+    webhookLoopbackByDefault,
+  };
 }
 
 /**

@@ -126,6 +126,7 @@ async function main(): Promise<void> {
         internalToken: { value: internalToken, generatedNow: config.internalToken === undefined },
         dataKeys: `${dataKeys.source} (sealing with "${dataKeys.keyring.primaryId}")`,
         explorer: app.explorer,
+        webhookLoopbackByDefault: config.webhookLoopbackByDefault,
         tenants,
       }),
     );

@@ -58,6 +58,7 @@ export const RESEND_RULES: { [N in RemoteService]: ResendRules<N> } = {
     deleteEndpoint: 'keyed',
     rotateSecret: 'keyed',
     redeliverEvent: 'keyed',
+    sendTestEvent: 'keyed',
     listEndpoints: 'read',
     listDeliveries: 'read',
   },

@@ -17,6 +17,8 @@ export interface StartupFacts {
   dataKeys: string;
   internalToken: StartupSecret;
   explorer: ExplorerStatus;
+  /** Webhooks may reach loopback by embedded mode's default, not by WEBHOOK_ALLOWED_HOSTS. */
+  webhookLoopbackByDefault: boolean;
   tenants: Array<{ name: string; apiKey: StartupSecret }>;
 }
 
@@ -39,6 +41,10 @@ export function startupBanner(facts: StartupFacts): string {
     `  database:  ${facts.database}`,
     `  provider:  ${facts.provider}`,
     `  data keys: ${facts.dataKeys}`,
+    // A developer's receiver on 127.0.0.1 works without a setting; the line says which one changes it.
+    ...(facts.webhookLoopbackByDefault
+      ? ['  webhooks:  loopback allowed (embedded mode); set WEBHOOK_ALLOWED_HOSTS to change']
+      : []),
     ...facts.tenants.map(
       (t) =>
         `  tenant ${t.name}: API key ${shown(t.apiKey, `${apiKeyDisplayPrefix(t.apiKey.value)}…`)}`,

@@ -125,6 +125,9 @@ export function createResolvers(catalog: ErrorCatalog) {
         (ctx, input: { idempotencyKey: string; endpointId: string; eventId: string }) =>
           ctx.services.notifications.redeliverEvent({ tenantId: ctx.tenantId, ...input }),
       ),
+      sendTestWebhookEvent: command((ctx, input: { idempotencyKey: string; endpointId: string }) =>
+        ctx.services.notifications.sendTestEvent({ tenantId: ctx.tenantId, ...input }),
+      ),
     },
   };
 }

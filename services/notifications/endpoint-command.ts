@@ -1,13 +1,32 @@
 import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
 import type { NotificationsDeps } from './notifications.deps.ts';
 import type { JsonValue } from '../../lib/canonical-json.ts';
 import type { TxClient } from '../../lib/db/pool.ts';
 import { AppError, type PublicError } from '../../lib/errors.ts';
 import { idempotencyInfo, type IdempotencyInfo } from '../../lib/idempotency/idempotency-key.ts';
 import { notAdmitted } from '../../lib/idempotency/not-admitted.ts';
-import type { OperationDef } from '../../lib/idempotency/operation.ts';
+import { defineOperation, type OperationDef } from '../../lib/idempotency/operation.ts';
 import type { StoredAnswer } from '../../lib/idempotency/types.ts';
 import type { ErrorSpec } from '../../lib/errors.ts';
+
+/** A management command's identity: its answer is a result or a stored refusal. */
+export const managedOperation = (id: string, publicName: string): OperationDef =>
+  defineOperation({
+    id,
+    publicName,
+    service: 'notifications',
+    answerVersion: 1,
+    outcomeOf: (body) =>
+      body !== null && typeof body === 'object' && 'error' in body ? 'refused' : 'done',
+  });
+
+/** The input of a command on one endpoint, as the router receives it. */
+export const endpointInput = z.strictObject({
+  tenantId: z.uuid(),
+  idempotencyKey: z.string(),
+  endpointId: z.string(),
+});
 
 /** The answer's fields beside `ok` and `idempotency`, as the GraphQL payload has them. */
 export type EndpointCommandResult =

@@ -1,6 +1,10 @@
 /** The notifications service's surface: what the rest of the house may import from it. */
 export { resealSecrets, secretsByKey } from './reseal-secrets.ts';
-export { parseWebhookAllowList, EMPTY_WEBHOOK_ALLOW_LIST } from './webhook-url.policy.ts';
+export {
+  parseWebhookAllowList,
+  EMPTY_WEBHOOK_ALLOW_LIST,
+  LOOPBACK_WEBHOOK_ALLOWED_HOSTS,
+} from './webhook-url.policy.ts';
 export type { WebhookAllowList } from './webhook-url.policy.ts';
 export { notificationsRouter } from './notifications.router.ts';
 export { createWebhookEgress } from './webhook-egress.client.ts';

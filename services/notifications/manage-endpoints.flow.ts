@@ -2,10 +2,16 @@ import { z } from 'zod';
 import type { NotificationsDeps } from './notifications.deps.ts';
 import type { JsonValue } from '../../lib/canonical-json.ts';
 import { InputInvalidError } from '../../lib/errors.ts';
-import { defineOperation, type OperationDef } from '../../lib/idempotency/operation.ts';
 import { decodeSignedCursor, encodeSignedCursor } from '../../lib/input/signed-cursor.ts';
 import { PAYMENT_EVENT_TYPES } from '../payments/contract.ts';
-import { endpointCommand, refusal, type EndpointCommandResult } from './endpoint-command.ts';
+import { deliveryOf, type DeliveryRow, type DeliveryView } from './delivery-view.ts';
+import {
+  endpointCommand,
+  endpointInput,
+  managedOperation as managed,
+  refusal,
+  type EndpointCommandResult,
+} from './endpoint-command.ts';
 import {
   DELETE_ENDPOINT,
   LIST_DELIVERIES,
@@ -17,20 +23,10 @@ import {
 } from './manage-endpoints.sql.ts';
 import { NOTIFICATION_ERRORS } from './notifications.errors.ts';
 import { sealWebhookSecret } from './webhook-secret.ts';
-import { shownDeliveryError } from './webhook-failure.ts';
 import { generateWebhookSecret } from './webhook-signature.ts';
 import { canonicalUuid } from '../../lib/input/uuid.ts';
 import { WEBHOOK_DELIVERIES_MAX_PAGE_SIZE } from './contract.ts';
-
-const managed = (id: string, publicName: string): OperationDef =>
-  defineOperation({
-    id,
-    publicName,
-    service: 'notifications',
-    answerVersion: 1,
-    outcomeOf: (body) =>
-      body !== null && typeof body === 'object' && 'error' in body ? 'refused' : 'done',
-  });
+import { SEND_TEST_WEBHOOK_EVENT } from './send-test-event.flow.ts';
 
 export const UPDATE_WEBHOOK_ENDPOINT = managed('webhooks.update.v1', 'updateWebhookEndpoint');
 export const DELETE_WEBHOOK_ENDPOINT = managed('webhooks.delete.v1', 'deleteWebhookEndpoint');
@@ -41,6 +37,7 @@ export const MANAGE_WEBHOOK_OPERATIONS = [
   DELETE_WEBHOOK_ENDPOINT,
   ROTATE_WEBHOOK_SECRET,
   REDELIVER_WEBHOOK_EVENT,
+  SEND_TEST_WEBHOOK_EVENT,
 ];
 
 /** A day: long enough to deploy a new secret everywhere that verifies it. */
@@ -55,7 +52,6 @@ export const updateEndpointInput = z.strictObject({
   enabled: z.boolean().nullish(),
   eventTypes: z.array(z.string()).nullish(),
 });
-export const endpointInput = z.strictObject({ ...keyed, endpointId: z.string() });
 export const rotateSecretInput = endpointInput.extend({ overlapSeconds: z.number().nullish() });
 export const redeliverInput = endpointInput.extend({ eventId: z.string() });
 export const listDeliveriesInput = z.strictObject({
@@ -232,42 +228,6 @@ export function rotateSecret(
       };
     },
   });
-}
-
-interface DeliveryRow {
-  event_id: string;
-  event_type: string;
-  status: string;
-  attempts: number;
-  last_error: string | null;
-  next_attempt_at: Date | null;
-  delivered_at: Date | null;
-  event_created_at: Date;
-}
-
-export interface DeliveryView {
-  [field: string]: JsonValue;
-  eventId: string;
-  eventType: string;
-  status: string;
-  attempts: number;
-  lastError: string | null;
-  nextAttemptAt: string | null;
-  deliveredAt: string | null;
-  eventCreatedAt: string;
-}
-
-function deliveryOf(row: DeliveryRow): DeliveryView {
-  return {
-    eventId: row.event_id,
-    eventType: row.event_type,
-    status: row.status,
-    attempts: row.attempts,
-    lastError: shownDeliveryError(row.last_error),
-    nextAttemptAt: row.next_attempt_at?.toISOString() ?? null,
-    deliveredAt: row.delivered_at?.toISOString() ?? null,
-    eventCreatedAt: row.event_created_at.toISOString(),
-  };
 }
 
 /** Delivers one event to an enabled endpoint again, under its original webhook-id. */

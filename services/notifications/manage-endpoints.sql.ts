@@ -67,6 +67,13 @@ SELECT ${DELIVERY_COLUMNS}
  ORDER BY d.event_id
  LIMIT $4`;
 
+/** One delivery, as a listing shows it. $1 tenant, $2 event id, $3 consumer ('webhook:<id>'). */
+export const SELECT_DELIVERY = `
+SELECT ${DELIVERY_COLUMNS}
+  FROM outbox_deliveries d
+  JOIN outbox_events e ON e.tenant_id = d.tenant_id AND e.id = d.event_id
+ WHERE d.tenant_id = $1 AND d.event_id = $2 AND d.consumer = $3`;
+
 /**
  * Delivers an event to an endpoint again, from the first attempt: due now, its error and its
  * give-up count cleared. The webhook-id stays the event's, so a merchant that already has it

@@ -6,13 +6,13 @@ export const NOTIFICATION_ERRORS = defineErrors({
     httpStatus: 400,
     stored: false,
     message:
-      'The webhook URL points inside (a loopback, private or reserved address, an internal name, a non-canonical IPv4 form, a refused port). Use a public https URL.',
+      'The webhook URL points inside (loopback, private, reserved, an internal name, non-canonical IPv4, a refused port): use a public https URL.',
   },
   WEBHOOK_ENDPOINT_LIMIT_REACHED: {
     httpStatus: 422,
     stored: true,
     message:
-      'This tenant has as many webhook endpoints as it may (WEBHOOK_ENDPOINTS_PER_TENANT): delete one before registering another.',
+      'This tenant has all the webhook endpoints it may (WEBHOOK_ENDPOINTS_PER_TENANT): delete one first.',
   },
   WEBHOOK_ENDPOINT_NOT_FOUND: {
     httpStatus: 404,
@@ -22,7 +22,7 @@ export const NOTIFICATION_ERRORS = defineErrors({
   WEBHOOK_ENDPOINT_DISABLED: {
     httpStatus: 422,
     stored: true,
-    message: 'The webhook endpoint is disabled: enable it before redelivering to it.',
+    message: 'The webhook endpoint is disabled: enable it first.',
   },
   WEBHOOK_DELIVERY_NOT_FOUND: {
     httpStatus: 404,
@@ -33,12 +33,18 @@ export const NOTIFICATION_ERRORS = defineErrors({
 
 /**
  * A webhook URL that points inside, judged at registration from the URL as written. Never
- * stored for the key: the merchant fixes the URL and sends the same key again.
+ * stored for the key: the merchant fixes the URL and sends the same key again. `allowedBy` is
+ * the WEBHOOK_ALLOWED_HOSTS entry that would allow it (null: none would), so a developer whose
+ * local receiver is refused learns the setting, not only that a rule exists. The message holds
+ * nothing but the merchant's own host and that entry, whatever the allow-list holds.
  */
 export class WebhookUrlNotAllowedError extends AppError {
-  constructor(reason: string) {
+  constructor(reason: string, allowedBy: string | null) {
     super(NOTIFICATION_ERRORS.WEBHOOK_URL_NOT_ALLOWED, {
-      message: `webhook URL not allowed: ${reason}; use a public https URL`,
+      message:
+        allowedBy === null
+          ? `webhook URL not allowed: ${reason}; use a public https URL`
+          : `webhook URL not allowed: ${reason}; to allow it set WEBHOOK_ALLOWED_HOSTS=${allowedBy} and restart`,
       details: { field: 'url' },
     });
   }

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { serviceTrpc } from '../trpc.ts';
 import type { NotificationsDeps } from './notifications.deps.ts';
+import { endpointInput } from './endpoint-command.ts';
 import {
   deleteEndpoint,
-  endpointInput,
   listDeliveries,
   listDeliveriesInput,
   listEndpoints,
@@ -15,6 +15,7 @@ import {
   updateEndpointInput,
 } from './manage-endpoints.flow.ts';
 import { registerEndpoint, registerEndpointInput } from './register-endpoint.flow.ts';
+import { sendTestEvent, sendTestEventInput } from './send-test-event.flow.ts';
 
 /** Its procedures see only what it declares (notifications.deps.ts), in the whole stack or alone. */
 const { router, procedure } = serviceTrpc<{ deps: NotificationsDeps }>();
@@ -36,6 +37,9 @@ export const notificationsRouter = router({
   redeliverEvent: procedure
     .input(redeliverInput)
     .mutation(({ ctx, input }) => redeliverEvent(ctx.deps, input)),
+  sendTestEvent: procedure
+    .input(sendTestEventInput)
+    .mutation(({ ctx, input }) => sendTestEvent(ctx.deps, input)),
   listEndpoints: procedure
     .input(z.strictObject({ tenantId: z.uuid() }))
     .query(({ ctx, input }) => listEndpoints(ctx.deps, input.tenantId)),

@@ -172,11 +172,81 @@ describe('registration, with WEBHOOK_ALLOWED_HOSTS', () => {
 
   it('names the reason in the message', () => {
     expect(() => judgeWebhookUrl('https://[::ffff:a9fe:a9fe]/', allow)).toThrow(
-      /::ffff:a9fe:a9fe is ipv4Mapped linkLocal/,
+      /::ffff:a9fe:a9fe is an IPv4-mapped link-local address/,
     );
     expect(() => judgeWebhookUrl('http://2852039166/', allow)).toThrow(
       /"2852039166" is not a canonical IPv4 address \(it means 169\.254\.169\.254\)/,
     );
+  });
+});
+
+describe('what a refusal tells the merchant', () => {
+  function messageOf(url: string, allow: WebhookAllowList = EMPTY_WEBHOOK_ALLOW_LIST): string {
+    try {
+      judgeWebhookUrl(url, allow);
+    } catch (error) {
+      if (error instanceof AppError && error.code === REFUSED) return error.message;
+      throw error;
+    }
+    throw new Error(`${url} was allowed`);
+  }
+
+  it.each([
+    [
+      'http://127.0.0.1:4242/hooks',
+      'webhook URL not allowed: 127.0.0.1 is a loopback address; to allow it set WEBHOOK_ALLOWED_HOSTS=127.0.0.1/32 and restart',
+    ],
+    [
+      'http://[::1]:3000/hooks',
+      'webhook URL not allowed: ::1 is a loopback address; to allow it set WEBHOOK_ALLOWED_HOSTS=::1/128 and restart',
+    ],
+    [
+      'http://localhost:3000/hooks',
+      'webhook URL not allowed: localhost is a loopback name; to allow it set WEBHOOK_ALLOWED_HOSTS=localhost and restart',
+    ],
+    [
+      'https://10.1.2.3/hooks',
+      'webhook URL not allowed: 10.1.2.3 is a private address; to allow it set WEBHOOK_ALLOWED_HOSTS=10.1.2.3/32 and restart',
+    ],
+    [
+      'https://hooks.example.com:22/hooks',
+      'webhook URL not allowed: port 22 is not one webhooks may use (80, 443 or 1024-65535); to allow it set WEBHOOK_ALLOWED_HOSTS=hooks.example.com and restart',
+    ],
+    // Nothing allows these: the message says what to do instead.
+    [
+      'https://hooks.example.com:0/hooks',
+      'webhook URL not allowed: port 0 is not a destination; use a public https URL',
+    ],
+    [
+      'http://127.1/hooks',
+      'webhook URL not allowed: "127.1" is not a canonical IPv4 address (it means 127.0.0.1); use a public https URL',
+    ],
+  ])('%s: names the setting that would allow it', (url, message) => {
+    expect(messageOf(url)).toBe(message);
+  });
+
+  it.each([
+    'http://127.0.0.1:4242/hooks',
+    'https://127.0.0.2/hooks',
+    'http://[::1]:3000/hooks',
+    'https://[::ffff:a9fe:a9fe]/hooks',
+    'https://[fe80::1]/hooks',
+    'https://169.254.169.254/latest',
+    'http://localhost:3000/hooks',
+    'https://printer.local/hooks',
+    'https://redis/hooks',
+    'https://hooks.example.com:22/hooks',
+    'https://8.8.8.8:5432/hooks',
+  ])('%s: the entry it names, once set, allows the URL', (url) => {
+    const entry = /WEBHOOK_ALLOWED_HOSTS=(\S+) and restart$/.exec(messageOf(url))?.[1];
+    expect(entry, messageOf(url)).toBeDefined();
+    expect(verdict(url, parseWebhookAllowList(entry))).toBe('allowed');
+  });
+
+  it('says the same whatever the allow-list holds: it never shows what the operator listed', () => {
+    const listed = parseWebhookAllowList('10.20.0.0/16,hooks.internal.example,fd00::/8');
+    for (const url of ['http://127.0.0.1:4242/hooks', 'https://hooks.example.com:22/hooks'])
+      expect(messageOf(url, listed)).toBe(messageOf(url));
   });
 });
 

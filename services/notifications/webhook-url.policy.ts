@@ -59,6 +59,12 @@ export interface WebhookAllowList {
 
 export const EMPTY_WEBHOOK_ALLOW_LIST: WebhookAllowList = { hosts: new Set(), ranges: [] };
 
+/**
+ * Loopback, as WEBHOOK_ALLOWED_HOSTS would list it: where a developer's own receiver listens.
+ * The embedded mode's default (app/config.ts, ADR 0043); like any listed host, on any port but 0.
+ */
+export const LOOPBACK_WEBHOOK_ALLOWED_HOSTS = '127.0.0.0/8,::1/128,localhost';
+
 /** RFC 1123 labels; what an operator writes for a host in the allow-list. */
 const HOSTNAME = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
 /** A label WHATWG URL reads as a number: the host is then parsed as an IPv4 address. */
@@ -177,7 +183,7 @@ export function judgeWebhookUrl(raw: string, allow: WebhookAllowList): string {
   } catch {
     // WHATWG refuses some numeric hosts (`0xa9fe.0xa9fe`) that other parsers read as an address.
     if (rawHost !== undefined && NUMERIC_LABEL.test(lastLabel(rawHost)))
-      throw new WebhookUrlNotAllowedError(`"${rawHost}" is not a canonical IPv4 address`);
+      throw new WebhookUrlNotAllowedError(`"${rawHost}" is not a canonical IPv4 address`, null);
     throw new InputInvalidError('url', 'url must be an absolute URL');
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:')
@@ -186,9 +192,16 @@ export function judgeWebhookUrl(raw: string, allow: WebhookAllowList): string {
     throw new InputInvalidError('url', 'url must not carry credentials');
   const allowListed = judgeHost(url.hostname, rawHost, allow);
   const refusedPort = portRefusal(url, allowListed);
-  if (refusedPort !== undefined) throw new WebhookUrlNotAllowedError(refusedPort);
+  if (refusedPort !== undefined)
+    throw new WebhookUrlNotAllowedError(
+      refusedPort,
+      url.port === '0' ? null : allowListEntryFor(url.hostname),
+    );
   if (url.protocol === 'http:' && !allowListed)
-    throw new InputInvalidError('url', 'url must be https (plain http only to allow-listed hosts)');
+    throw new InputInvalidError(
+      'url',
+      'url must be https (plain http only to hosts listed in WEBHOOK_ALLOWED_HOSTS)',
+    );
   return url.toString();
 }
 
@@ -201,7 +214,11 @@ function judgeHost(
   if (hostname.startsWith('[')) {
     const address = hostname.slice(1, -1);
     const refusal = addressRefusal(address, allow);
-    if (refusal !== undefined) throw new WebhookUrlNotAllowedError(`${address} is ${refusal}`);
+    if (refusal !== undefined)
+      throw new WebhookUrlNotAllowedError(
+        `${address} is ${describeRefusal(refusal)}`,
+        allowListEntryFor(hostname),
+      );
     return addressAllowListed(address, allow);
   }
   if (ipaddr.IPv4.isValidFourPartDecimal(hostname)) {
@@ -212,15 +229,57 @@ function judgeHost(
     if (rawHost !== hostname)
       throw new WebhookUrlNotAllowedError(
         `"${rawHost ?? '?'}" is not a canonical IPv4 address (it means ${hostname})`,
+        null,
       );
     const refusal = addressRefusal(hostname, allow);
-    if (refusal !== undefined) throw new WebhookUrlNotAllowedError(`${hostname} is ${refusal}`);
+    if (refusal !== undefined)
+      throw new WebhookUrlNotAllowedError(
+        `${hostname} is ${describeRefusal(refusal)}`,
+        allowListEntryFor(hostname),
+      );
     return addressAllowListed(hostname, allow);
   }
   if (hostAllowListed(hostname, allow)) return true;
   const reason = internalNameReason(stripDot(hostname));
-  if (reason !== undefined) throw new WebhookUrlNotAllowedError(`${hostname} is ${reason}`);
+  if (reason !== undefined)
+    throw new WebhookUrlNotAllowedError(`${hostname} is ${reason}`, allowListEntryFor(hostname));
   return false;
+}
+
+/**
+ * The WEBHOOK_ALLOWED_HOSTS entry that would allow `hostname` (as WHATWG serialises it), or null
+ * when no entry would (a name the variable does not take). Built from the merchant's URL alone,
+ * never from the allow-list: a refusal must not tell a tenant what the operator listed.
+ */
+function allowListEntryFor(hostname: string): string | null {
+  if (hostname.startsWith('[')) return `${hostname.slice(1, -1)}/128`;
+  if (ipaddr.IPv4.isValidFourPartDecimal(hostname)) return `${hostname}/32`;
+  const name = stripDot(hostname);
+  return HOSTNAME.test(name) && !NUMERIC_LABEL.test(lastLabel(name)) ? name : null;
+}
+
+/** ipaddr.js's range names, as a sentence says them. */
+const RANGE_WORDS: Readonly<Record<string, string>> = {
+  loopback: 'loopback',
+  private: 'private',
+  linkLocal: 'link-local',
+  carrierGradeNat: 'carrier-grade NAT',
+  uniqueLocal: 'unique-local',
+  multicast: 'multicast',
+  unspecified: 'unspecified',
+  broadcast: 'broadcast',
+  reserved: 'reserved',
+  ipv4Compatible: 'IPv4-compatible',
+};
+
+/** `loopback` → `a loopback address`; `ipv4Mapped linkLocal` → `an IPv4-mapped link-local address`. */
+function describeRefusal(refusal: string): string {
+  const mapped = refusal.startsWith('ipv4Mapped ');
+  const range = mapped ? refusal.slice('ipv4Mapped '.length) : refusal;
+  const words = RANGE_WORDS[range];
+  if (words === undefined) return `in a range webhooks may not reach (${refusal})`;
+  const adjective = mapped ? `IPv4-mapped ${words}` : words;
+  return `${/^[aeiouAEIOU]/.test(adjective) ? 'an' : 'a'} ${adjective} address`;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
+import { loadConfig } from '../../app/config.ts';
 import { startupBanner } from '../../app/startup-banner.ts';
 
 const facts = (generatedNow: boolean) => ({
@@ -10,6 +11,7 @@ const facts = (generatedNow: boolean) => ({
   dataKeys: 'DATA_ENCRYPTION_KEYS (sealing with "k1")',
   internalToken: { value: 'itok_synthetic_00000000000000', generatedNow },
   explorer: { state: 'ready' as const },
+  webhookLoopbackByDefault: false,
   tenants: [
     { name: 'acme', apiKey: { value: 'sk_test_synthetic_0000000000000000', generatedNow } },
   ],
@@ -48,5 +50,22 @@ describe('the startup banner', () => {
     );
     const off = startupBanner({ ...facts(false), explorer: { state: 'off' } });
     expect(off).toContain('explorer:  off (EXPLORER=false)');
+  });
+
+  it('says, in one line, that embedded mode lets webhooks reach loopback and what changes it', () => {
+    const line = 'webhooks:  loopback allowed (embedded mode); set WEBHOOK_ALLOWED_HOSTS to change';
+    const bannerOf = (env: NodeJS.ProcessEnv) =>
+      startupBanner({
+        ...facts(false),
+        webhookLoopbackByDefault: loadConfig(env).webhookLoopbackByDefault,
+      });
+    const embedded = bannerOf({});
+    expect(embedded).toContain(`\n  ${line}\n`);
+    expect(embedded.split('\n').filter((l) => l.includes('webhooks:'))).toHaveLength(1);
+    // With DATABASE_URL, or with the variable set, the rules are the variable's: no such line.
+    expect(bannerOf({ DATABASE_URL: 'postgresql://root@127.0.0.1:5432/payments' })).not.toContain(
+      'webhooks:',
+    );
+    expect(bannerOf({ WEBHOOK_ALLOWED_HOSTS: '10.0.0.0/8' })).not.toContain('webhooks:');
   });
 });

@@ -101,6 +101,12 @@ export type Mutation = {
   refundPayment: RefundPaymentPayload;
   registerWebhookEndpoint: RegisterWebhookEndpointPayload;
   rotateWebhookSecret: RotateWebhookSecretPayload;
+  /**
+   * Sends a webhook_endpoint.test event to this endpoint only (an enabled one), signed and
+   * delivered like every event: the same egress rules, retries and circuit. Once per key: a
+   * replay answers the stored delivery and sends nothing.
+   */
+  sendTestWebhookEvent: SendTestWebhookEventPayload;
   updateWebhookEndpoint: UpdateWebhookEndpointPayload;
 };
 
@@ -142,6 +148,11 @@ export type MutationRegisterWebhookEndpointArgs = {
 
 export type MutationRotateWebhookSecretArgs = {
   input: RotateWebhookSecretInput;
+};
+
+
+export type MutationSendTestWebhookEventArgs = {
+  input: SendTestWebhookEventInput;
 };
 
 
@@ -270,7 +281,11 @@ export type RefundStatus =
 
 export type RegisterWebhookEndpointInput = {
   idempotencyKey: Scalars['IdempotencyKey']['input'];
-  /** https, or http to localhost for development. */
+  /**
+   * https to a public host. http or https to loopback (127.0.0.0/8, ::1, localhost) in embedded
+   * mode (no DATABASE_URL), and to hosts listed in WEBHOOK_ALLOWED_HOSTS, which replaces that
+   * default when set; such hosts may use any port but 0.
+   */
   url: Scalars['String']['input'];
 };
 
@@ -292,6 +307,17 @@ export type RotateWebhookSecretPayload = {
   idempotency: IdempotencyInfo;
   /** Until then every delivery carries a signature under each secret. */
   previousSecretExpiresAt: Scalars['DateTime']['output'];
+};
+
+export type SendTestWebhookEventInput = {
+  endpointId: Scalars['ID']['input'];
+  idempotencyKey: Scalars['IdempotencyKey']['input'];
+};
+
+export type SendTestWebhookEventPayload = {
+  /** The test event's delivery, due now; webhookDeliveries lists it. */
+  delivery: WebhookDelivery;
+  idempotency: IdempotencyInfo;
 };
 
 export type UpdateWebhookEndpointInput = {
