@@ -21,7 +21,7 @@
  * renames, none: it fails to start, and is started again).
  *
  * Without a directory argument it also builds the SDK (scripts/build-client.ts) into
- * packages/client/dist/, where the package's exports point.
+ * packages/client/dist/ (ESM and CommonJS), where the package's exports point.
  */
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, readdirSync, renameSync, rmSync } from 'node:fs';

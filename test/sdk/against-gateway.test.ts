@@ -138,6 +138,73 @@ describe('every method of the SDK against the gateway', () => {
   });
 });
 
+describe('a decline is a result, not an error', () => {
+  it('createPayment returns the payment FAILED with its failureCode, sent once', async () => {
+    const outcomes: string[] = [];
+    const sdk = client({ onAttempt: (report) => outcomes.push(report.outcome) });
+    const { payment, idempotency } = await sdk.createPayment({
+      amount: '8.00',
+      currency: 'EUR',
+      paymentMethod: 'pm_card_declined',
+      reference: 'sdk-declined-1',
+    });
+    expect(payment).toMatchObject({ status: 'FAILED', failureCode: 'CARD_DECLINED' });
+    expect(outcomes).toEqual(['succeeded']);
+    // Binding for the key: the same call again replays the decline; the card is not tried again.
+    const again = await sdk.createPayment(
+      {
+        amount: '8.00',
+        currency: 'EUR',
+        paymentMethod: 'pm_card_declined',
+        reference: 'sdk-declined-1',
+      },
+      { idempotencyKey: idempotency.key },
+    );
+    expect(again.payment).toMatchObject({ id: payment.id, status: 'FAILED' });
+    expect(again.idempotency.replayed).toBe(true);
+    expect(await chargesFor('sdk-declined-1')).toHaveLength(1);
+    const failed = await sdk.payments({ status: 'FAILED', reference: 'sdk-declined-1' });
+    expect(failed.edges.map((edge) => edge.node.id)).toEqual([payment.id]);
+    expect(
+      (await sdk.payments({ status: 'SUCCEEDED', reference: 'sdk-declined-1' })).edges,
+    ).toEqual([]);
+    const created = Date.parse(payment.createdAt);
+    const window = {
+      createdAfter: new Date(created - 1_000).toISOString(),
+      createdBefore: new Date(created + 1_000).toISOString(),
+    };
+    expect((await sdk.payments({ ...window, reference: 'sdk-declined-1' })).edges).toHaveLength(1);
+  });
+});
+
+describe('OUTCOME_PENDING', () => {
+  it('is thrown once the attempts run out: retryable, with the key and the payment; the same call resumes it', async () => {
+    const sdk = client({ maxAttempts: 1 });
+    const input = {
+      amount: '6.00',
+      currency: 'EUR',
+      paymentMethod: 'pm_card_unreachable',
+      reference: 'sdk-pending-1',
+    };
+    const pending = await failureOf(sdk.createPayment(input));
+    expect(pending).toMatchObject({
+      code: 'OUTCOME_PENDING',
+      httpStatus: 202,
+      retryable: true,
+      attempts: 1,
+    });
+    expect(pending.paymentId).toEqual(expect.any(String));
+    expect(pending.idempotencyKey).toEqual(expect.any(String));
+    expect(await sdk.payment(pending.paymentId!)).toMatchObject({ status: 'PROCESSING' });
+    // The same key again: the same payment, still pending; never a second one.
+    const again = await failureOf(
+      sdk.createPayment(input, { idempotencyKey: pending.idempotencyKey! }),
+    );
+    expect(again).toMatchObject({ code: 'OUTCOME_PENDING', paymentId: pending.paymentId });
+    expect((await sdk.payments({ reference: 'sdk-pending-1' })).edges).toHaveLength(1);
+  });
+});
+
 describe("the gateway's refusals", () => {
   const input = { amount: '9.00', currency: 'EUR', paymentMethod: 'pm_card_visa' };
 

@@ -1,8 +1,9 @@
 /**
  * What `npm run build` emits for @payments-gateway/client (scripts/build-client.ts), run by
  * plain node as a merchant's code would run it: every file the package's exports name exists,
- * the modules load without tsx (no import left pointing at a .ts file), and they import nothing
- * but graphql and the platform.
+ * the ESM and CommonJS modules load without tsx (no import left pointing at a .ts file), and
+ * they import nothing but graphql and the platform. test/sdk/packed-package.test.ts installs
+ * the packed tarball itself.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -22,18 +23,29 @@ afterAll(() => {
   rmSync(outDir, { recursive: true, force: true });
 });
 
+type Conditions = string | { [condition: string]: Conditions };
+
 /** Every file the package's exports map names, with dist/ read as this build's directory. */
 function exportedFiles(): string[] {
   const manifest = JSON.parse(readFileSync(join(PACKAGE, 'package.json'), 'utf8')) as {
-    exports: Record<string, string | Record<string, string>>;
+    exports: Record<string, Conditions>;
+    main: string;
+    module: string;
     types: string;
+    typesVersions: Record<string, Record<string, string[]>>;
   };
-  const targets = [manifest.types];
-  for (const entry of Object.values(manifest.exports)) {
-    if (typeof entry === 'string') continue; // ./package.json
-    for (const [condition, target] of Object.entries(entry)) {
-      if (condition !== '@payments-gateway/source') targets.push(target);
+  const targets = [manifest.main, manifest.module, manifest.types];
+  for (const paths of Object.values(manifest.typesVersions['*'] ?? {})) targets.push(...paths);
+  const walk = (entry: Conditions) => {
+    if (typeof entry === 'string') targets.push(entry);
+    else {
+      for (const [condition, target] of Object.entries(entry)) {
+        if (condition !== '@payments-gateway/source') walk(target);
+      }
     }
+  };
+  for (const [subpath, entry] of Object.entries(manifest.exports)) {
+    if (subpath !== './package.json') walk(entry);
   }
   return targets.map((target) => join(outDir, target.replace(/^\.\/dist\//, '')));
 }
@@ -41,7 +53,7 @@ function exportedFiles(): string[] {
 describe('the built SDK', () => {
   it('has every file its exports name', () => {
     const files = exportedFiles();
-    expect(files.length).toBeGreaterThanOrEqual(5);
+    expect(files.length).toBeGreaterThanOrEqual(17);
     for (const file of files) expect(existsSync(file), file).toBe(true);
   });
 
@@ -51,8 +63,9 @@ describe('the built SDK', () => {
       for (const entry of readdirSync(dir, { withFileTypes: true })) {
         const path = join(dir, entry.name);
         if (entry.isDirectory()) walk(path);
-        else if (entry.name.endsWith('.js')) {
-          for (const match of readFileSync(path, 'utf8').matchAll(/\bfrom '([^']+)'/g)) {
+        else if (entry.name.endsWith('.js') || entry.name.endsWith('.d.ts')) {
+          const text = readFileSync(path, 'utf8');
+          for (const match of text.matchAll(/\b(?:from |require\()['"]([^'"]+)['"]/g)) {
             specifiers.add(match[1]!);
           }
         }
@@ -69,10 +82,21 @@ describe('the built SDK', () => {
     }
   });
 
-  it('loads and works under plain node', async () => {
+  it('says which module type each build is', () => {
+    expect(JSON.parse(readFileSync(join(outDir, 'esm', 'package.json'), 'utf8'))).toEqual({
+      type: 'module',
+    });
+    expect(JSON.parse(readFileSync(join(outDir, 'cjs', 'package.json'), 'utf8'))).toEqual({
+      type: 'commonjs',
+    });
+  });
+
+  it.each(['esm', 'cjs'])('loads and works under plain node (%s)', async (format) => {
+    const load = format === 'esm' ? 'await import' : 'require';
     const script = `
-      const sdk = await import(${JSON.stringify(join(outDir, 'index.js'))});
-      const files = await import(${JSON.stringify(join(outDir, 'file-key-store.js'))});
+      const sdk = ${load}(${JSON.stringify(join(outDir, format, 'index.js'))});
+      const files = ${load}(${JSON.stringify(join(outDir, format, 'file-key-store.js'))});
+      const hooks = ${load}(${JSON.stringify(join(outDir, format, 'webhooks.js'))});
       const client = sdk.createPaymentsClient({ url: 'http://127.0.0.1:9/graphql', apiKey: 'k',
         maxAttempts: 1, fetch: () => Promise.reject(new TypeError('fetch failed')) });
       const error = await client.balances().catch((e) => e);
@@ -81,11 +105,14 @@ describe('the built SDK', () => {
       console.log(JSON.stringify({
         name: error.name, isError: error instanceof sdk.PaymentsApiError, code: error.code,
         stored: await store.get('a'), fileStore: typeof files.createFileKeyStore,
-        document: sdk.CreatePaymentDocument.kind,
+        verify: typeof hooks.verifyWebhook, document: sdk.CreatePaymentDocument.kind,
       }));`;
     const { stdout } = await promisify(execFile)(
       process.execPath,
-      ['--input-type=module', '-e', script],
+      // CommonJS has no top-level await: the script runs in an async function there.
+      format === 'esm'
+        ? ['--input-type=module', '-e', script]
+        : ['--input-type=commonjs', '-e', `(async () => {${script}})()`],
       // Plain node: nothing inherited may load tsx.
       { cwd: PACKAGE, env: { ...process.env, NODE_OPTIONS: '' } },
     );
@@ -95,6 +122,7 @@ describe('the built SDK', () => {
       code: 'NETWORK_ERROR',
       stored: 'b',
       fileStore: 'function',
+      verify: 'function',
       document: 'Document',
     });
   });

@@ -9,6 +9,12 @@ const NEVER = [
   ['AMOUNT_EXCEEDS_REFUNDABLE', 422],
   ['BAD_USER_INPUT', 400],
   ['WEBHOOK_URL_NOT_ALLOWED', 400],
+  ['WEBHOOK_ENDPOINT_LIMIT_REACHED', 422],
+  ['WEBHOOK_ENDPOINT_NOT_FOUND', 404],
+  ['WEBHOOK_ENDPOINT_DISABLED', 422],
+  ['WEBHOOK_DELIVERY_NOT_FOUND', 404],
+  ['DUPLICATE_REFERENCE', 409],
+  ['REQUEST_ALREADY_APPLIED', 409],
   ['UNAUTHENTICATED', 401],
   ['IDEMPOTENCY_KEY_REUSED', 422],
   ['IDEMPOTENCY_KEY_INVALID', 400],
@@ -18,6 +24,7 @@ const NEVER = [
   ['ABORTED', null],
   // A business code is final even if a proxy in between turned its status into a 5xx.
   ['IDEMPOTENCY_KEY_REUSED', 502],
+  ['WEBHOOK_ENDPOINT_NOT_FOUND', 502],
 ] as const;
 
 /** The outcome is not final yet: the keyed mutation is sent again. */

@@ -1,7 +1,9 @@
 /**
  * @payments-gateway/client: the merchant SDK of the payments gateway (docs/api.md §6).
- * Runtime dependencies: graphql, and the platform's fetch and crypto.randomUUID. The file-backed
- * key store, which needs Node's file system, is `@payments-gateway/client/file-key-store`.
+ * Runtime dependencies: graphql, and the platform's fetch and crypto.randomUUID. What needs
+ * Node has an entry point of its own: the file-backed key store
+ * (`@payments-gateway/client/file-key-store`) and verifyWebhook
+ * (`@payments-gateway/client/webhooks`).
  */
 export {
   createPaymentsClient,
@@ -9,10 +11,16 @@ export {
   type CancelPaymentResult,
   type CapturePaymentResult,
   type CreatePaymentResult,
+  type DeleteWebhookEndpointResult,
   type PaymentConnection,
   type PaymentsClient,
+  type RedeliverWebhookEventResult,
   type RefundPaymentResult,
   type RegisterWebhookEndpointResult,
+  type RotateWebhookSecretResult,
+  type Unkeyed,
+  type UpdateWebhookEndpointResult,
+  type WebhookDeliveryConnection,
 } from './payments-client.ts';
 export type { CallOptions, MutationOptions, PaymentsClientOptions } from './client-options.ts';
 export type { AttemptReport } from './call-with-retries.ts';
@@ -32,15 +40,24 @@ export {
   CancelPaymentDocument,
   CapturePaymentDocument,
   CreatePaymentDocument,
+  DeleteWebhookEndpointDocument,
   PaymentDocument,
   PaymentsDocument,
+  RedeliverWebhookEventDocument,
   RefundPaymentDocument,
   RegisterWebhookEndpointDocument,
+  RotateWebhookSecretDocument,
+  UpdateWebhookEndpointDocument,
+  WebhookDeliveriesDocument,
+  WebhookEndpointsDocument,
 } from './generated/graphql.ts';
 export type {
   PaymentFieldsFragment as Payment,
   RefundFieldsFragment as Refund,
   IdempotencyFieldsFragment as IdempotencyInfo,
+  WebhookEndpointFieldsFragment as WebhookEndpoint,
+  WebhookEndpointSummaryFieldsFragment as WebhookEndpointSummary,
+  WebhookDeliveryFieldsFragment as WebhookDelivery,
   CaptureMethod,
   PaymentStatus,
   RefundStatus,
@@ -49,5 +66,10 @@ export type {
   RefundPaymentInput,
   CancelPaymentInput,
   RegisterWebhookEndpointInput,
+  UpdateWebhookEndpointInput,
+  DeleteWebhookEndpointInput,
+  RotateWebhookSecretInput,
+  RedeliverWebhookEventInput,
   PaymentsQueryVariables,
+  WebhookDeliveriesQueryVariables,
 } from './generated/graphql.ts';

@@ -25,6 +25,14 @@ const NEVER_RETRIED: ReadonlySet<string> = new Set([
   'AMOUNT_EXCEEDS_CAPTURABLE',
   'AMOUNT_EXCEEDS_REFUNDABLE',
   'WEBHOOK_URL_NOT_ALLOWED',
+  'WEBHOOK_ENDPOINT_LIMIT_REACHED',
+  'WEBHOOK_ENDPOINT_NOT_FOUND',
+  'WEBHOOK_ENDPOINT_DISABLED',
+  'WEBHOOK_DELIVERY_NOT_FOUND',
+  // Not stored, but final for this key: another payment holds the reference, or the request
+  // was already carried out (see extensions.paymentId).
+  'DUPLICATE_REFERENCE',
+  'REQUEST_ALREADY_APPLIED',
   'ABORTED',
   'INVALID_REQUEST',
   'KEY_STORE_FAILED',
