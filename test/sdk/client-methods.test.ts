@@ -83,6 +83,10 @@ const CALLS: Record<Method, { mutation: boolean; call: (c: PaymentsClient) => Pr
       mutation: true,
       call: (c) => c.redeliverWebhookEvent({ endpointId: 'e', eventId: 'evt' }),
     },
+    sendTestWebhookEvent: {
+      mutation: true,
+      call: (c) => c.sendTestWebhookEvent({ endpointId: 'e' }),
+    },
     payment: { mutation: false, call: (c) => c.payment('p') },
     payments: { mutation: false, call: (c) => c.payments({ status: 'FAILED' }) },
     balances: { mutation: false, call: (c) => c.balances() },

@@ -214,6 +214,23 @@ describe('webhook endpoints through the SDK', () => {
     expect(verified(again, secret)).toMatchObject({ id: eventId });
   });
 
+  it('sends one signed test event per key, to that endpoint only', async () => {
+    const before = received.length;
+    const idempotencyKey = `test-event-${randomBytes(6).toString('hex')}`;
+    const sent = await sdk().sendTestWebhookEvent({ endpointId }, { idempotencyKey });
+    expect(sent.delivery).toMatchObject({ eventType: 'webhook_endpoint.test', status: 'pending' });
+    const again = await sdk().sendTestWebhookEvent({ endpointId }, { idempotencyKey });
+    expect(again.idempotency.replayed).toBe(true);
+    expect(again.delivery.eventId).toBe(sent.delivery.eventId);
+    await drainOutbox(stack.db, [stack.app.services.dispatcher]);
+    const arrived = received.slice(before);
+    expect(arrived).toHaveLength(1);
+    expect(verified(arrived[0], secret)).toMatchObject({
+      id: sent.delivery.eventId,
+      type: 'webhook_endpoint.test',
+    });
+  });
+
   it("refuses what cannot be done: final, sent once, the key's answer", async () => {
     const unknownEvent = await failureOf(
       sdk().redeliverWebhookEvent({ endpointId, eventId: 'evt_nope' }),

@@ -18,6 +18,7 @@ export {
   type RefundPaymentResult,
   type RegisterWebhookEndpointResult,
   type RotateWebhookSecretResult,
+  type SendTestWebhookEventResult,
   type Unkeyed,
   type UpdateWebhookEndpointResult,
   type WebhookDeliveryConnection,
@@ -47,6 +48,7 @@ export {
   RefundPaymentDocument,
   RegisterWebhookEndpointDocument,
   RotateWebhookSecretDocument,
+  SendTestWebhookEventDocument,
   UpdateWebhookEndpointDocument,
   WebhookDeliveriesDocument,
   WebhookEndpointsDocument,
@@ -70,6 +72,7 @@ export type {
   DeleteWebhookEndpointInput,
   RotateWebhookSecretInput,
   RedeliverWebhookEventInput,
+  SendTestWebhookEventInput,
   PaymentsQueryVariables,
   WebhookDeliveriesQueryVariables,
 } from './generated/graphql.ts';

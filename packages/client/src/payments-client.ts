@@ -35,6 +35,7 @@ import {
   RefundPaymentDocument,
   RegisterWebhookEndpointDocument,
   RotateWebhookSecretDocument,
+  SendTestWebhookEventDocument,
   UpdateWebhookEndpointDocument,
   WebhookDeliveriesDocument,
   WebhookEndpointsDocument,
@@ -58,6 +59,8 @@ import {
   type RegisterWebhookEndpointMutation,
   type RotateWebhookSecretInput,
   type RotateWebhookSecretMutation,
+  type SendTestWebhookEventInput,
+  type SendTestWebhookEventMutation,
   type UpdateWebhookEndpointInput,
   type UpdateWebhookEndpointMutation,
   type WebhookDeliveriesQuery,
@@ -80,6 +83,7 @@ export type UpdateWebhookEndpointResult = UpdateWebhookEndpointMutation['updateW
 export type DeleteWebhookEndpointResult = DeleteWebhookEndpointMutation['deleteWebhookEndpoint'];
 export type RotateWebhookSecretResult = RotateWebhookSecretMutation['rotateWebhookSecret'];
 export type RedeliverWebhookEventResult = RedeliverWebhookEventMutation['redeliverWebhookEvent'];
+export type SendTestWebhookEventResult = SendTestWebhookEventMutation['sendTestWebhookEvent'];
 export type PaymentConnection = PaymentsQuery['payments'];
 export type Balance = BalancesQuery['balances'][number];
 export type WebhookDeliveryConnection = WebhookDeliveriesQuery['webhookDeliveries'];
@@ -143,6 +147,14 @@ export interface PaymentsClient {
     input: Unkeyed<RedeliverWebhookEventInput>,
     options?: MutationOptions,
   ): Promise<RedeliverWebhookEventResult>;
+  /**
+   * Sends the endpoint one signed `webhook_endpoint.test` event through the normal delivery path
+   * (webhookDeliveries lists it); one event per idempotency key.
+   */
+  sendTestWebhookEvent(
+    input: Unkeyed<SendTestWebhookEventInput>,
+    options?: MutationOptions,
+  ): Promise<SendTestWebhookEventResult>;
   /** Null when the payment does not exist or is another tenant's. */
   payment(id: string, options?: CallOptions): Promise<PaymentQuery['payment']>;
   /** Newest first; page with `after: pageInfo.endCursor`. */
@@ -266,6 +278,7 @@ export function createPaymentsClient(options: PaymentsClientOptions): PaymentsCl
     deleteWebhookEndpoint: mutation(DeleteWebhookEndpointDocument, 'deleteWebhookEndpoint'),
     rotateWebhookSecret: mutation(RotateWebhookSecretDocument, 'rotateWebhookSecret'),
     redeliverWebhookEvent: mutation(RedeliverWebhookEventDocument, 'redeliverWebhookEvent'),
+    sendTestWebhookEvent: mutation(SendTestWebhookEventDocument, 'sendTestWebhookEvent'),
     payment: (id, options) => paymentById({ id }, options),
     payments: (args = {}, options) => payments(args, options),
     balances: (options) => balances({}, options),
