@@ -10,9 +10,40 @@
  * it again with the same ORDER_ID, and it resumes with the same keys — one charge, whatever
  * happened in between. Once final, a key is forgotten: a later run with the same ORDER_ID is a
  * new order. (To make any rerun replay instead, derive `idempotencyKey` from the order.)
+ *
+ * The balance it prints includes this order's capture and refund: the ledger posts them a moment
+ * after they happen, so it waits (a while at most) until the balance is as of the refund.
  */
-import { createPaymentsClient, PaymentsApiError } from '@payments-gateway/client';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  createPaymentsClient,
+  PaymentsApiError,
+  type Balance,
+  type PaymentsClient,
+} from '@payments-gateway/client';
 import { createFileKeyStore } from '@payments-gateway/client/file-key-store';
+
+/**
+ * How long to wait for the ledger to post this order's movements: it posts from the event log
+ * within a second or two (ADR 0026); a ledger that far behind is worth printing as it is.
+ */
+const LEDGER_WAIT_MS = 10_000;
+/** Between two reads of the balance while waiting: a few reads a second is plenty. */
+const BALANCE_POLL_MS = 250;
+
+/** The currency's balance once it is as of `instant` (asOf ≥ it), or as it is after the wait. */
+async function balanceAsOf(
+  payments: PaymentsClient,
+  want: { currency: string; instant: string },
+): Promise<{ balance: Balance | undefined; current: boolean }> {
+  const deadline = Date.now() + LEDGER_WAIT_MS;
+  for (;;) {
+    const balance = (await payments.balances()).find((b) => b.currency === want.currency);
+    const current = balance !== undefined && Date.parse(balance.asOf) >= Date.parse(want.instant);
+    if (current || Date.now() >= deadline) return { balance, current };
+    await sleep(BALANCE_POLL_MS);
+  }
+}
 
 const url = process.env['PAYMENTS_GATEWAY_URL'] ?? 'http://127.0.0.1:4000/graphql';
 const apiKey = process.env['PAYMENTS_API_KEY'];
@@ -66,8 +97,14 @@ try {
 
   const page = await client.payments({ reference: order, first: 5 });
   console.log(`payments with reference ${order}: ${page.edges.length}`);
-  for (const balance of await client.balances()) {
-    console.log(`balance ${balance.currency}: ${balance.available}`);
+  // As of the refund, the payment's latest change: the balance includes the capture too.
+  const { currency, updatedAt } = refunded.payment;
+  const { balance, current } = await balanceAsOf(client, { currency, instant: updatedAt });
+  if (balance !== undefined) {
+    console.log(
+      `balance ${currency}: ${balance.available} as of ${balance.asOf}` +
+        (current ? '' : ` (the ledger is behind; ${balance.pending} not posted yet)`),
+    );
   }
 } catch (error) {
   if (!(error instanceof PaymentsApiError)) throw error;

@@ -30,6 +30,7 @@ const SQL_FILES = [
   '0019-outbox-retention.sql',
   '0020-fair-deliveries.sql',
   '0021-api-key-hmac.sql',
+  '0022-payment-versions.sql',
 ] as const;
 
 function sqlMigration(file: string): MigrationObject {

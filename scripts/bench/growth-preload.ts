@@ -103,7 +103,8 @@ WITH g AS (
            'captureMethod', 'AUTOMATIC', 'reference', reference,
            'providerReference', provider_reference, 'failureCode', NULL,
            'createdAt', to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-           'refunds', '[]'::jsonb) AS view
+           'refunds', '[]'::jsonb, 'description', NULL, 'metadata', NULL, 'version', 2,
+           'updatedAt', to_char(c.done AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) AS view
     FROM p,
          LATERAL (SELECT created_at + make_interval(secs => (40 + call_ms) / 1000.0) AS done) c,
          LATERAL (SELECT to_char(amount_minor / 100.0, 'FM999999990.00') AS amount) a,
@@ -117,9 +118,10 @@ WITH g AS (
 const STATEMENTS = [
   `INSERT INTO payments (tenant_id, id, status, amount_minor, currency, amount_captured_minor,
      payment_method, capture_method, reference, provider_key, provider_reference, created_at,
-     updated_at, guarded_reference)
+     updated_at, version, guarded_reference)
    SELECT tenant_id, id, 'SUCCEEDED', amount_minor, currency, amount_minor, method, 'AUTOMATIC',
-     reference, provider_key, provider_reference, created_at, done, CASE WHEN guard THEN reference END
+     reference, provider_key, provider_reference, created_at, done, 2,
+     CASE WHEN guard THEN reference END
      FROM src`,
   // No log consumers: the dispatcher's cursors pass these by, as events long since taken.
   `INSERT INTO outbox_events (tenant_id, id, type, payload, created_at, log_consumers)

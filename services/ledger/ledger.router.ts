@@ -43,13 +43,19 @@ export const ledgerRouter = router({
   balances: procedure
     .input(z.strictObject({ tenantId: z.uuid() }))
     .query(async ({ ctx, input }) => {
-      const { rows } = await ctx.deps.pool.query<{ currency: string; available_minor: string }>(
-        SELECT_BALANCES,
-        [input.tenantId],
-      );
+      const { rows } = await ctx.deps.pool.query<{
+        currency: string;
+        available_minor: string;
+        pending_minor: string;
+        as_of: Date;
+      }>(SELECT_BALANCES, [input.tenantId]);
       return rows.map((r) => ({
         currency: r.currency,
         available: formatAmount(BigInt(r.available_minor), r.currency),
+        pending: formatAmount(BigInt(r.pending_minor), r.currency),
+        // Whole milliseconds, rounded down: the statement's instant is a millisecond short of
+        // the oldest unposted change, so this stays before it too.
+        asOf: r.as_of.toISOString(),
       }));
     }),
   trialBalance: procedure

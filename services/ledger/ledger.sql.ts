@@ -38,12 +38,61 @@ WITH m AS (
 )
 SELECT id, kind FROM posted`;
 
-/** What a merchant may pay out, per currency: the credits and debits of its balance account. */
+/**
+ * What a merchant may pay out, per currency, and how far behind the payments that is (ADR 0041).
+ * The ledger posts from the event log a moment after a capture or refund commits (ADR 0026), so
+ * beside what is posted (the credits and debits of the balance account) this reads what is
+ * committed and not posted yet: the movements of the ledger's events after its cursor, and of
+ * its delivery rows still pending (a take that failed, waiting for its retry), less those whose
+ * posting exists (taken, the cursor not yet moved past them). One statement, so one snapshot:
+ * a movement posted between two reads could otherwise be in neither.
+ *
+ * as_of: every movement of a payment change whose updatedAt (the event's payment, else the
+ * event's own time for events written before payments carried it) is at or before it is posted.
+ * A millisecond before the oldest unposted one, since the API's instants are whole
+ * milliseconds; now() when none is waiting. A delivery the dispatcher abandoned is not counted:
+ * an operator's to redrive (OutboxDeliveryLagging). $1 tenant.
+ */
 export const SELECT_BALANCES = `
-SELECT currency, (sum(credit_minor) - sum(debit_minor))::text AS available_minor
-  FROM ledger_lines
- WHERE tenant_id = $1 AND account = 'merchant_balance'
- GROUP BY currency
+WITH posted AS (
+  SELECT currency, sum(credit_minor) - sum(debit_minor) AS available_minor
+    FROM ledger_lines
+   WHERE tenant_id = $1 AND account = 'merchant_balance'
+   GROUP BY currency
+), waiting AS (
+  SELECT e.payload, e.created_at
+    FROM outbox_cursors c
+    JOIN outbox_events e
+      ON (e.written_by, e.log_seq) > (c.written_by, c.log_seq)
+     AND e.log_consumers <> '{}' AND c.consumer = ANY (e.log_consumers)
+   WHERE c.consumer = 'ledger' AND e.tenant_id = $1
+  UNION ALL
+  -- strpos: the predicate of outbox_deliveries_local_due_ix (0020), which holds these rows.
+  SELECT e.payload, e.created_at
+    FROM outbox_deliveries d
+    JOIN outbox_events e ON e.tenant_id = d.tenant_id AND e.id = d.event_id
+   WHERE d.status = 'pending' AND strpos(d.consumer, ':') = 0
+     AND d.consumer = 'ledger' AND d.tenant_id = $1
+), unposted AS (
+  SELECT DISTINCT ON (m ->> 'postingId')
+         m ->> 'currency' AS currency,
+         CASE m ->> 'kind' WHEN 'refund' THEN -(m ->> 'amountMinor')::bigint
+                           ELSE (m ->> 'amountMinor')::bigint END AS amount_minor,
+         COALESCE((w.payload #>> '{payment,updatedAt}')::timestamptz, w.created_at) AS changed_at
+    FROM waiting w CROSS JOIN LATERAL (SELECT w.payload -> 'movement' AS m) movement
+   WHERE jsonb_typeof(m) = 'object'
+     AND NOT EXISTS (SELECT FROM ledger_postings p WHERE p.tenant_id = $1 AND p.id = m ->> 'postingId')
+   ORDER BY m ->> 'postingId', changed_at
+), pending AS (
+  SELECT currency, sum(amount_minor) AS pending_minor, min(changed_at) AS oldest
+    FROM unposted
+   GROUP BY currency
+)
+SELECT currency,
+       COALESCE(posted.available_minor, 0)::text AS available_minor,
+       COALESCE(pending.pending_minor, 0)::text AS pending_minor,
+       least(now(), pending.oldest - interval '1 millisecond') AS as_of
+  FROM posted FULL JOIN pending USING (currency)
  ORDER BY currency`;
 
 /** Debits and credits per currency over every account; equal when the books balance. */

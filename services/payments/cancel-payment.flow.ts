@@ -27,6 +27,7 @@ export const CANCEL_SPEC: PaymentOperationSpec = {
   kind: 'cancel',
   providerKind: 'void',
   sentPoint: 'provider_void_sent',
+  listedOnPayment: false,
   async check(tx, { tenantId, payment }) {
     const refusal = await settlementRefusal(tx, { tenantId, payment });
     return refusal === null ? { amountMinor: null } : { refuse: refusal };

@@ -30,6 +30,7 @@ export const CAPTURE_SPEC: PaymentOperationSpec = {
   kind: 'capture',
   providerKind: 'capture',
   sentPoint: 'provider_capture_sent',
+  listedOnPayment: false,
   async check(tx, { tenantId, payment, command }) {
     const refusal = await settlementRefusal(tx, { tenantId, payment });
     if (refusal !== null) return { refuse: refusal };

@@ -23,6 +23,7 @@ export async function createPaymentAnswer(
 ): Promise<CreatePaymentResult> {
   const reader = paymentAnswerReader(deps.pool, {
     tenantId: info.tenantId,
+    firstRequestAt: stored.firstRequestAt,
     render: async (paymentId) => ({
       payment: await paymentViewOf(deps.pool, { tenantId: info.tenantId, id: paymentId }),
     }),

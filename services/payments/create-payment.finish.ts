@@ -34,7 +34,7 @@ export async function finishWithOutcome(
   },
 ): Promise<StoredAnswer> {
   const { request, payment, settlement } = final;
-  const settled = settle(payment, final.outcome);
+  const settled = { ...settle(payment, final.outcome), ...nextVersionOf(payment) };
   // The outcome, its event and the settlement's record commit with the fence in one round trip.
   // A payment found in another status than PROCESSING fails RECORD_CHARGE_OUTCOME, and the
   // phase commits nothing.
@@ -49,6 +49,7 @@ export async function finishWithOutcome(
         settled.amount_captured_minor,
         settled.provider_reference,
         settled.failure_code,
+        settled.updated_at,
       ],
     },
     paymentOutcomeEvent({ tenantId, payment: settled }),
@@ -80,6 +81,17 @@ export async function loadPayment(
 ): Promise<PaymentRow | undefined> {
   const { rows } = await pool.query<PaymentRow>(SELECT_PAYMENT, [id.tenantId, id.paymentId]);
   return rows[0];
+}
+
+/**
+ * The version and instant the outcome gives the payment: what RECORD_CHARGE_OUTCOME writes, known
+ * here because the answer is sealed before the statement runs, in the same round trip. The
+ * instant is this process's clock, kept strictly after the insert's (the row holds microseconds,
+ * the Date only milliseconds), so a payment's updatedAt never goes back as its version rises.
+ */
+function nextVersionOf(payment: PaymentRow): Pick<PaymentRow, 'version' | 'updated_at'> {
+  const afterInsert = payment.updated_at.getTime() + 1;
+  return { version: payment.version + 1, updated_at: new Date(Math.max(Date.now(), afterInsert)) };
 }
 
 /** The payment as the provider's answer leaves it. */

@@ -73,6 +73,7 @@ export async function operationAnswer(
   const { tenantId } = info;
   const reader = paymentAnswerReader(deps.pool, {
     tenantId,
+    firstRequestAt: stored.firstRequestAt,
     // An answer over the size cap (a payment with very many refunds): rendered as it is now.
     render: async (operationId) => {
       const { payment, operation } = await loadOperation(deps, { tenantId, operationId });

@@ -40,6 +40,7 @@ import { UNKNOWN_RETRY_AFTER_SECONDS } from '../../lib/idempotency/engine.ts';
 import { refundsOf } from './payment-rows.ts';
 import {
   INSERT_OPERATION,
+  NEXT_PAYMENT_VERSION,
   RECORD_OPERATION_OUTCOME,
   SELECT_PAYMENT_FOR_UPDATE,
 } from './payments.sql.ts';
@@ -66,6 +67,12 @@ export interface PaymentOperationSpec {
   kind: 'capture' | 'cancel' | 'refund';
   providerKind: 'capture' | 'void' | 'refund';
   sentPoint: string;
+  /**
+   * Whether the payment's answers list operations of this kind (its refunds): then the
+   * operation's row, and its refusal, are changes of the payment too, with a version of their
+   * own (payments.sql.ts, NEXT_PAYMENT_VERSION).
+   */
+  listedOnPayment: boolean;
   /** Checks the locked payment; returns the refusal, or the amount the provider call carries. */
   check(
     tx: TxClient,
@@ -212,6 +219,7 @@ async function admitOperation(
     providerKey,
     command.reason,
   ]);
+  if (spec.listedOnPayment) await tx.query(NEXT_PAYMENT_VERSION, [tenantId, payment.id]);
   return { payment, operation: inserted.rows[0]! };
 }
 
@@ -350,6 +358,7 @@ async function finishOperation(
         outcome.code,
         null,
       ]);
+      if (spec.listedOnPayment) await tx.query(NEXT_PAYMENT_VERSION, [tenantId, payment.id]);
     });
   }
   // The response needs the payment as this transaction leaves it; the key row is locked first

@@ -70,6 +70,8 @@ function rowOf(payment: PaymentEntity): PaymentRow {
     provider_reference: payment.providerReference ?? null,
     failure_code: payment.failureCode ?? null,
     created_at: payment.createdAt,
+    updated_at: payment.updatedAt,
+    version: payment.version,
   };
 }
 

@@ -1,9 +1,9 @@
 import { defineEntity, p } from '@mikro-orm/core';
 
 /**
- * `payments` (migrations/0001, fillfactor in 0008, the reference guard in 0017). Amounts are bigint minor units, read as
- * strings so no amount is ever rounded through a JS number. Written only by the payment phases
- * (payments.sql.ts); read here for queries.
+ * `payments` (migrations/0001, fillfactor in 0008, the reference guard in 0017, version in 0022).
+ * Amounts are bigint minor units, read as strings so no amount is ever rounded through a JS
+ * number. Written only by the payment phases (payments.sql.ts); read here for queries.
  */
 export const Payment = defineEntity({
   name: 'Payment',
@@ -28,6 +28,8 @@ export const Payment = defineEntity({
     guardedReference: p.text().nullable(),
     createdAt: p.datetime().defaultRaw('now()'),
     updatedAt: p.datetime().defaultRaw('now()'),
+    /** Counts the payment's changes as the API shows them (migrations/0022, ADR 0041). */
+    version: p.integer().default(1),
     /**
      * created_at in whole microseconds, as text: a JS Date holds milliseconds, and a cursor
      * built from one would repeat or skip rows created in the same millisecond.

@@ -20,6 +20,10 @@ export interface PaymentRow {
   provider_reference: string | null;
   failure_code: string | null;
   created_at: Date;
+  /** The last change; never earlier than the one before (payments.sql.ts, NEXT_VERSION). */
+  updated_at: Date;
+  /** Counts the changes (migrations/0022). */
+  version: number;
 }
 
 /** The public shape of a payment: what GraphQL serves and what a replay stores. */
@@ -38,6 +42,16 @@ export interface PaymentView {
   failureCode: string | null;
   createdAt: string;
   refunds: JsonValue[];
+  /** As the merchant sent them with createPayment: they never change. */
+  description: string | null;
+  metadata: JsonValue;
+  /**
+   * Which state of the payment this is (ADR 0041): higher is newer. 0 in answers stored before
+   * versions were counted (stored-answers.ts, v2), older than every counted state.
+   */
+  version: number;
+  /** When the payment entered this state (for version 0, a lower bound: see stored-answers.ts). */
+  updatedAt: string;
 }
 
 export interface RefundRow {
@@ -86,6 +100,10 @@ export function toPaymentView(row: PaymentRow, refunds: RefundRow[] = []): Payme
     failureCode: row.failure_code,
     createdAt: row.created_at.toISOString(),
     refunds: refunds.map((refund) => toRefundView(refund, row.currency)),
+    description: row.description,
+    metadata: row.metadata,
+    version: row.version,
+    updatedAt: row.updated_at.toISOString(),
   };
 }
 
@@ -104,6 +122,10 @@ export const paymentViewSchema = z.object({
   failureCode: z.string().nullable(),
   createdAt: z.string(),
   refunds: z.array(z.json()),
+  description: z.string().nullable(),
+  metadata: z.json(),
+  version: z.number().int().nonnegative(),
+  updatedAt: z.string(),
 });
 
 export const refundViewSchema = z.object({

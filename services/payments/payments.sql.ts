@@ -13,7 +13,15 @@ export const PAYMENT_CHECKS = {
 const PAYMENT_COLUMNS = `
   id, status, amount_minor, currency, amount_captured_minor, amount_refunded_minor,
   payment_method, capture_method, reference, description, metadata, provider_key,
-  provider_reference, failure_code, created_at`;
+  provider_reference, failure_code, created_at, updated_at, version`;
+
+/**
+ * Every change a payment's answers show moves its version on by one and its updated_at to now,
+ * never back (ADR 0041): an answer's (version, updatedAt) orders it among the payment's states,
+ * so a client cache can tell a replayed answer from a newer state. A statement that changes what
+ * the API shows of a payment and leaves these alone lets an older answer pass for a newer one.
+ */
+const NEXT_VERSION = `version = version + 1, updated_at = greatest(now(), updated_at)`;
 
 /** $1 tenant, $2 id, $3 amount minor, $4 currency, $5 payment method, $6 capture method,
  * $7 reference, $8 description, $9 metadata, $10 provider key (the durable intent).
@@ -42,14 +50,16 @@ const releasingGuardedReference = (status: string) =>
 export const SELECT_PAYMENT = `
 SELECT ${PAYMENT_COLUMNS} FROM payments WHERE tenant_id = $1 AND id = $2`;
 
-/** $1 tenant, $2 id, $3 status, $4 amount captured minor, $5 provider reference, $6 failure code.
+/** $1 tenant, $2 id, $3 status, $4 amount captured minor, $5 provider reference, $6 failure code,
+ * $7 updated_at: the instant the stored answer shows, which is sealed before this statement runs
+ * in the same round trip (create-payment.finish.ts), so the row is given it rather than now().
  * Only from PROCESSING: an outcome is recorded once, and a payment found in any other status
  * fails the statement (PAYMENT_CHECKS.paymentNotProcessing), so its phase commits nothing. */
 export const RECORD_CHARGE_OUTCOME = `
 WITH recorded AS (
   UPDATE payments
      SET status = $3, amount_captured_minor = $4, provider_reference = $5, failure_code = $6,
-         ${releasingGuardedReference('$3')}, updated_at = now()
+         ${releasingGuardedReference('$3')}, version = version + 1, updated_at = $7
    WHERE tenant_id = $1 AND id = $2 AND status = 'PROCESSING'
   RETURNING 1
 )
@@ -103,7 +113,7 @@ UPDATE payment_operations SET status = $3, failure_code = $4, provider_reference
 /** A capture or cancel applied to the payment. $1 tenant, $2 id, $3 new status, $4 captured minor. */
 export const APPLY_SETTLEMENT = `
 UPDATE payments SET status = $3, amount_captured_minor = $4, ${releasingGuardedReference('$3')},
-       updated_at = now()
+       ${NEXT_VERSION}
  WHERE tenant_id = $1 AND id = $2 AND status = 'REQUIRES_CAPTURE'
 RETURNING ${PAYMENT_COLUMNS}`;
 
@@ -123,9 +133,16 @@ SELECT $3::bigint - COALESCE(sum(amount_minor), 0) AS refundable_minor
 
 /** A refund applied to the payment. $1 tenant, $2 id, $3 refunded minor. */
 export const APPLY_REFUND = `
-UPDATE payments SET amount_refunded_minor = amount_refunded_minor + $3, updated_at = now()
+UPDATE payments SET amount_refunded_minor = amount_refunded_minor + $3, ${NEXT_VERSION}
  WHERE tenant_id = $1 AND id = $2
 RETURNING ${PAYMENT_COLUMNS}`;
+
+/**
+ * A change to what the payment shows that is not in its own row: a refund made (it joins the
+ * payment's refunds, PROCESSING) or refused (it turns FAILED there). $1 tenant, $2 id.
+ */
+export const NEXT_PAYMENT_VERSION = `
+UPDATE payments SET ${NEXT_VERSION} WHERE tenant_id = $1 AND id = $2`;
 
 /**
  * Turns a tenant's reference guard on or off, and makes its payments' claims agree: on, every

@@ -33,6 +33,7 @@ export const REFUND_SPEC: PaymentOperationSpec = {
   kind: 'refund',
   providerKind: 'refund',
   sentPoint: 'provider_refund_sent',
+  listedOnPayment: true,
   async check(tx, { tenantId, payment, command }) {
     if (command.amount === null) throw new InputInvalidError('amount', 'amount is required');
     const parsed = parseAmount(command.amount, payment.currency);

@@ -51,7 +51,8 @@ describe('payments pages', () => {
       expect(firstPage.rows).toHaveLength(3);
       for (const { id } of firstPage.rows) {
         // Fails its statement unless the payment was PROCESSING and is now updated.
-        await tx.query(RECORD_CHARGE_OUTCOME, [TENANT, id, 'SUCCEEDED', '1050', `ch_${id}`, null]);
+        const outcome = ['SUCCEEDED', '1050', `ch_${id}`, null, new Date()];
+        await tx.query(RECORD_CHARGE_OUTCOME, [TENANT, id, ...outcome]);
       }
       const counted = await tx.query<{ hot: string }>(
         `SELECT pg_stat_get_xact_tuples_hot_updated('payments'::regclass) AS hot`,

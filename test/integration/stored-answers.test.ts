@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { JsonValue } from '../../lib/canonical-json.ts';
 import { answerAssociatedData, openStoredAnswer } from '../../lib/idempotency/stored-answer.ts';
+import { PAYMENT_ANSWER_VERSION } from '../../services/payments/stored-answers.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import { errorCodeOf, graphql, type GraphQLAnswer } from '../support/graphql-client.ts';
 import { paymentInput, TENANT_A, type TestStack, useTestStackOn } from '../support/test-stack.ts';
@@ -83,30 +84,46 @@ async function storedAnswerOf(key: string) {
   return { version: row.version, stored_as: row.stored_as, body };
 }
 
+/** The payment fields each answer version added: an answer of version n has none of n + 1's. */
+const FIELDS_ADDED_IN: Record<number, string[]> = {
+  2: ['captureMethod'],
+  3: ['description', 'metadata', 'version', 'updatedAt'],
+};
+
+/**
+ * Rewrites a stored answer as the release of answer version `version` wrote it: without the
+ * payment fields added since, sealed as this one reads it.
+ */
+async function downgradeTo(version: number, key: string): Promise<void> {
+  const row = await storedRowOf(key);
+  const stored = await storedAnswerOf(key);
+  const { payment, ...rest } = stored?.body as { payment: Record<string, unknown> };
+  const later = Object.entries(FIELDS_ADDED_IN).filter(([added]) => Number(added) > version);
+  const dropped = new Set(later.flatMap(([, fields]) => fields));
+  const older = Object.fromEntries(Object.entries(payment).filter(([name]) => !dropped.has(name)));
+  const scope = { tenantId: row!.tenant_id, operation: { id: row!.operation }, key };
+  const sealed = stack.app.services.deps.keyring.seal(
+    JSON.stringify({ ...rest, payment: older }),
+    answerAssociatedData(scope),
+  );
+  const { rowCount } = await stack.db.query(
+    `UPDATE idempotency_responses r SET version = $3, body = to_jsonb($2::text)
+       FROM idempotency_keys k WHERE k.key = $1 AND r.request_id = k.id`,
+    [key, sealed, version],
+  );
+  expect(rowCount).toBe(1);
+}
+
 describe('an answer stored in an older shape (v1, before payments had captureMethod)', () => {
-  /** Rewrites a stored answer as the previous release wrote it (sealed, as this one reads). */
-  async function downgradeToV1(key: string): Promise<void> {
-    const row = await storedRowOf(key);
-    const stored = await storedAnswerOf(key);
-    const { payment, ...rest } = stored?.body as { payment: Record<string, unknown> };
-    const { captureMethod: _dropped, ...v1Payment } = payment;
-    const scope = { tenantId: row!.tenant_id, operation: { id: row!.operation }, key };
-    const sealed = stack.app.services.deps.keyring.seal(
-      JSON.stringify({ ...rest, payment: v1Payment }),
-      answerAssociatedData(scope),
-    );
-    const { rowCount } = await stack.db.query(
-      `UPDATE idempotency_responses r SET version = 1, body = to_jsonb($2::text)
-         FROM idempotency_keys k WHERE k.key = $1 AND r.request_id = k.id`,
-      [key, sealed],
-    );
-    expect(rowCount).toBe(1);
-  }
+  const downgradeToV1 = (key: string) => downgradeTo(1, key);
 
   it('is upgraded on replay to the answer the first request would get today', async () => {
     const input = paymentInput('v1-create', { captureMethod: 'MANUAL' });
     const first = payload(await send(stack, CREATE, input), 'createPayment');
-    expect(await storedAnswerOf('v1-create')).toMatchObject({ version: 2, stored_as: 'inline' });
+    expect(await storedAnswerOf('v1-create')).toMatchObject({
+      version: PAYMENT_ANSWER_VERSION,
+      stored_as: 'inline',
+    });
     await downgradeToV1('v1-create');
     expect(
       (await storedAnswerOf('v1-create'))?.body as { payment: Record<string, unknown> },
@@ -147,15 +164,84 @@ describe('an answer stored in an older shape (v1, before payments had captureMet
   });
 
   it('refuses an answer newer than the code (a rollback) instead of misreading it', async () => {
-    const input = paymentInput('v3-create');
+    const newer = PAYMENT_ANSWER_VERSION + 1;
+    const input = paymentInput('newer-create');
     await send(stack, CREATE, input);
     await stack.db.query(
-      `UPDATE idempotency_responses r SET version = 3
-         FROM idempotency_keys k WHERE k.key = 'v3-create' AND r.request_id = k.id`,
+      `UPDATE idempotency_responses r SET version = $1
+         FROM idempotency_keys k WHERE k.key = 'newer-create' AND r.request_id = k.id`,
+      [newer],
     );
     const replay = await send(stack, CREATE, input);
     expect(errorCodeOf(replay)).toBe('INTERNAL_SERVER_ERROR');
-    expect(await storedAnswerOf('v3-create')).toMatchObject({ version: 3 }); // nothing rewritten
+    expect(await storedAnswerOf('newer-create')).toMatchObject({ version: newer }); // not rewritten
+  });
+});
+
+describe('an answer stored in v2 (before payments had description, metadata, version, updatedAt)', () => {
+  /** Every field of Payment: a replay of an older answer must answer each one. */
+  const EVERY_FIELD = `
+    id status amount currency amountCaptured amountRefunded paymentMethod captureMethod
+    reference providerReference failureCode createdAt refunds { id amount status }
+    description metadata version updatedAt`;
+  const CREATE_ALL = `
+  mutation Create($input: CreatePaymentInput!) {
+    createPayment(input: $input) {
+      payment { ${EVERY_FIELD} }
+      idempotency { replayed firstRequestAt }
+    }
+  }`;
+  const CAPTURE_ALL = `
+  mutation Capture($input: CapturePaymentInput!) {
+    capturePayment(input: $input) {
+      payment { ${EVERY_FIELD} }
+      idempotency { replayed firstRequestAt }
+    }
+  }`;
+  const metadata = { order: 'v2-1', lines: [{ sku: 'A-1', qty: 2 }], gift: false };
+  type Payment = Record<string, unknown>;
+
+  it('replays every field: as sent from the payment, version 0 and its request as updatedAt', async () => {
+    const input = paymentInput('v2-create', {
+      captureMethod: 'MANUAL',
+      description: 'two mugs',
+      metadata,
+    });
+    const first = payload(await send(stack, CREATE_ALL, input), 'createPayment');
+    expect(first['payment']).toMatchObject({ description: 'two mugs', metadata, version: 2 });
+    await downgradeTo(2, 'v2-create');
+    const stored = (await storedAnswerOf('v2-create'))?.body as { payment: object };
+    for (const field of FIELDS_ADDED_IN[3]!) expect(stored.payment).not.toHaveProperty(field);
+
+    const replay = payload(await send(stack, CREATE_ALL, input), 'createPayment');
+    const idempotency = replay['idempotency'] as { replayed: boolean; firstRequestAt: string };
+    expect(idempotency.replayed).toBe(true);
+    const { version: _v, updatedAt: _u, ...unchanged } = first['payment'] as Payment;
+    expect(replay['payment']).toEqual({
+      ...unchanged,
+      version: 0,
+      updatedAt: idempotency.firstRequestAt,
+    });
+  });
+
+  it('a capture answer too: version 0 is older than every answer stored since', async () => {
+    const created = payload(
+      await send(stack, CREATE_ALL, paymentInput('v2-cap-pay', { captureMethod: 'MANUAL' })),
+      'createPayment',
+    );
+    const paymentId = (created['payment'] as { id: string }).id;
+    const capture = { idempotencyKey: 'v2-cap', paymentId };
+    const first = payload(await send(stack, CAPTURE_ALL, capture), 'capturePayment');
+    await downgradeTo(2, 'v2-cap');
+    const replay = payload(await send(stack, CAPTURE_ALL, capture), 'capturePayment');
+    const firstPayment = first['payment'] as { version: number; status: string };
+    const replayed = replay['payment'] as { version: number; status: string; updatedAt: string };
+    expect(replayed).toMatchObject({ status: 'SUCCEEDED', version: 0 });
+    expect(replayed.updatedAt).toBe(
+      (replay['idempotency'] as { firstRequestAt: string }).firstRequestAt,
+    );
+    expect(replayed.version).toBeLessThan((created['payment'] as { version: number }).version);
+    expect(firstPayment.version).toBeGreaterThan(replayed.version);
   });
 });
 
@@ -164,7 +250,7 @@ describe('an answer over the size cap', () => {
     const input = paymentInput('cap-create');
     const first = payload(await send(capped, CREATE, input), 'createPayment');
     expect(await storedAnswerOf('cap-create')).toEqual({
-      version: 2,
+      version: PAYMENT_ANSWER_VERSION,
       stored_as: 'reference',
       body: null,
     });
@@ -192,7 +278,7 @@ describe('an answer over the size cap', () => {
   it('stays inline under the cap (the default gateway stores the same answer whole)', async () => {
     await send(stack, CREATE, paymentInput('cap-inline'));
     const stored = await storedAnswerOf('cap-inline');
-    expect(stored).toMatchObject({ version: 2, stored_as: 'inline' });
+    expect(stored).toMatchObject({ version: PAYMENT_ANSWER_VERSION, stored_as: 'inline' });
     expect(Buffer.byteLength(JSON.stringify(stored?.body))).toBeGreaterThan(256);
   });
 });

@@ -114,7 +114,12 @@ describe('every method of the SDK against the gateway', () => {
     expect(page.edges.map((edge) => edge.node.id)).toEqual([paymentId]);
     // The ledger posts from the outbox, after the answers: drained here, as the worker would.
     await drainOutbox(stack.db, [stack.app.services.dispatcher]);
-    expect(await sdk.balances()).toContainEqual({ currency: 'EUR', available: '25.00' });
+    expect(await sdk.balances()).toContainEqual({
+      currency: 'EUR',
+      available: '25.00',
+      pending: '0.00',
+      asOf: expect.any(String) as unknown,
+    });
 
     const endpoint = await sdk.registerWebhookEndpoint({ url: 'http://127.0.0.1:9/hooks' });
     expect(endpoint.endpoint.secret).toMatch(/^whsec_/);

@@ -28,6 +28,7 @@ export type { AttemptReport } from './call-with-retries.ts';
 export type { BackoffOptions } from './backoff.ts';
 export type { FetchLike, FetchResponseLike } from './send-attempt.ts';
 export { createMemoryKeyStore, type KeyStore } from './key-store.ts';
+export { paymentsTypePolicies, type PaymentKeyContext } from './apollo-type-policies.ts';
 export {
   PaymentsApiError,
   type ClientErrorCode,

@@ -1,0 +1,15 @@
+-- Every answer about a payment says which state of it it shows (docs/api.md §3.2, ADR 0041): a
+-- replay returns the state stored with its key, which a normalised client cache (Apollo's
+-- InMemoryCache) would otherwise take for the payment as it is now, and overwrite a newer one.
+--
+-- version counts the changes to the payment as the API shows it: 1 when it is inserted, one more
+-- with each change (its outcome, a capture or cancel, a refund made, succeeded or failed). It is
+-- set by the statements that make those changes (services/payments/payments.sql.ts), in the same
+-- UPDATE, never by a trigger a reader of the SQL would not see. updated_at (0001) already moves
+-- with each of them. Payments made before this migration start at 1 whatever happened to them:
+-- answers stored before it show version 0, older than every state counted here.
+--
+-- A constant default and no constraint: a catalog-only change, no rewrite or scan of the table
+-- under its lock. The column is in no index, so the updates that set it stay heap-only
+-- (fillfactor, 0008, ADR 0016).
+ALTER TABLE payments ADD COLUMN version integer NOT NULL DEFAULT 1;
