@@ -156,7 +156,7 @@ export const configSchema = z.object({
   }),
   internalToken: variable(z.string().min(16, 'must be at least 16 characters').optional(), {
     env: 'INTERNAL_TOKEN',
-    shown: 'generated and printed',
+    shown: 'generated and printed; embedded: kept in `.data/`',
     description: 'bearer token required on `/trpc`',
   }),
   idempotencyTtlSeconds: variable(withDefault(1, DEFAULT_RETENTION_POLICY.ttlSeconds), {
