@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
 import { bearerToken, sameSecret } from '../gateway/http/bearer.ts';
+import { refuseWithoutToken } from '../gateway/http/trpc-refusal.ts';
 import {
   createTimedServer,
   DEFAULT_MAX_CONNECTIONS,
@@ -131,7 +132,10 @@ async function serve(input: {
     return;
   }
   const token = bearerToken(req.headers);
+  const isTrpc = path === '/trpc' || path.startsWith('/trpc/');
   if (token === null || !sameSecret(token, options.internalToken)) {
+    // Every path but /healthz needs the token; /trpc says so in tRPC's shape, for its clients.
+    if (isTrpc) return refuseWithoutToken(res, providerServiceRouter);
     res
       .writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' })
       .end(
@@ -144,7 +148,7 @@ async function serve(input: {
     res.writeHead(200, { 'content-type': registry.contentType }).end(text);
     return;
   }
-  if (path !== '/trpc' && !path.startsWith('/trpc/')) {
+  if (!isTrpc) {
     res.writeHead(404).end();
     return;
   }
