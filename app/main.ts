@@ -22,6 +22,7 @@ import { topologyOf } from './topology.ts';
 import type { RemoteService } from './service-over-http.ts';
 import { dataKeyring } from './data-keys.ts';
 import { internalToken } from './internal-token.ts';
+import { logFormatFor } from '../lib/logging/log-format.ts';
 import type { Keyring } from '../lib/crypto/keyring.ts';
 
 const DATA_DIR = resolve('.data');
@@ -86,6 +87,7 @@ async function main(): Promise<void> {
     retentionIntervalMs: config.retentionIntervalMs,
     outboxRetentionSeconds: config.outboxRetentionSeconds,
     logLevel: config.logLevel,
+    logFormat: logFormatFor(config.logFormat, process.stdout.isTTY),
     recoveryIntervalMs: config.recoveryIntervalMs,
     reconciliationIntervalMs: config.reconciliationIntervalMs,
     unknownAfterAttempts: config.unknownAfterAttempts,
@@ -173,6 +175,7 @@ async function mainOfProvider(config: Config): Promise<void> {
     providerTimeoutMs: config.providerTimeoutMs,
     providerMaxAttempts: DEFAULT_PROVIDER_MAX_ATTEMPTS,
     logLevel: config.logLevel,
+    logFormat: logFormatFor(config.logFormat, process.stdout.isTTY),
     drainTimeoutMs: DRAIN_TIMEOUT_MS,
   });
   console.log(`provider service: ${service.url}`);

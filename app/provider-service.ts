@@ -9,6 +9,7 @@ import {
   longestExchangeMs,
   socketIdleTimeoutMs,
 } from '../gateway/http/server-timeouts.ts';
+import type { LogFormat } from '../lib/logging/log-format.ts';
 import { createLogger, type Logger } from '../lib/logging/logger.ts';
 import { RequestTrace } from '../lib/logging/request-trace.ts';
 import { createLibMetrics, createMetricsRegistry } from '../lib/metrics.ts';
@@ -34,6 +35,7 @@ export interface ProviderServiceOptions {
   providerMaxAttempts: number;
   logLevel: string;
   logDestination?: { write(line: string): void };
+  logFormat?: LogFormat;
   /** How long a stop waits for calls in flight before it closes their connections. */
   drainTimeoutMs: number;
 }
@@ -54,7 +56,11 @@ export interface ProviderService {
 export async function startProviderService(
   options: ProviderServiceOptions,
 ): Promise<ProviderService> {
-  const log = createLogger({ level: options.logLevel, destination: options.logDestination });
+  const log = createLogger({
+    level: options.logLevel,
+    destination: options.logDestination,
+    format: options.logFormat,
+  });
   const registry = createMetricsRegistry({ defaultMetrics: true });
   const metrics = {
     ...createLibMetrics(registry),
