@@ -203,6 +203,7 @@ async function openDatabase(
   const { server, dataDir, port } = await openCheckoutServer({
     stateDir: DATA_DIR,
     preferredPort: EMBEDDED_PG_PORT,
+    warn: (line) => console.warn(line),
   });
   return {
     url: await ensureDatabase(server, DATABASE_NAME),
