@@ -157,7 +157,7 @@ export const configSchema = z.object({
   }),
   internalToken: variable(z.string().min(16, 'must be at least 16 characters').optional(), {
     env: 'INTERNAL_TOKEN',
-    shown: 'generated and printed; embedded: kept in `.data/`',
+    shown: 'generated and printed',
     description: 'bearer token required on `/trpc`',
   }),
   idempotencyTtlSeconds: variable(withDefault(1, DEFAULT_RETENTION_POLICY.ttlSeconds), {
@@ -260,8 +260,8 @@ export const configSchema = z.object({
   }),
   logFormat: variable(z.enum(LOG_FORMATS).optional(), {
     env: 'LOG_FORMAT',
-    shown: 'pretty on a terminal, else json',
-    description: '`json`: an object a line; `pretty`: readable lines (pino-pretty)',
+    shown: 'pretty on a TTY, else json',
+    description: '`json`, or `pretty`: readable lines',
   }),
   rateLimitTenantPerSecond: variable(integer(1).optional(), {
     env: 'RATE_LIMIT_TENANT_PER_SECOND',
