@@ -1,5 +1,4 @@
-import { withDeadline } from './client.ts';
-import type { Context } from './commands.ts';
+import { withDeadline, type TenantsClient } from './client.ts';
 
 /** An unknown tenant: a mistake in how the tool was called, said in one line, exit 2. */
 export class TenantUnknownError extends Error {
@@ -12,7 +11,7 @@ export class TenantUnknownError extends Error {
  * anything is sent on its behalf.
  */
 export async function resolveTenant(
-  ctx: Pick<Context, 'tenants'>,
+  ctx: { tenants: TenantsClient },
   ref: string,
 ): Promise<{ id: string; name: string }> {
   const tenant = await withDeadline((options) => ctx.tenants.get.query({ tenant: ref }, options));
