@@ -121,7 +121,7 @@ export function describeFailure(error: unknown, config: GatewayConfig): CallFail
           : readableMessage(error.message),
     };
   }
-  // Not a tRPC answer: the gateway's own 401 in front of /trpc, a proxy's error page, or no
+  // Not a tRPC answer: an older gateway's 401 in front of /trpc, a proxy's error page, or no
   // answer at all (connection refused, DNS).
   const response = recordOf(error.meta)?.['response'];
   const httpStatus = response instanceof Response ? response.status : null;
