@@ -4,6 +4,7 @@ import type { DestinationStream } from 'pino';
 import type { Keyring } from '../lib/crypto/keyring.ts';
 import { FaultPoints } from '../lib/faults.ts';
 import { defaultConfig } from './config.ts';
+import type { LogFormat } from '../lib/logging/log-format.ts';
 import { createLogger, type Logger } from '../lib/logging/logger.ts';
 import { createLibMetrics, createMetricsRegistry } from '../lib/metrics.ts';
 import type { ServiceMetrics } from '../services/context.ts';
@@ -105,6 +106,8 @@ export interface AppOptions {
   logLevel?: string;
   /** Where log lines go: stdout unless given (tests collect them). */
   logDestination?: DestinationStream;
+  /** `json` unless given: main.ts decides from LOG_FORMAT and whether stdout is a terminal. */
+  logFormat?: LogFormat;
   /** Off in tests that drive recovery by hand. */
   startRecoveryWorker?: boolean;
   reportError?: (error: unknown) => void;
@@ -211,6 +214,7 @@ export async function startApp(options: AppOptions): Promise<App> {
   const log = createLogger({
     level: options.logLevel ?? defaults.logLevel,
     destination: options.logDestination,
+    format: options.logFormat,
   });
   // An error inside a request (or a worker resumption) is logged with that request's logger, so
   // its line carries the id; a test's collector sees it as well.

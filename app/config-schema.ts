@@ -4,6 +4,7 @@ import { Keyring } from '../lib/crypto/keyring.ts';
 import { MIN_LEASE_MS } from '../lib/idempotency/lease-heartbeat.ts';
 import { DEFAULT_RETENTION_POLICY } from '../lib/idempotency/retention.ts';
 import { DEFAULT_OUTBOX_RETENTION } from '../lib/outbox/outbox-retention.ts';
+import { LOG_FORMATS } from '../lib/logging/log-format.ts';
 import { parseWebhookAllowList } from '../services/notifications/index.ts';
 import { isBearerTokenShape, MAX_BEARER_TOKEN_CHARS } from '../gateway/http/bearer.ts';
 import { DEFAULT_MAX_CONNECTIONS } from '../gateway/http/server-timeouts.ts';
@@ -256,6 +257,11 @@ export const configSchema = z.object({
   logLevel: variable(z.enum(LOG_LEVELS).default('info'), {
     env: 'LOG_LEVEL',
     description: `pino level: ${LOG_LEVELS.join(', ')}`,
+  }),
+  logFormat: variable(z.enum(LOG_FORMATS).optional(), {
+    env: 'LOG_FORMAT',
+    shown: 'pretty on a TTY, else json',
+    description: '`json`, or `pretty`: readable lines',
   }),
   rateLimitTenantPerSecond: variable(integer(1).optional(), {
     env: 'RATE_LIMIT_TENANT_PER_SECOND',

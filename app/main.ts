@@ -2,7 +2,6 @@
  * `npm start`: the whole stack in one process — database (embedded unless DATABASE_URL),
  * migrations, tenants, sandbox provider (unless PSP_URL), internal services and the gateway.
  */
-import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,6 +21,8 @@ import { loadConfig, type Config } from './config.ts';
 import { topologyOf } from './topology.ts';
 import type { RemoteService } from './service-over-http.ts';
 import { dataKeyring } from './data-keys.ts';
+import { internalToken } from './internal-token.ts';
+import { logFormatFor } from '../lib/logging/log-format.ts';
 import type { Keyring } from '../lib/crypto/keyring.ts';
 
 const DATA_DIR = resolve('.data');
@@ -43,6 +44,7 @@ async function main(): Promise<void> {
   if (runs.size === 1 && runs.has('provider')) return mainOfProvider(config);
   // Before the database: a refusal to start must not leave a half-started process behind.
   const dataKeys = dataKeyring(config, { dataDir: DATA_DIR, warn: (line) => console.warn(line) });
+  const token = internalToken(config, { dataDir: DATA_DIR });
   const database = await openDatabase(config.databaseUrl);
   // Migrations run in one transaction and bootstrap upserts: both are safe to run again.
   await untilDatabaseAnswers(() => migrateDatabase(database.url), {
@@ -67,14 +69,13 @@ async function main(): Promise<void> {
   );
   const sandbox =
     !runs.has('provider') || config.pspUrl !== undefined ? null : await startSandbox(config);
-  const internalToken = config.internalToken ?? randomBytes(24).toString('base64url');
   const app = await startApp({
     databaseUrl: database.url,
     ...(runs.has('provider') ? { pspUrl: config.pspUrl ?? sandbox!.url } : {}),
     ...(providerServiceUrl === undefined ? {} : { providerServiceUrl }),
     runs,
     serviceUrls,
-    internalToken,
+    internalToken: token.value,
     keyring: dataKeys.keyring,
     host: config.host,
     port: config.port,
@@ -86,6 +87,7 @@ async function main(): Promise<void> {
     retentionIntervalMs: config.retentionIntervalMs,
     outboxRetentionSeconds: config.outboxRetentionSeconds,
     logLevel: config.logLevel,
+    logFormat: logFormatFor(config.logFormat, process.stdout.isTTY),
     recoveryIntervalMs: config.recoveryIntervalMs,
     reconciliationIntervalMs: config.reconciliationIntervalMs,
     unknownAfterAttempts: config.unknownAfterAttempts,
@@ -123,7 +125,7 @@ async function main(): Promise<void> {
         internalBase: config.internalPort === undefined ? base : app.internalUrl,
         database: database.description,
         provider,
-        internalToken: { value: internalToken, generatedNow: config.internalToken === undefined },
+        internalToken: token,
         dataKeys: `${dataKeys.source} (sealing with "${dataKeys.keyring.primaryId}")`,
         explorer: app.explorer,
         webhookLoopbackByDefault: config.webhookLoopbackByDefault,
@@ -174,6 +176,7 @@ async function mainOfProvider(config: Config): Promise<void> {
     providerTimeoutMs: config.providerTimeoutMs,
     providerMaxAttempts: DEFAULT_PROVIDER_MAX_ATTEMPTS,
     logLevel: config.logLevel,
+    logFormat: logFormatFor(config.logFormat, process.stdout.isTTY),
     drainTimeoutMs: DRAIN_TIMEOUT_MS,
   });
   console.log(`provider service: ${service.url}`);
@@ -201,6 +204,7 @@ async function openDatabase(
   const { server, dataDir, port } = await openCheckoutServer({
     stateDir: DATA_DIR,
     preferredPort: EMBEDDED_PG_PORT,
+    warn: (line) => console.warn(line),
   });
   return {
     url: await ensureDatabase(server, DATABASE_NAME),

@@ -2,12 +2,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
 import { bearerToken, sameSecret } from '../gateway/http/bearer.ts';
+import { refuseWithoutToken } from '../gateway/http/trpc-refusal.ts';
 import {
   createTimedServer,
   DEFAULT_MAX_CONNECTIONS,
   longestExchangeMs,
   socketIdleTimeoutMs,
 } from '../gateway/http/server-timeouts.ts';
+import type { LogFormat } from '../lib/logging/log-format.ts';
 import { createLogger, type Logger } from '../lib/logging/logger.ts';
 import { RequestTrace } from '../lib/logging/request-trace.ts';
 import { createLibMetrics, createMetricsRegistry } from '../lib/metrics.ts';
@@ -33,6 +35,7 @@ export interface ProviderServiceOptions {
   providerMaxAttempts: number;
   logLevel: string;
   logDestination?: { write(line: string): void };
+  logFormat?: LogFormat;
   /** How long a stop waits for calls in flight before it closes their connections. */
   drainTimeoutMs: number;
 }
@@ -53,7 +56,11 @@ export interface ProviderService {
 export async function startProviderService(
   options: ProviderServiceOptions,
 ): Promise<ProviderService> {
-  const log = createLogger({ level: options.logLevel, destination: options.logDestination });
+  const log = createLogger({
+    level: options.logLevel,
+    destination: options.logDestination,
+    format: options.logFormat,
+  });
   const registry = createMetricsRegistry({ defaultMetrics: true });
   const metrics = {
     ...createLibMetrics(registry),
@@ -131,7 +138,10 @@ async function serve(input: {
     return;
   }
   const token = bearerToken(req.headers);
+  const isTrpc = path === '/trpc' || path.startsWith('/trpc/');
   if (token === null || !sameSecret(token, options.internalToken)) {
+    // Every path but /healthz needs the token; /trpc says so in tRPC's shape, for its clients.
+    if (isTrpc) return refuseWithoutToken(res, providerServiceRouter);
     res
       .writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' })
       .end(
@@ -144,7 +154,7 @@ async function serve(input: {
     res.writeHead(200, { 'content-type': registry.contentType }).end(text);
     return;
   }
-  if (path !== '/trpc' && !path.startsWith('/trpc/')) {
+  if (!isTrpc) {
     res.writeHead(404).end();
     return;
   }

@@ -46,6 +46,7 @@ export const RESEND_RULES: { [N in RemoteService]: ResendRules<N> } = {
   },
   tenants: {
     authenticate: 'read',
+    get: 'read',
     createApiKey: 'once',
     listApiKeys: 'read',
     revokeApiKey: 'once',

@@ -6,6 +6,8 @@ export interface StartupSecret {
   value: string;
   /** Made by this start, so nobody else holds it yet and the banner is where the operator sees it. */
   generatedNow: boolean;
+  /** The file it is kept in, named instead of it on later starts. */
+  keptIn?: string;
 }
 
 export interface StartupFacts {
@@ -31,7 +33,7 @@ export interface StartupFacts {
  */
 export function startupBanner(facts: StartupFacts): string {
   const shown = (secret: StartupSecret, instead: string) =>
-    secret.generatedNow ? secret.value : `(not shown; ${instead})`;
+    secret.generatedNow ? secret.value : `(not shown; ${secret.keptIn ?? instead})`;
   return [
     `payments gateway ready`,
     `  GraphQL:   ${facts.base}/graphql`,

@@ -5,7 +5,8 @@ import { UsageError } from './usage.ts';
 export type UnfinishedState = 'started' | 'unknown';
 
 export interface Target {
-  tenantId: string;
+  /** A tenant's name or id, as given: resolved by the command (tenant-ref.ts). */
+  tenant: string;
   operation: string;
   key: string;
   actor: string;
@@ -250,7 +251,7 @@ function reasonOf(values: Values): string {
 
 function targetOf(values: Values, env: NodeJS.ProcessEnv): Target {
   return {
-    tenantId: required(values, 'tenant'),
+    tenant: required(values, 'tenant'),
     operation: required(values, 'operation'),
     key: required(values, 'key'),
     reason: reasonOf(values),

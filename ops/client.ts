@@ -21,7 +21,7 @@ export function gatewayConfig(env: NodeJS.ProcessEnv): GatewayConfig {
   const token = env['INTERNAL_TOKEN'];
   if (token === undefined || token.trim() === '') {
     throw new ConfigError(
-      'INTERNAL_TOKEN is not set: export the gateway internal token (the one it serves /trpc with)',
+      'INTERNAL_TOKEN is not set: export the gateway internal token (the one it serves /trpc with; an embedded gateway keeps it in .data/internal-token)',
     );
   }
   const raw = env['GATEWAY_URL']?.trim() || DEFAULT_GATEWAY_URL;
@@ -114,10 +114,14 @@ export function describeFailure(error: unknown, config: GatewayConfig): CallFail
     return {
       code,
       httpStatus: typeof status === 'number' ? status : null,
-      message: readableMessage(error.message),
+      // The gateway's words name its header; the operator's lever is the variable.
+      message:
+        code === 'UNAUTHORIZED'
+          ? `the gateway at ${config.url} refused INTERNAL_TOKEN`
+          : readableMessage(error.message),
     };
   }
-  // Not a tRPC answer: the gateway's own 401 in front of /trpc, a proxy's error page, or no
+  // Not a tRPC answer: an older gateway's 401 in front of /trpc, a proxy's error page, or no
   // answer at all (connection refused, DNS).
   const response = recordOf(error.meta)?.['response'];
   const httpStatus = response instanceof Response ? response.status : null;

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Command, Target, UnfinishedState } from './args.ts';
 import { withDeadline, type GatewayConfig, type OpsClient, type TenantsClient } from './client.ts';
 import { age, clean, reportTable, shortId, table, timestamp, truncateMiddle } from './render.ts';
+import { resolveTenant } from './tenant-ref.ts';
 
 /** What every command runs with; no globals, so each run (and each test) is self-contained. */
 export interface Context {
@@ -158,10 +159,11 @@ function lease(row: UnfinishedRow, now: number): string {
 }
 
 export async function redrive(ctx: Context, target: Target): Promise<void> {
-  const { tenantId, operation, key, actor, reason } = target;
+  const { operation, key, actor, reason } = target;
+  const { id: tenantId } = await resolveTenant(ctx, target.tenant);
   const input = { tenantId, operation, key, actor, reason };
   const { state } = await withDeadline((options) => ctx.ops.redrive.mutate(input, options));
-  ctx.print(`re-driven ${describeTarget(target)}: now ${clean(state, 20)}`);
+  ctx.print(`re-driven ${describeTarget(input)}: now ${clean(state, 20)}`);
   if (state !== 'finished')
     ctx.print('still unfinished: the provider gave no final answer; see list for its attempts');
 }
@@ -170,12 +172,13 @@ export async function resolve(
   ctx: Context,
   command: Extract<Command, { name: 'resolve' }>,
 ): Promise<void> {
-  const { name: _name, ...input } = command;
+  const { name: _name, tenant, ...rest } = command;
+  const input = { ...rest, tenantId: (await resolveTenant(ctx, tenant)).id };
   const { state } = await withDeadline((options) => ctx.ops.resolve.mutate(input, options));
   const reference =
     command.providerReference === undefined ? '' : ` (charge ${command.providerReference})`;
   ctx.print(
-    `resolved ${describeTarget(command)} as ${command.outcome}${reference}: now ${clean(state, 20)}`,
+    `resolved ${describeTarget(input)} as ${command.outcome}${reference}: now ${clean(state, 20)}`,
   );
 }
 

@@ -10,6 +10,7 @@ import { redriveAll } from './redrive-all.ts';
 import { reencrypt } from './reencrypt.ts';
 import { apiKeys } from './api-keys.ts';
 import { referenceGuard } from './reference-guard.ts';
+import { TenantUnknownError } from './tenant-ref.ts';
 import { ConfigError, EXIT, USAGE, UsageError } from './usage.ts';
 
 /** Signals closer together than this are one Ctrl-C delivered twice. */
@@ -43,6 +44,10 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<nu
   try {
     return await run(ctx, command);
   } catch (error) {
+    if (error instanceof TenantUnknownError) {
+      console.error(`ops: ${error.message}`);
+      return EXIT.usage;
+    }
     console.error(
       `ops ${command.name} failed: ${formatFailure(describeFailure(error, ctx.config))}`,
     );

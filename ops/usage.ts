@@ -36,25 +36,28 @@ Commands:
       Re-seal every stored answer and webhook signing secret under the gateway's first data
       key (DATA_ENCRYPTION_KEYS), N rows per call (default 200), with a progress bar. Safe
       while the gateway serves and safe to re-run; ends with the data keys still in use.
-  api-keys create --tenant NAME [--expires-at ISO-8601]
+  api-keys create --tenant T [--expires-at ISO-8601]
       Issue another API key for a tenant; the key is printed once and never again.
-  api-keys list --tenant NAME
+  api-keys list --tenant T
       A tenant's keys: prefix, origin, created, last used, expiry, revoked.
-  api-keys revoke --tenant NAME --id KEY-ID
+  api-keys revoke --tenant T --id KEY-ID
       Revoke a key; running gateways refuse it within their authentication cache lifetime
       (5 seconds). The tenant's other keys go on working.
-  reference-guard show|on|off --tenant NAME [--actor NAME]
+  reference-guard show|on|off --tenant T [--actor NAME]
       A tenant's reference guard: when on, a second live payment (not FAILED or CANCELED)
       with the same reference is refused (DUPLICATE_REFERENCE) under any key. Off by default.
       Turning it on fails (CONFLICT) while two live payments already share a reference.
 
 Options:
+  --tenant T     a tenant by name or id, in every command; an unknown one exits 2
   --actor NAME   who acts, recorded with the intervention (default: $USER)
   -h, --help     this text
 
 Environment:
   GATEWAY_URL     gateway base URL (default http://127.0.0.1:4000); tRPC is served at /trpc
                   (with INTERNAL_PORT set on the gateway: its internal address, INTERNAL_HOST:INTERNAL_PORT)
-  INTERNAL_TOKEN  the gateway's internal token (required)
+  INTERNAL_TOKEN  the gateway's internal token (required; an embedded gateway keeps it in
+                  .data/internal-token)
 
-Exit codes: 0 done, 1 the gateway refused or failed (code and message printed), 2 bad usage.`;
+Exit codes: 0 done, 1 the gateway refused or failed (code and message printed), 2 bad usage
+or no such tenant.`;

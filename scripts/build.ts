@@ -20,16 +20,19 @@
  * the old build or the new one, never half of either (or, for the instant between the two
  * renames, none: it fails to start, and is started again).
  *
- * Without a directory argument it also builds the SDK (scripts/build-client.ts) into
- * packages/client/dist/ (ESM and CommonJS), where the package's exports point.
+ * Without a directory argument (`npm run build`, and so `npm start`) it also builds the SDK
+ * (scripts/build-client.ts) into packages/client/dist/ (ESM and CommonJS), where the package's
+ * exports point, and each of the two is skipped when its output was built from the inputs it has
+ * now (scripts/build-inputs.ts; docs/decisions/0044-npm-start-builds-only-what-changed.md).
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { BuildFailedError } from './build-failed-error.ts';
-import { buildClientPackage } from './build-client.ts';
+import { buildClientPackage, CLIENT_OUT_DIR } from './build-client.ts';
+import { buildUnlessUpToDate, inputsDigest, recordInputs } from './build-inputs.ts';
 import { buildExplorerBundle } from './explorer/build-explorer-bundle.ts';
 
 const PROJECT = resolve(import.meta.dirname, '..');
@@ -43,8 +46,96 @@ const RUNTIME_FILES = [
 
 export { BuildFailedError };
 
-/** Emits the project's JavaScript into `outDir` (replacing it) and copies its runtime files. */
-export function buildJavaScript(outDir: string = DEFAULT_OUT_DIR): void {
+/** Beside tsc's sources: what else the gateway's build reads, and the build itself. */
+const GATEWAY_EXTRA_INPUTS = [
+  ...RUNTIME_FILES.map(({ from }) => from),
+  // The explorer bundle's entry (inside gateway/, which tsc's include walks too) and builder.
+  'gateway/explorer/browser',
+  'scripts/explorer',
+  // The bench's servers (in the include) import their neighbours, which tsc compiles too.
+  'scripts/bench',
+  'scripts/build.ts',
+  'scripts/build-inputs.ts',
+  'scripts/build-failed-error.ts',
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'package.json',
+  // The dependencies as installed: tsc's types, esbuild's and GraphiQL's code.
+  'package-lock.json',
+];
+
+/** The SDK's inputs: its own sources and configuration, the root tsconfig it extends, the lock. */
+const SDK_INPUTS = [
+  'packages/client/src',
+  'packages/client/package.json',
+  'packages/client/tsconfig.json',
+  'tsconfig.json',
+  'package-lock.json',
+  'scripts/build-client.ts',
+  'scripts/build-failed-error.ts',
+];
+
+/**
+ * The gateway's inputs: tsconfig.build.json's include (what tsc compiles) and
+ * GATEWAY_EXTRA_INPUTS. The file is read as JSON with its whole-line comments dropped, not with
+ * tsc's parser, whose load alone takes longer than the whole skipped build; a comment or comma
+ * JSON refuses fails here, loudly (and test/unit/build-inputs.test.ts compares with tsc's reading).
+ */
+export function gatewayInputs(project: string = PROJECT): string[] {
+  const file = join(project, 'tsconfig.build.json');
+  const json = readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => !line.trim().startsWith('//'))
+    .join('\n');
+  let include: unknown;
+  try {
+    include = (JSON.parse(json) as { include?: unknown }).include;
+  } catch (error) {
+    throw new BuildFailedError(`cannot read ${file} as JSON with whole-line comments`, {
+      cause: error,
+    });
+  }
+  if (!Array.isArray(include) || !include.every((entry) => typeof entry === 'string'))
+    throw new BuildFailedError(`${file} has no include list of paths`);
+  return [...include, ...GATEWAY_EXTRA_INPUTS];
+}
+
+/**
+ * `npm run build`: the gateway's dist/ and the SDK's packages/client/dist/, each only when its
+ * inputs changed since it was built. Says which it built and which it skipped.
+ */
+export function buildChanged(log: (line: string) => void): void {
+  const gateway = buildUnlessUpToDate({
+    outDir: DEFAULT_OUT_DIR,
+    digest: inputsDigest(PROJECT, gatewayInputs()),
+    build: (digest) => buildJavaScript(DEFAULT_OUT_DIR, { inputsDigest: digest }),
+  });
+  const sdk = buildUnlessUpToDate({
+    outDir: CLIENT_OUT_DIR,
+    digest: inputsDigest(PROJECT, SDK_INPUTS),
+    build: (digest) => {
+      buildClientPackage();
+      // After its rename: a crash before this line leaves a whole build without a digest, which
+      // the next build replaces; never a digest beside half a build.
+      recordInputs(CLIENT_OUT_DIR, digest);
+    },
+  });
+  for (const [name, outcome] of [
+    ['dist/', gateway],
+    ['packages/client/dist/', sdk],
+  ] as const) {
+    log(outcome === 'built' ? `build: ${name} built` : `build skipped: ${name} is up to date`);
+  }
+}
+
+/**
+ * Emits the project's JavaScript into `outDir` (replacing it) and copies its runtime files.
+ * `inputsDigest`, when given, is recorded in the output before it is renamed into place.
+ */
+export function buildJavaScript(
+  outDir: string = DEFAULT_OUT_DIR,
+  options: { inputsDigest?: string } = {},
+): void {
   const name = relative(PROJECT, outDir);
   if (name !== 'dist' && !/^\.build-[\w-]+$/.test(name)) {
     throw new BuildFailedError(
@@ -78,6 +169,7 @@ export function buildJavaScript(outDir: string = DEFAULT_OUT_DIR): void {
     rmSync(staging, { recursive: true, force: true });
     throw new BuildFailedError(`the explorer bundle failed: ${causes(error)}`, { cause: error });
   }
+  if (options.inputsDigest !== undefined) recordInputs(staging, options.inputsDigest);
   const previous = `${outDir}.old-${process.pid}`;
   if (existsSync(outDir)) renameSync(outDir, previous);
   renameSync(staging, outDir);
@@ -93,11 +185,11 @@ function causes(error: unknown): string {
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   try {
-    // `npm run build` (no directory): the gateway's dist/ and the SDK's packages/client/dist/.
-    // With a directory (the bench's builds): the gateway's processes only.
+    // `npm run build` (no directory): the gateway's dist/ and the SDK's packages/client/dist/,
+    // each unless up to date. With a directory (the bench's builds): the gateway's processes
+    // only, always built.
     if (process.argv[2] === undefined) {
-      buildJavaScript();
-      buildClientPackage();
+      buildChanged((line) => console.log(line));
     } else {
       buildJavaScript(resolve(process.argv[2]));
     }

@@ -13,11 +13,14 @@
  *   over and stopped on exit; another live gateway's server is left to that gateway;
  * - root runs a checkout the `postgres` user cannot enter (root's home): the cluster goes to a
  *   root-owned directory under the shared directory, named by a hash of the checkout's path,
- *   with a file naming that checkout beside it.
+ *   with a file naming that checkout beside it, and a warning names both places;
+ * - such a checkout whose `.data/pg` holds a cluster (it was moved there from a directory the
+ *   postgres user could enter): the start fails with the way out, rather than start on an
+ *   empty cluster elsewhere while the data sits unused (ADR 0046).
  */
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { access, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { join, resolve, sep } from 'node:path';
 import { z } from 'zod';
 import {
   attachEmbeddedServer,
@@ -29,7 +32,13 @@ import {
   type DatabaseServer,
 } from './database-server.ts';
 import { runningPostmaster } from './postmaster-pid.ts';
-import { canExecute, ensureRootOwnedDir, postgresRunAs } from './postgres-user.ts';
+import {
+  canExecute,
+  ensureRootOwnedDir,
+  MOVE_OR_CONFIGURE,
+  postgresRunAs,
+  type RunAs,
+} from './postgres-user.ts';
 
 const RECORD_FILE = 'embedded-postgres.json';
 /** A running server in crash recovery (after a power cut) answers within this, or is stuck. */
@@ -80,15 +89,56 @@ async function writeRecord(stateDir: string, record: EmbeddedRecord): Promise<vo
   await rename(staging, file);
 }
 
-/** `<stateDir>/pg`, unless the server's user cannot enter `stateDir`. */
-async function chooseDataDir(stateDir: string, sharedDir: string): Promise<string> {
-  if (await canExecute(await postgresRunAs(), stateDir)) return join(stateDir, 'pg');
+/**
+ * `<stateDir>/pg`, unless the server's user cannot enter `stateDir`: then the checkout's own
+ * directory under `sharedDir`, said in a warning naming both. Never while `<stateDir>/pg` holds a
+ * cluster: starting elsewhere would start an empty database beside the one the checkout has.
+ */
+export async function chooseDataDir(
+  stateDir: string,
+  sharedDir: string,
+  warn: (line: string) => void,
+): Promise<string> {
+  const runAs = await postgresRunAs();
+  const intended = join(stateDir, 'pg');
+  if (await canExecute(runAs, stateDir)) return intended;
+  const barrier = await firstUnsearchable(runAs, stateDir);
+  if (await exists(join(intended, 'PG_VERSION'))) {
+    throw new EmbeddedPostgresUnusableError(
+      `${intended} holds this checkout's database, but PostgreSQL runs as the postgres user, ` +
+        `who cannot enter ${barrier}, and starting elsewhere would start an empty one: let it ` +
+        `in (chmod o+x ${barrier}), move the checkout to a directory every user may search ` +
+        '(e.g. /srv or /opt), or set DATABASE_URL',
+    );
+  }
   const hash = createHash('sha256').update(stateDir).digest('hex');
   const home = join(sharedDir, hash.slice(0, CHECKOUT_HASH_HEX_CHARS));
   await ensureRootOwnedDir(sharedDir);
   await ensureRootOwnedDir(home);
   await writeFile(join(home, 'checkout'), `${stateDir}\n`);
+  warn(
+    `WARNING: the postgres user cannot enter ${barrier}, so this checkout's database is in ` +
+      `${join(home, 'pg')}, not ${intended} (recorded in ${join(stateDir, RECORD_FILE)}); ` +
+      `to keep it inside the checkout, ${MOVE_OR_CONFIGURE}`,
+  );
   return join(home, 'pg');
+}
+
+/** The outermost directory on the way to `path` that `runAs` may not search, or `path`. */
+async function firstUnsearchable(runAs: RunAs | undefined, path: string): Promise<string> {
+  const parts = path.split(sep).filter(Boolean);
+  for (let depth = 1; depth <= parts.length; depth++) {
+    const dir = sep + parts.slice(0, depth).join(sep);
+    if (!(await canExecute(runAs, dir))) return dir;
+  }
+  return path;
+}
+
+async function exists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
 }
 
 /**
@@ -100,12 +150,15 @@ export async function openCheckoutServer(opts: {
   stateDir: string;
   preferredPort: number;
   sharedDir?: string;
+  /** Where a warning about the cluster's place goes (the start's stderr). */
+  warn?: (line: string) => void;
 }): Promise<CheckoutServer> {
   const stateDir = resolve(opts.stateDir);
   const sharedDir = opts.sharedDir ?? EMBEDDED_SHARED_DIR;
   await mkdir(stateDir, { recursive: true });
   const recorded = await readRecord(stateDir);
-  const dataDir = recorded?.dataDir ?? (await chooseDataDir(stateDir, sharedDir));
+  const dataDir =
+    recorded?.dataDir ?? (await chooseDataDir(stateDir, sharedDir, opts.warn ?? (() => undefined)));
   const record = (port: number, owner: number | undefined): Promise<void> =>
     writeRecord(stateDir, { checkout: stateDir, dataDir, port, owner });
 

@@ -10,6 +10,7 @@ import type { GatewayContext } from '../graphql/context.ts';
 import type { Logger } from '../../lib/logging/logger.ts';
 import { RequestTrace } from '../../lib/logging/request-trace.ts';
 import { bearerToken, sameSecret } from './bearer.ts';
+import { refuseWithoutToken } from './trpc-refusal.ts';
 import { BodyTimeoutError, BodyTooLargeError, readBody } from './read-body.ts';
 import { createRateLimits, type RateLimitOptions, type RateLimits } from './rate-limits.ts';
 import { sendGraphQLError, sendJson, sendRetryLater } from './respond.ts';
@@ -264,13 +265,8 @@ async function route(opts: RouteOptions, incoming: Omit<Exchange, 'url'>): Promi
 
 async function serveTrpc(opts: RouteOptions, { req, res, url, trace }: Exchange): Promise<void> {
   const token = bearerToken(req.headers);
-  if (token === null || !sameSecret(token, opts.internalToken)) {
-    return sendJson(res, {
-      status: 401,
-      body: { error: { code: 'UNAUTHENTICATED', message: 'internal token required' } },
-      headers: { 'www-authenticate': 'Bearer', ...BODY_UNREAD },
-    });
-  }
+  if (token === null || !sameSecret(token, opts.internalToken))
+    return refuseWithoutToken(res, opts.trpcRouter);
   // A gateway in another process granted its client this wait (Prefer: wait) for a key in flight.
   trace.keyWaitMs = hopKeyWaitMs(req.headers[KEY_WAIT_HEADER], opts.keyWaitCapMs);
   await nodeHTTPRequestHandler({

@@ -10,7 +10,7 @@ import { keysInUse, resealAnswers } from '../../lib/idempotency/reseal-answers.t
 import { resealSecrets, secretsByKey } from '../notifications/index.ts';
 import { CREATE_PAYMENT, finishWithOutcome, loadPayment } from '../payments/index.ts';
 import { referenceGuardOf, setReferenceGuard } from '../payments/index.ts';
-import { findTenantByName } from '../tenants/index.ts';
+import { tenantOrNotFound, tenantRef } from '../tenants/index.ts';
 import { paymentResumers, RESUMABLE_OPERATIONS } from '../payments/index.ts';
 import { CHARGE_ABSENT_FAILURE_CODE, reconcileUnknownRequests } from '../payments/index.ts';
 import { serviceTrpc } from '../trpc.ts';
@@ -187,33 +187,33 @@ export const opsRouter = router({
 
   /** A tenant's reference guard (DUPLICATE_REFERENCE, docs/api.md §3): read, or switched. */
   referenceGuard: procedure
-    .input(z.strictObject({ tenant: z.string().min(1).max(255) }))
+    .input(z.strictObject({ tenant: tenantRef }))
     .query(async ({ ctx, input }) => {
-      const tenantId = await tenantIdNamed(ctx.deps, input.tenant);
-      return { tenant: input.tenant, enabled: await referenceGuardOf(ctx.deps, tenantId) };
+      const tenant = await tenantOrNotFound(ctx.deps.orm.em.fork(), input.tenant);
+      return { tenant: tenant.name, enabled: await referenceGuardOf(ctx.deps, tenant.id) };
     }),
 
   setReferenceGuard: procedure
     .input(
       z.strictObject({
-        tenant: z.string().min(1).max(255),
+        tenant: tenantRef,
         enabled: z.boolean(),
         actor: z.string().min(1).max(100),
       }),
     )
     .mutation(async ({ ctx, input }) => {
-      const tenantId = await tenantIdNamed(ctx.deps, input.tenant);
+      const { id: tenantId, name } = await tenantOrNotFound(ctx.deps.orm.em.fork(), input.tenant);
       const set = await setReferenceGuard(ctx.deps, { tenantId, enabled: input.enabled });
       if ('sharedReference' in set) {
         throw conflict(
-          `two live payments of ${input.tenant} share the reference ${JSON.stringify(set.sharedReference)}: the guard cannot hold until one is failed or canceled`,
+          `two live payments of ${name} share the reference ${JSON.stringify(set.sharedReference)}: the guard cannot hold until one is failed or canceled`,
         );
       }
       ctx.deps.log.info(
         { tenantId, actor: input.actor, enabled: set.enabled, claimed: set.claimed },
         'reference guard switched',
       );
-      return { tenant: input.tenant, ...set };
+      return { tenant: name, ...set };
     }),
 
   reconcile: procedure
@@ -242,13 +242,6 @@ async function currentOf(
     fencing_token: current.fencingToken,
     resource_id: current.resourceId,
   };
-}
-
-async function tenantIdNamed(deps: OpsDeps, name: string): Promise<string> {
-  const tenant = await findTenantByName(deps.orm.em.fork(), name);
-  if (tenant === null)
-    throw new TRPCError({ code: 'NOT_FOUND', message: `no tenant named ${name}` });
-  return tenant.id;
 }
 
 function conflict(message: string): TRPCError {

@@ -3,7 +3,6 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Keyring } from '../../lib/crypto/keyring.ts';
 import type { Queryable } from '../../lib/db/pool.ts';
 import { ApiKey } from './api-key.entity.ts';
-import { Tenant as TenantEntity } from './tenant.entity.ts';
 import { PUT_BOOTSTRAP_KEY, REKEY_API_KEY, UPSERT_TENANT } from './tenants.sql.ts';
 
 /** 32 random bytes: 256 bits, twice the 128 that puts a key beyond any search of its space. */
@@ -114,12 +113,6 @@ export async function findTenantByApiKey(
     );
   }
   return { id: key.tenant.id };
-}
-
-/** The tenant of this name, or null. */
-export async function findTenantByName(em: EntityManager, name: string): Promise<Tenant | null> {
-  const tenant = await em.findOne(TenantEntity, { name }, { fields: ['id'] });
-  return tenant === null ? null : { id: tenant.id };
 }
 
 /** Issues a new key for a tenant. The key is in the answer and nowhere else, ever. */

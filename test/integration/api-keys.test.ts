@@ -101,9 +101,10 @@ describe('API keys', () => {
         expiresAt: new Date(Date.now() - 1_000).toISOString(),
       }),
     ).rejects.toThrow('expiresAt must be in the future');
-    await expect(tenants().listApiKeys.query({ tenant: 'nobody' })).rejects.toThrow(
-      'no tenant named nobody',
-    );
+    await expect(tenants().listApiKeys.query({ tenant: 'nobody' })).rejects.toMatchObject({
+      message: 'no such tenant: nobody',
+      data: { code: 'NOT_FOUND' },
+    });
   });
 
   it('a new bootstrap key re-keys the tenant: the old bootstrap key is revoked, issued keys stay', async () => {

@@ -1,4 +1,4 @@
-import { chmod, mkdtemp, readFile, readdir, rm, rmdir } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, readdir, rm, rmdir, stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -178,8 +178,19 @@ describe('a fresh clone inside a private directory, nothing configured', () => {
       const key = (await readFile(join(checkout.dir, '.data', 'demo-api-key'), 'utf8')).trim();
       expect(gateway.output()).toContain(`tenant demo: API key ${key}`);
 
-      // The postgres user cannot enter the checkout: the cluster lives where it can.
-      expect((await embeddedRecord(checkout)).dataDir.startsWith(root)).toBe(false);
+      // The postgres user cannot enter the checkout: the cluster lives where it can, and the
+      // start says where, instead of the .data/pg a reader would look in.
+      const { dataDir } = await embeddedRecord(checkout);
+      expect(dataDir.startsWith(root)).toBe(false);
+      expect(gateway.output()).toContain(
+        `WARNING: the postgres user cannot enter ${root}, so this checkout's database is in ${dataDir}, not ${join(checkout.dir, '.data', 'pg')}`,
+      );
+
+      // The generated internal token is printed once, and kept for the next starts (0600).
+      const tokenFile = join(checkout.dir, '.data', 'internal-token');
+      const token = (await readFile(tokenFile, 'utf8')).trim();
+      expect(gateway.output()).toContain(`Authorization: Bearer ${token})`);
+      expect((await stat(tokenFile)).mode & 0o777).toBe(0o600);
 
       const answer = await readmeCurl(checkout, gateway);
       expect(answer.errors, gateway.output()).toBeUndefined();
@@ -200,6 +211,18 @@ describe('a fresh clone inside a private directory, nothing configured', () => {
       const key = (await readFile(join(checkout.dir, '.data', 'demo-api-key'), 'utf8')).trim();
       expect(second.output()).not.toContain(key);
       expect(second.output()).toContain(`tenant demo: API key (not shown; ${key.slice(0, 12)}…)`);
+      // The same internal token, named by its file, not printed again: first's clients go on.
+      const tokenFile = join(checkout.dir, '.data', 'internal-token');
+      const token = (await readFile(tokenFile, 'utf8')).trim();
+      expect(second.output()).not.toContain(token);
+      expect(second.output()).toContain(`Authorization: Bearer (not shown; ${tokenFile})`);
+      const trpc = await fetch(
+        `${second.url}/trpc/tenants.get?input=${encodeURIComponent('{"tenant":"demo"}')}`,
+        {
+          headers: { authorization: `Bearer ${token}` },
+        },
+      );
+      expect(trpc.status).toBe(200);
       const fromSecond = await readmeCurl(checkout, second);
       // The same payment, replayed: one database behind both gateways.
       expect(fromSecond.data?.createPayment?.payment).toEqual(

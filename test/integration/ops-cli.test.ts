@@ -248,6 +248,48 @@ describe('ops CLI', () => {
     expect(await interventionsOf(key)).toHaveLength(2);
   });
 
+  it('takes --tenant by name as by id: the same listing, the same guard', async () => {
+    const byName = await ops(['api-keys', 'list', '--tenant', TENANT_A.name]);
+    const byId = await ops(['api-keys', 'list', '--tenant', stack.tenantIds.a]);
+    expect([byName.code, byName.stderr]).toEqual([0, '']);
+    expect(byId.stdout).toBe(byName.stdout);
+    expect(byName.stdout).toContain(TENANT_A.apiKey.slice(0, 12));
+    const guard = await ops(['reference-guard', 'show', '--tenant', stack.tenantIds.a]);
+    expect(guard.stdout.trim()).toBe(`reference guard of ${TENANT_A.name}: off`);
+    // Past the tenant to the request: a name reaches the procedures that take an id.
+    const target = ['--operation', OPERATION, '--key', 'ops-no-such-key', '--reason', 'checking'];
+    const redriven = await ops(['redrive', '--tenant', TENANT_A.name, ...target]);
+    expect([redriven.code, redriven.stderr.trim()]).toEqual([
+      1,
+      'ops redrive failed: NOT_FOUND (HTTP 404): no such request',
+    ]);
+  });
+
+  it.each(['nosuch', '00000000-0000-4000-8000-00000000dead'])(
+    'an unknown --tenant (%s) is one line on stderr and exit 2, in every command taking one',
+    async (tenant) => {
+      const target = ['--operation', OPERATION, '--key', 'k', '--reason', 'checking'];
+      const commands = [
+        ['api-keys', 'create', '--tenant', tenant],
+        ['api-keys', 'list', '--tenant', tenant],
+        ['api-keys', 'revoke', '--tenant', tenant, '--id', '00000000-0000-4000-8000-000000000001'],
+        ['reference-guard', 'show', '--tenant', tenant],
+        ['reference-guard', 'on', '--tenant', tenant],
+        ['redrive', '--tenant', tenant, ...target],
+        ['resolve', '--tenant', tenant, ...target, '--outcome', 'not_charged'],
+      ];
+      const runs = await Promise.all(commands.map((args) => ops(args)));
+      for (const [index, run] of runs.entries()) {
+        expect({ command: commands[index]?.slice(0, 2), ...run }).toEqual({
+          command: commands[index]?.slice(0, 2),
+          code: 2,
+          stdout: '',
+          stderr: `ops: no such tenant: ${tenant}\n`,
+        });
+      }
+    },
+  );
+
   it('refuses to run without INTERNAL_TOKEN, saying so', async () => {
     const run = await ops(['list'], { INTERNAL_TOKEN: undefined });
     expect(run.code).toBe(2);
@@ -258,7 +300,9 @@ describe('ops CLI', () => {
   it('a wrong token exits 1 with UNAUTHORIZED (401) and does not echo the token', async () => {
     const run = await ops(['list'], { INTERNAL_TOKEN: 'itok_wrong_1234567890' });
     expect(run.code).toBe(1);
-    expect(run.stderr).toContain('UNAUTHORIZED (HTTP 401)');
+    expect(run.stderr.trim()).toBe(
+      `ops list failed: UNAUTHORIZED (HTTP 401): the gateway at ${stack.app.url} refused INTERNAL_TOKEN`,
+    );
     expect(run.stderr).not.toContain('itok_wrong_1234567890');
   });
 

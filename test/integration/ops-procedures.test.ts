@@ -1,8 +1,11 @@
+import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
 import { describe, expect, it } from 'vitest';
+import type { AppRouter } from '../../services/router.ts';
 import { graphql, paymentOf } from '../support/graphql-client.ts';
 import { CAPTURE_PAYMENT, CREATE_PAYMENT } from '../support/operations.ts';
 import {
   createPaymentOn,
+  INTERNAL_TOKEN,
   paymentInput,
   resolveByHandAsNotCharged,
   TENANT_A,
@@ -13,6 +16,8 @@ const LEASE_MS = 1_000;
 /** Past the lease: redrive takes over only an expired lease, so time must pass. */
 const LEASE_EXPIRED_WAIT_MS = LEASE_MS + 100;
 const stack = useTestStack('ops-procedures', { app: { leaseMs: LEASE_MS } });
+/** A well-formed tenant id no tenant has. */
+const UNKNOWN_TENANT_ID = '00000000-0000-4000-8000-00000000dead';
 
 describe('ops procedures', () => {
   it('list a stuck request with its phases; a re-drive is refused while its owner holds the lease, then resumes it once', async () => {
@@ -108,4 +113,62 @@ describe('ops procedures', () => {
       data: { code: 'CONFLICT' },
     });
   });
+});
+
+describe('a tenant in an internal procedure, by name or id', () => {
+  /** tRPC's own client over HTTP, as the ops CLI and a developer's script call the services. */
+  const services = () =>
+    createTRPCClient<AppRouter>({
+      links: [
+        httpLink({
+          url: `${stack.app.url}/trpc`,
+          headers: { authorization: `Bearer ${INTERNAL_TOKEN}` },
+        }),
+      ],
+    });
+
+  it('tenants.get finds a tenant by its name or its id, and answers null for neither', async () => {
+    const tenant = { id: stack.tenantIds.a, name: TENANT_A.name };
+    expect(await services().tenants.get.query({ tenant: TENANT_A.name })).toEqual(tenant);
+    expect(await services().tenants.get.query({ tenant: stack.tenantIds.a })).toEqual(tenant);
+    expect(await services().tenants.get.query({ tenant: 'nosuch' })).toBeNull();
+    expect(await services().tenants.get.query({ tenant: UNKNOWN_TENANT_ID })).toBeNull();
+  });
+
+  it('every procedure taking one takes either form', async () => {
+    for (const tenant of [TENANT_A.name, stack.tenantIds.a]) {
+      expect(await services().ops.referenceGuard.query({ tenant })).toEqual({
+        tenant: TENANT_A.name,
+        enabled: false,
+      });
+      const keys = await services().tenants.listApiKeys.query({ tenant });
+      expect(keys.map((key) => key.prefix)).toContain(TENANT_A.apiKey.slice(0, 12));
+    }
+  });
+
+  it.each(['nosuch', UNKNOWN_TENANT_ID])(
+    'an unknown one (%s) is NOT_FOUND (404), never an internal error reported with its stack',
+    async (tenant) => {
+      const reported = stack.errors.length;
+      const calls = [
+        () => services().tenants.listApiKeys.query({ tenant }),
+        () => services().tenants.createApiKey.mutate({ tenant }),
+        () => services().tenants.revokeApiKey.mutate({ tenant, id: UNKNOWN_TENANT_ID }),
+        () => services().ops.referenceGuard.query({ tenant }),
+        () => services().ops.setReferenceGuard.mutate({ tenant, enabled: true, actor: 'alice' }),
+      ];
+      for (const call of calls) {
+        const error = await call().then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(error).toBeInstanceOf(TRPCClientError);
+        expect(error).toMatchObject({
+          message: `no such tenant: ${tenant}`,
+          data: { code: 'NOT_FOUND', httpStatus: 404 },
+        });
+      }
+      expect(stack.errors.slice(reported)).toEqual([]);
+    },
+  );
 });

@@ -44,6 +44,17 @@ describe('the startup banner', () => {
     expect(text).toContain('Bearer itok_synthetic_00000000000000');
   });
 
+  it('names the file a kept internal token is in, on the starts after the one that made it', () => {
+    const kept = {
+      value: 'itok_synthetic_00000000000000',
+      generatedNow: false,
+      keptIn: '/c/.data/internal-token',
+    };
+    const text = startupBanner({ ...facts(false), internalToken: kept });
+    expect(text).not.toContain('itok_synthetic_00000000000000');
+    expect(text).toContain('Bearer (not shown; /c/.data/internal-token)');
+  });
+
   it('says where the explorer is, or why it is not served', () => {
     expect(startupBanner(facts(false))).toContain(
       'explorer:  http://127.0.0.1:4000/graphql in a browser',
