@@ -64,11 +64,12 @@ const GATEWAY_EXTRA_INPUTS = [
   'package-lock.json',
 ];
 
-/** The SDK's inputs: its own sources and configuration, the root tsconfig it extends, the lock. */
+/**
+ * The SDK's inputs: the whole package (sources, both tsconfigs, package.json; its dist/ is never
+ * an input), the root tsconfig it extends, the lock, its build script.
+ */
 const SDK_INPUTS = [
-  'packages/client/src',
-  'packages/client/package.json',
-  'packages/client/tsconfig.json',
+  'packages/client',
   'tsconfig.json',
   'package-lock.json',
   'scripts/build-client.ts',

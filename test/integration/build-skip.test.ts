@@ -32,7 +32,7 @@ function outputIdentity(dir: string, file: string): { inode: number; mtimeMs: nu
 }
 
 const gatewayIdentity = () => outputIdentity(join(checkout, 'dist'), 'app/main.js');
-const sdkIdentity = () => outputIdentity(join(checkout, 'packages/client/dist'), 'index.js');
+const sdkIdentity = () => outputIdentity(join(checkout, 'packages/client/dist'), 'esm/index.js');
 
 beforeAll(async () => {
   checkout = mkdtempSync(join(tmpdir(), 'pgw-build-skip-'));

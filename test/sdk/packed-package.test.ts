@@ -1,8 +1,9 @@
 /**
  * @payments-gateway/client as a merchant gets it: `npm pack` in packages/client (its prepack
  * builds dist/), the tarball installed into an empty project under the system's temporary
- * directory, outside the workspace (no symlink, no hoisted graphql: npm fetches graphql from
- * the registry), and then
+ * directory, outside the workspace (no symlink, no hoisted graphql: npm installs graphql as a
+ * merchant's npm would, from its cache when `npm ci` has put it there, else from the registry),
+ * and then
  * (a) plain node imports it (ESM) and requires it (CommonJS), with its subpaths;
  * (b) the workspace's tsc type-checks a merchant's file against the installed declarations under
  *     moduleResolution node16, nodenext, bundler and node10, each condition's own types;
@@ -81,9 +82,13 @@ beforeAll(async () => {
         join(app, 'package.json'),
         JSON.stringify({ name: 'merchant-app', version: '1.0.0', private: true }),
       );
-      await sh('npm', ['install', '--no-audit', '--no-fund', join(scratch, packed.filename)], {
-        cwd: app,
-      });
+      await sh(
+        'npm',
+        ['install', '--no-audit', '--no-fund', '--prefer-offline', join(scratch, packed.filename)],
+        {
+          cwd: app,
+        },
+      );
     })(),
   ]);
   stack = stackStarted;
