@@ -29,7 +29,9 @@ export type WebhookEventType =
   | 'payment.failed'
   | 'payment.captured'
   | 'payment.canceled'
-  | 'refund.succeeded';
+  | 'refund.succeeded'
+  /** sendTestWebhookEvent's: `data.endpoint.id` only; nothing happened to money. */
+  | 'webhook_endpoint.test';
 
 /** A verified delivery. */
 export interface WebhookEvent<TData = Record<string, unknown>> {
