@@ -6,7 +6,12 @@
  * drain it, where the WAL of the burst and drain went (wal-census.ts), and what the gateway
  * costs PostgreSQL once idle again. Every process is stopped and the database dropped; traffic goes to 127.0.0.1 only.
  *
- *   npm run bench:outbox -- [--payments N] (default 3000)
+ *   npm run bench:outbox -- [--payments N] (default 3000) [--warm N] (default 0)
+ *
+ * `--warm N` first sends N payments, waits for their drain and runs a CHECKPOINT, as the
+ * independent harness does before each phase: the measured burst then writes into pages that
+ * already exist, and its WAL counts the full-page image of each page it is first to change.
+ * Without it every page is new and no full-page image is written, which flatters the census.
  */
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
@@ -25,10 +30,58 @@ const CONCURRENCY = 16;
 const API_KEY = 'sk_test_outbox_bench_000000000000';
 const CREATE = `mutation($i: CreatePaymentInput!) { createPayment(input: $i) { payment { id } } }`;
 
-const { values } = parseArgs({ options: { payments: { type: 'string', default: '3000' } } });
+const { values } = parseArgs({
+  options: {
+    payments: { type: 'string', default: '3000' },
+    warm: { type: 'string', default: '0' },
+  },
+});
 const payments = Number(values.payments);
 if (!Number.isInteger(payments) || payments < 1 || payments > 100_000)
   throw new Error('--payments must be a whole number from 1 to 100000');
+const warm = Number(values.warm);
+if (!Number.isInteger(warm) || warm < 0 || warm > 100_000)
+  throw new Error('--warm must be a whole number from 0 to 100000');
+
+/** Sends payments `from` to `to - 1` at CONCURRENCY, each with its own key. */
+async function burst(http: Pool, from: number, to: number): Promise<void> {
+  let next = from;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < to) {
+        const n = next++;
+        const body = JSON.stringify({
+          query: CREATE,
+          variables: {
+            i: {
+              idempotencyKey: `outbox-${n}`,
+              amount: '10.00',
+              currency: 'EUR',
+              paymentMethod: 'pm_card_visa',
+            },
+          },
+        });
+        const answer = await http.request({
+          method: 'POST',
+          path: '/graphql',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${API_KEY}` },
+          body,
+        });
+        await answer.body.dump();
+        if (answer.statusCode !== 200) throw new Error(`HTTP ${answer.statusCode}`);
+      }
+    }),
+  );
+}
+
+/** Deliveries written so far: a delivery row, or a log consumer's name in its event. */
+async function deliveriesWritten(db: pg.Pool): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(
+    `SELECT ((SELECT count(*) FROM outbox_deliveries)
+           + (SELECT COALESCE(sum(cardinality(log_consumers)), 0) FROM outbox_events))::int AS n`,
+  );
+  return rows[0]?.n ?? 0;
+}
 
 /** The WAL of the burst and its drain, per payment, by relation: what each statement kind costs. */
 function printWalCensus(census: WalCensus | null, payments: number): void {
@@ -102,46 +155,22 @@ try {
   });
   const http = new Pool(app.url, { connections: CONCURRENCY });
   try {
+    if (warm > 0) {
+      await burst(http, payments, payments + warm);
+      await waitForDrain(db);
+      await db.query('CHECKPOINT');
+    }
+    const deliveriesBefore = await deliveriesWritten(db);
     const walFrom = await walPosition(db);
-    let next = 0;
     const started = performance.now();
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
-        while (next < payments) {
-          const n = next++;
-          const body = JSON.stringify({
-            query: CREATE,
-            variables: {
-              i: {
-                idempotencyKey: `outbox-${n}`,
-                amount: '10.00',
-                currency: 'EUR',
-                paymentMethod: 'pm_card_visa',
-              },
-            },
-          });
-          const answer = await http.request({
-            method: 'POST',
-            path: '/graphql',
-            headers: { 'content-type': 'application/json', authorization: `Bearer ${API_KEY}` },
-            body,
-          });
-          await answer.body.dump();
-          if (answer.statusCode !== 200) throw new Error(`HTTP ${answer.statusCode}`);
-        }
-      }),
-    );
+    await burst(http, 0, payments);
     const burstSeconds = (performance.now() - started) / 1000;
     const rate = payments / burstSeconds;
     const atEnd = await outboxBacklog(db);
     // One second of traffic is the deliveries a second of the burst wrote (a payment writes
     // one per consumer it has: a delivery row, or its name in the event for a log consumer),
     // not its payments.
-    const { rows } = await db.query<{ n: number }>(
-      `SELECT ((SELECT count(*) FROM outbox_deliveries)
-             + (SELECT COALESCE(sum(cardinality(log_consumers)), 0) FROM outbox_events))::int AS n`,
-    );
-    const deliveryRate = (rows[0]?.n ?? 0) / burstSeconds;
+    const deliveryRate = ((await deliveriesWritten(db)) - deliveriesBefore) / burstSeconds;
     const drainMs = await waitForDrain(db);
     console.log(
       `burst: ${payments} payments in ${burstSeconds.toFixed(1)} s (${rate.toFixed(0)}/s)`,
