@@ -32,6 +32,7 @@ import { fixed, percentile } from './bench/stats.ts';
 import { startGateway, startPsp } from './bench/systems.ts';
 import { graphqlTarget, type Target } from './bench/targets.ts';
 import { REPO } from './bench/worktree.ts';
+import { addWaits, startWaitSampler, type WaitSamples } from './bench/wait-sampler.ts';
 import { LOG_BACKLOG } from '../lib/outbox/event-log.sql.ts';
 import { pruneOutbox, DEFAULT_OUTBOX_RETENTION } from '../lib/outbox/outbox-retention.ts';
 import { table } from '../ops/render.ts';
@@ -42,6 +43,9 @@ const USAGE = `npm run bench:growth -- [options]
   --blocks N         blocks per side, phase and concurrency, an even number (default 6)
   --requests N       requests per block (default 1500)
   --warm-up N        requests per side before measuring (default 3000)
+  --sample-waits     sample each side's active backends in pg_stat_activity during every block
+                     and report their wait events per request (wait-sampler.ts): contention
+                     shows as LWLock and Lock samples, slower statements as CPU samples
   --help             this text`;
 
 /** Tenants besides the bench's own that the preloaded rows are spread over. */
@@ -72,6 +76,7 @@ function parseOptions() {
       blocks: { type: 'string', default: '6' },
       requests: { type: 'string', default: '1500' },
       'warm-up': { type: 'string', default: '3000' },
+      'sample-waits': { type: 'boolean', default: false },
     },
   });
   if (values.help) return undefined;
@@ -85,6 +90,7 @@ function parseOptions() {
     blocks,
     requests: integerFlag('requests', values.requests, [100, 100_000]),
     warmUp: integerFlag('warm-up', values['warm-up'], [100, 100_000]),
+    sampleWaits: values['sample-waits'],
   };
 }
 
@@ -129,6 +135,23 @@ async function sizes(pool: pg.Pool, payments: number): Promise<string> {
   return out.toString();
 }
 
+/**
+ * Each side's sampled backend states, as backend-samples per thousand requests: the same
+ * request count on both sides, so a state that grows on the grown side is where it spends more.
+ */
+function waitTable(title: string, waits: Map<Side['name'], WaitSamples>, requests: number): string {
+  const empty = waits.get('empty')?.byWhat ?? new Map<string, number>();
+  const grown = waits.get('grown')?.byWhat ?? new Map<string, number>();
+  const whats = [...new Set([...empty.keys(), ...grown.keys()])].sort(
+    (a, b) => (grown.get(b) ?? 0) - (grown.get(a) ?? 0),
+  );
+  const out = table([`${title}: backend state`, 'empty, per 1000 requests', 'grown, per 1000']);
+  const per1000 = (n: number | undefined) => fixed(((n ?? 0) * 1000) / requests, 1);
+  for (const what of whats.slice(0, 12))
+    out.push([what, per1000(empty.get(what)), per1000(grown.get(what))]);
+  return out.toString();
+}
+
 async function warmUp(side: Side, count: number): Promise<void> {
   const warm = await runLoad({
     target: side.target,
@@ -144,13 +167,22 @@ async function warmUp(side: Side, count: number): Promise<void> {
 /** Blocks of `phase` at `c`, the sides taking turns; grown ÷ empty per block. */
 async function compare(
   sides: [Side, Side],
-  run: { phase: Phase; c: number; blocks: number; requests: number; pspPid: number },
+  run: {
+    phase: Phase;
+    c: number;
+    blocks: number;
+    requests: number;
+    pspPid: number;
+    /** Where each side's wait samples go, when sampled. */
+    waits: Map<Side['name'], WaitSamples> | null;
+  },
 ): Promise<Array<[BlockFigures, BlockFigures]>> {
   const pairs: Array<[BlockFigures, BlockFigures]> = [];
   for (let block = 0; block < run.blocks; block++) {
     const order = block % 2 === 0 ? sides : ([sides[1], sides[0]] as const);
     const got = new Map<string, BlockFigures>();
     for (const side of order) {
+      const sampler = run.waits && (await startWaitSampler(side.db.url, side.db.name));
       const figures = await measuredBlock({
         target: side.target,
         db: { pool: side.pool, name: side.db.name },
@@ -162,6 +194,12 @@ async function compare(
             ? `growth-${side.name}-c${run.c}-${block}-${i}`
             : side.warmKeys[i % side.warmKeys.length]!,
       });
+      if (sampler) {
+        const samples = await sampler.stop();
+        const into = run.waits!.get(side.name) ?? { samples: 0, byWhat: new Map() };
+        addWaits(into, samples);
+        run.waits!.set(side.name, into);
+      }
       got.set(side.name, figures);
       await caughtUp(side);
     }
@@ -264,6 +302,7 @@ async function main(): Promise<void> {
       await side.pool.query('ANALYZE');
     }
     const lines: string[] = [];
+    const waitLines: string[] = [];
     const rows = table([
       'phase',
       'C',
@@ -280,13 +319,17 @@ async function main(): Promise<void> {
     for (const c of options.concurrencies) {
       for (const phase of ['new', 'replay'] as const) {
         const before = await Promise.all(sides.map((side) => blocksRead(side)));
+        const waits = options.sampleWaits ? new Map<Side['name'], WaitSamples>() : null;
         const pairs = await compare([empty, grown], {
           phase,
           c,
           blocks: options.blocks,
           requests: options.requests,
           pspPid: psp.process.pid ?? 0,
+          waits,
         });
+        if (waits)
+          waitLines.push(waitTable(`${phase} c=${c}`, waits, options.blocks * options.requests));
         await new Promise((resolve) => setTimeout(resolve, STATS_SETTLE_MS));
         const after = await Promise.all(sides.map((side) => blocksRead(side)));
         const requests = options.blocks * options.requests;
@@ -317,6 +360,7 @@ async function main(): Promise<void> {
       `bench:growth, ${new Date().toISOString()}: ${options.payments} payments preloaded in ${fixed(loadSeconds, 0)} s; ${options.blocks} blocks of ${options.requests} per side`,
       rows.toString(),
       sizeTable,
+      ...waitLines,
       `retention pass (events older than ${PASS_WINDOW_SECONDS / (DAY_MS / 1000)} days): ${pruned.events} events, ${pruned.deliveries} deliveries, ${pruned.inboxMessages} inbox rows in ${fixed(passSeconds, 1)} s (${pruned.complete ? 'complete' : 'budget spent'})`,
     );
     console.log(lines.join('\n'));
