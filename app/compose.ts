@@ -304,6 +304,7 @@ export function createServices(config: ServicesConfig): Services {
     max: 1,
     applicationName: 'payments-maintenance',
     statementTimeoutMs: 0,
+    planCacheMode: 'auto',
   });
   const runRetention = async () => {
     try {

@@ -59,12 +59,36 @@ export const SET_MAINTENANCE_STATEMENT_TIMEOUT = `SET LOCAL statement_timeout = 
  */
 const QUERY_TIMEOUT_MARGIN_MS = 20_000;
 
+/**
+ * How the pool's sessions plan a prepared statement (PostgreSQL's plan_cache_mode).
+ *
+ * 'generic', the default: once per connection, as prepared-client.ts intends. Left to itself
+ * (`auto`), PostgreSQL plans a prepared statement anew on every execution for as long as its
+ * generic plan is estimated dearer than a custom one. On the request path that estimate grows
+ * with the tables, not with the work: a generic `operation = ANY($2)` is costed as ten index
+ * probes, so on a database of a million payments the key lookup was planned afresh on every
+ * replay, every partition of both tables included, and planning became most of a replay's
+ * PostgreSQL CPU (ADR 0047). A statement whose best plan depends on its parameters must not be
+ * written with optional filters (`$3 IS NULL OR …`) on a generic pool: send one text per shape.
+ *
+ * 'auto': maintenance, whose few statements (ranges of dates over whole partitions) are run
+ * rarely and where a plan made for the values at hand is worth its planning.
+ */
+export type PlanCacheMode = 'generic' | 'auto';
+
+const PLAN_CACHE_OPTIONS: Record<PlanCacheMode, string | undefined> = {
+  generic: '-c plan_cache_mode=force_generic_plan',
+  auto: undefined,
+};
+
 export function createPool(opts: {
   connectionString: string;
   max: number;
   applicationName: string;
   /** Defaults to REQUEST_STATEMENT_TIMEOUT_MS; 0 turns it off, and the client-side bound too. */
   statementTimeoutMs?: number;
+  /** Defaults to 'generic' (see PlanCacheMode). */
+  planCacheMode?: PlanCacheMode;
 }): pg.Pool {
   const statementTimeoutMs = opts.statementTimeoutMs ?? REQUEST_STATEMENT_TIMEOUT_MS;
   const connection = connectionFor(opts.connectionString, {
@@ -76,8 +100,9 @@ export function createPool(opts: {
     ...connection.config,
     max: opts.max,
     // Sent in the connection's startup packet: no extra round trip, and a connection opened
-    // anew after a backend was killed has it too.
+    // anew after a backend was killed has it too. `options` given in the URL win over these.
     statement_timeout: statementTimeoutMs,
+    options: PLAN_CACHE_OPTIONS[opts.planCacheMode ?? 'generic'],
     ...(statementTimeoutMs > 0
       ? { query_timeout: statementTimeoutMs + QUERY_TIMEOUT_MARGIN_MS }
       : {}),

@@ -14,7 +14,8 @@ import {
 } from './endpoint-command.ts';
 import {
   DELETE_ENDPOINT,
-  LIST_DELIVERIES,
+  LIST_DELIVERIES_AFTER,
+  LIST_DELIVERIES_FIRST_PAGE,
   LIST_ENDPOINTS,
   REDELIVER,
   ROTATE_SECRET,
@@ -297,12 +298,20 @@ export async function listDeliveries(
     throw new InputInvalidError('after', 'after is not a cursor this API returned');
   const endpoint = await deps.pool.query(SELECT_LIVE_ENDPOINT, [input.tenantId, id]);
   if (endpoint.rowCount === 0) return empty;
-  const { rows } = await deps.pool.query<DeliveryRow>(LIST_DELIVERIES, [
-    input.tenantId,
-    `webhook:${id}`,
-    after,
-    input.first + 1,
-  ]);
+  const consumer = `webhook:${id}`;
+  const { rows } =
+    after === null
+      ? await deps.pool.query<DeliveryRow>(LIST_DELIVERIES_FIRST_PAGE, [
+          input.tenantId,
+          consumer,
+          input.first + 1,
+        ])
+      : await deps.pool.query<DeliveryRow>(LIST_DELIVERIES_AFTER, [
+          input.tenantId,
+          consumer,
+          input.first + 1,
+          after,
+        ]);
   const page = rows.slice(0, input.first);
   const edges = page.map((row) => ({
     cursor: encodeSignedCursor(deps.keyring, scope, [row.event_id]),

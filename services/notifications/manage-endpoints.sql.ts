@@ -55,17 +55,25 @@ const DELIVERY_COLUMNS = `
 
 /**
  * One page of an endpoint's deliveries in webhook-id order, on outbox_deliveries_webhook_ix:
- * each page costs its own size. $1 tenant, $2 consumer ('webhook:<id>'), $3 the last event id
- * of the previous page (null: from the start), $4 page size + 1.
+ * each page costs its own size. $1 tenant, $2 consumer ('webhook:<id>'), $3 page size + 1, and
+ * for a later page $4 the last event id of the previous one. Two texts, not one with
+ * `$4 IS NULL OR …`: the pool plans each once for any values (pool.ts, PlanCacheMode), and a
+ * plan made for both pages could not start a later page at its cursor in the index.
  */
-export const LIST_DELIVERIES = `
+function listDeliveries(page: 'first' | 'after'): string {
+  return `
 SELECT ${DELIVERY_COLUMNS}
   FROM outbox_deliveries d
   JOIN outbox_events e ON e.tenant_id = d.tenant_id AND e.id = d.event_id
- WHERE d.tenant_id = $1 AND d.consumer = $2 AND d.consumer LIKE 'webhook:%'
-   AND ($3::text IS NULL OR d.event_id > $3)
+ WHERE d.tenant_id = $1 AND d.consumer = $2 AND d.consumer LIKE 'webhook:%'${
+   page === 'after' ? '\n   AND d.event_id > $4' : ''
+ }
  ORDER BY d.event_id
- LIMIT $4`;
+ LIMIT $3`;
+}
+
+export const LIST_DELIVERIES_FIRST_PAGE = listDeliveries('first');
+export const LIST_DELIVERIES_AFTER = listDeliveries('after');
 
 /** One delivery, as a listing shows it. $1 tenant, $2 event id, $3 consumer ('webhook:<id>'). */
 export const SELECT_DELIVERY = `
