@@ -1,6 +1,8 @@
 /**
  * Unfinished requests for people on call, oldest first, each with its phase history and every
- * intervention. $1 states, $2 limit.
+ * intervention. $1 states, $2 limit. `state <> 'finished'` repeats what $1 holds, for the plan:
+ * the pool plans once for any $1 (lib/db/pool.ts, PlanCacheMode), and only a literal predicate
+ * lets that plan read the unfinished-lease partial index instead of every key of every partition.
  */
 export const LIST_UNFINISHED = `
 SELECT k.tenant_id, k.operation, k.key, k.state, k.recovery_point, k.resource_id, k.fencing_token,
@@ -17,6 +19,6 @@ SELECT k.tenant_id, k.operation, k.key, k.state, k.recovery_point, k.resource_id
                    FROM idempotency_interventions i
                   WHERE i.tenant_id = k.tenant_id AND i.operation = k.operation AND i.key = k.key), '[]') AS interventions
   FROM idempotency_keys k
- WHERE k.state = ANY($1)
+ WHERE k.state <> 'finished' AND k.state = ANY($1)
  ORDER BY k.created_at
  LIMIT $2`;

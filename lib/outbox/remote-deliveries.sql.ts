@@ -113,6 +113,9 @@ WITH circuit AS (
 UPDATE outbox_deliveries d SET next_attempt_at = circuit.open_until
   FROM circuit
  WHERE d.tenant_id = $1 AND d.consumer = $2 AND d.status = 'pending'
+   -- True of every remote consumer ($2); written out so that the plan may read
+   -- outbox_deliveries_remote_due_ix, whose predicate it is, instead of the whole table.
+   AND strpos(d.consumer, ':') > 0
    AND d.claimed_until <= now() AND d.next_attempt_at < circuit.open_until`;
 
 /** A remote target answered: its failures are forgotten, its circuit closed. $1 tenant, $2 consumer. */

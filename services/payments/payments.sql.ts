@@ -65,23 +65,6 @@ WITH recorded AS (
 )
 SELECT ${failUnless('EXISTS (SELECT 1 FROM recorded)', PAYMENT_CHECKS.paymentNotProcessing)}`;
 
-/**
- * Newest first, keyset-paginated on (created_at, id). The cursor carries created_at in whole
- * microseconds (a JS Date would cut it to milliseconds and repeat rows across pages).
- * $1 tenant, $2 page size + 1, $3/$4 the cursor's microseconds/id (null on the first page),
- * $5 reference filter or null.
- */
-export const LIST_PAYMENTS = `
-SELECT ${PAYMENT_COLUMNS},
-       (EXTRACT(EPOCH FROM created_at) * 1000000)::bigint::text AS created_us
-  FROM payments
- WHERE tenant_id = $1
-   AND ($5::text IS NULL OR reference = $5)
-   AND ($3::bigint IS NULL
-        OR (created_at, id) < (timestamptz 'epoch' + $3::bigint * interval '1 microsecond', $4::uuid))
- ORDER BY created_at DESC, id DESC
- LIMIT $2`;
-
 /** The payment an operation acts on, locked for the admission transaction: operations on one
  * payment (a capture and a cancel, two captures) are decided one after the other. $1 tenant, $2 id. */
 export const SELECT_PAYMENT_FOR_UPDATE = `
@@ -148,23 +131,29 @@ UPDATE payments SET ${NEXT_VERSION} WHERE tenant_id = $1 AND id = $2`;
  * Turns a tenant's reference guard on or off, and makes its payments' claims agree: on, every
  * live payment with a reference claims it (two live payments sharing one fail the statement on
  * payments_guarded_reference_uq, and nothing changes); off, every claim is dropped. One
- * statement, so the setting and the claims commit together. $1 tenant, $2 on.
+ * statement, so the setting and the claims commit together. $1 tenant. One text for each way:
+ * the pool plans once for any values (lib/db/pool.ts, PlanCacheMode), and a plan made for both
+ * would visit every payment of the tenant to drop the few claims the partial index holds.
  */
-export const SET_REFERENCE_GUARD = `
+function setReferenceGuard(on: boolean): string {
+  return `
 WITH setting AS (
-  INSERT INTO payment_settings (tenant_id, reference_guard) VALUES ($1, $2)
+  INSERT INTO payment_settings (tenant_id, reference_guard) VALUES ($1, ${on})
   ON CONFLICT ON CONSTRAINT payment_settings_pk
   DO UPDATE SET reference_guard = EXCLUDED.reference_guard, updated_at = now()
   RETURNING reference_guard
 ), claims AS (
   UPDATE payments
-     SET guarded_reference = CASE WHEN $2 THEN reference END
+     SET guarded_reference = ${on ? 'reference' : 'NULL'}
    WHERE tenant_id = $1
-     AND (CASE WHEN $2 THEN reference IS NOT NULL AND status NOT IN ('FAILED', 'CANCELED')
-               ELSE guarded_reference IS NOT NULL END)
+     AND ${on ? "reference IS NOT NULL AND status NOT IN ('FAILED', 'CANCELED')" : 'guarded_reference IS NOT NULL'}
   RETURNING 1
 )
 SELECT (SELECT reference_guard FROM setting) AS enabled, (SELECT count(*)::int FROM claims) AS claimed`;
+}
+
+export const TURN_REFERENCE_GUARD_ON = setReferenceGuard(true);
+export const TURN_REFERENCE_GUARD_OFF = setReferenceGuard(false);
 
 /** $1 tenant. No row: the guard is off. */
 export const SELECT_REFERENCE_GUARD = `

@@ -7,7 +7,8 @@ import {
   SELECT_GUARDED_REFERENCE,
   SELECT_REFERENCE_GUARD,
   SELECT_SHARED_REFERENCE,
-  SET_REFERENCE_GUARD,
+  TURN_REFERENCE_GUARD_OFF,
+  TURN_REFERENCE_GUARD_ON,
 } from './payments.sql.ts';
 
 /**
@@ -38,10 +39,10 @@ export async function setReferenceGuard(
 ): Promise<{ enabled: boolean; claimed: number } | { sharedReference: string }> {
   try {
     return await withTransaction(deps.pool, async (tx) => {
-      const { rows } = await tx.query<{ enabled: boolean; claimed: number }>(SET_REFERENCE_GUARD, [
-        change.tenantId,
-        change.enabled,
-      ]);
+      const { rows } = await tx.query<{ enabled: boolean; claimed: number }>(
+        change.enabled ? TURN_REFERENCE_GUARD_ON : TURN_REFERENCE_GUARD_OFF,
+        [change.tenantId],
+      );
       return rows[0]!;
     });
   } catch (error) {
