@@ -108,7 +108,15 @@ export class IdempotencyEngine {
    * keyring's first key for a new row, and checked against an existing row by that row's own
    * key (or plain SHA-256 for rows from before keyed hashes).
    */
-  async admit(input: { scope: Scope; command: JsonValue; first: FirstPhase }): Promise<Admission> {
+  async admit(input: {
+    scope: Scope;
+    command: JsonValue;
+    /**
+     * Given as a function, it is called only when the key is free to insert: a replay or a
+     * conflict then never pays for what only a new request needs (ids, derived keys).
+     */
+    first: FirstPhase | (() => FirstPhase);
+  }): Promise<Admission> {
     const { scope } = input;
     this.deps.trace?.annotate(scopeAnnotation(scope, this.deps.keyring));
     const waitMs = this.deps.trace?.keyWaitMs ?? 0;
@@ -139,7 +147,7 @@ export class IdempotencyEngine {
   private async admitOnce(input: {
     scope: Scope;
     command: JsonValue;
-    first: FirstPhase;
+    first: FirstPhase | (() => FirstPhase);
   }): Promise<Admission | InFlight> {
     const { scope, command } = input;
     const { keyring, admissions } = this.deps;
@@ -162,7 +170,7 @@ export class IdempotencyEngine {
       }
       const decided = await admissions.run(name, () =>
         this.insert(scope, keyedRequestHash(keyring, scope.operation, command), {
-          first: input.first,
+          first: typeof input.first === 'function' ? input.first() : input.first,
           afterExpiry: existing !== undefined,
         }),
       );

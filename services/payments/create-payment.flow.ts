@@ -12,7 +12,11 @@ import { keyInUse, outcomePending, PAYMENT_ERRORS } from './payments.errors.ts';
 import { defineOperation } from '../../lib/idempotency/operation.ts';
 import type { OwnedRequest } from '../../lib/idempotency/owned-request.ts';
 import type { Resumer } from '../../lib/idempotency/recovery-worker.ts';
-import { UNKNOWN_RETRY_AFTER_SECONDS, type Admission } from '../../lib/idempotency/engine.ts';
+import {
+  UNKNOWN_RETRY_AFTER_SECONDS,
+  type Admission,
+  type FirstPhase,
+} from '../../lib/idempotency/engine.ts';
 import type { StoredAnswer } from '../../lib/idempotency/types.ts';
 import { lineageIdOf, scopeIdsOf } from '../../lib/idempotency/operation.ts';
 import { MAX_KEY_GENERATIONS, paymentHoldingKey, providerKeyTaken } from './provider-key-holder.ts';
@@ -89,7 +93,6 @@ export async function createPayment(
   }
   const { key, command } = normalised;
   const tenantId = input.tenantId;
-  const paymentId = timeOrderedId();
   const secret = await deps.providerKeySecret.get();
   const keyOf = (after?: string) =>
     providerRequestKey(secret, {
@@ -100,16 +103,28 @@ export async function createPayment(
       command,
       ...(after === undefined ? {} : { after }),
     });
-  let providerKey = keyOf();
+  // Drawn when admission is about to insert, once per request: a replay or a conflict needs
+  // neither the id nor the derived key (a random draw, a canonical form and an HMAC).
+  let paymentId: string | undefined;
+  let providerKey: string | undefined;
+  const newPayment = () => {
+    paymentId ??= timeOrderedId();
+    providerKey ??= keyOf();
+    return { paymentId, providerKey };
+  };
   let admission: Admission | undefined;
   for (let generation = 0; admission === undefined; generation++) {
     try {
-      admission = await admitCreatePayment(deps, { input, key, command, paymentId, providerKey });
+      admission = await admitCreatePayment(deps, { input, key, command, newPayment });
     } catch (error) {
       // This very request made a payment already and our record of its key is gone: expired
       // (a new generation gets a key of its own), or lost with a failover or a restore (it
       // was carried out: say so rather than charge under the provider's memory of it).
-      if (providerKeyTaken(error) && generation < MAX_KEY_GENERATIONS) {
+      if (
+        providerKeyTaken(error) &&
+        providerKey !== undefined &&
+        generation < MAX_KEY_GENERATIONS
+      ) {
         const holder = await paymentHoldingKey(deps.pool, {
           tenantId,
           providerKey,
@@ -170,37 +185,45 @@ function admitCreatePayment(
     input: CreatePaymentInput;
     key: string;
     command: ReturnType<typeof normaliseCreatePayment>['command'];
-    paymentId: string;
-    providerKey: string;
+    newPayment: () => { paymentId: string; providerKey: string };
   },
 ): Promise<Admission> {
-  const { input, key, command, paymentId, providerKey } = request;
+  const { input, key, command, newPayment } = request;
   return deps.engine.admit({
     scope: { tenantId: input.tenantId, operation: CREATE_PAYMENT, key },
     command,
-    first: {
-      to: CREATE_PAYMENT_POINTS.chargeSent,
-      resourceId: paymentId,
-      // Committed with the key in one round trip: a payment row exists exactly when its key does.
-      statements: [
-        {
-          text: INSERT_PAYMENT,
-          values: [
-            input.tenantId,
-            paymentId,
-            command.amountMinor,
-            command.currency,
-            command.paymentMethod,
-            command.captureMethod,
-            command.reference,
-            command.description,
-            command.metadata === null ? null : JSON.stringify(command.metadata),
-            providerKey,
-          ],
-        },
-      ],
-    },
+    first: () => firstPhase(input, command, newPayment()),
   });
+}
+
+/** The payment row and intent that admission commits with a new key. */
+function firstPhase(
+  input: CreatePaymentInput,
+  command: ReturnType<typeof normaliseCreatePayment>['command'],
+  { paymentId, providerKey }: { paymentId: string; providerKey: string },
+): FirstPhase {
+  return {
+    to: CREATE_PAYMENT_POINTS.chargeSent,
+    resourceId: paymentId,
+    // Committed with the key in one round trip: a payment row exists exactly when its key does.
+    statements: [
+      {
+        text: INSERT_PAYMENT,
+        values: [
+          input.tenantId,
+          paymentId,
+          command.amountMinor,
+          command.currency,
+          command.paymentMethod,
+          command.captureMethod,
+          command.reference,
+          command.description,
+          command.metadata === null ? null : JSON.stringify(command.metadata),
+          providerKey,
+        ],
+      },
+    ],
+  };
 }
 
 /** The recovery worker's entry: the same drive a client retry's takeover runs. */
