@@ -2,7 +2,7 @@
  * Payments made before the measurement, for `bench:growth`: the gateway measured on tables of
  * production size, not on empty ones whose every index fits in a few pages. Each payment leaves
  * what the product's path leaves (automatic capture, SUCCEEDED): the payment, its
- * payment.succeeded event, the ledger's posting, two lines and inbox row, its receipt, a
+ * payment.succeeded event, the ledger's posting and two lines, its receipt, a
  * delivered webhook delivery for one payment in ten, and, for one in four (keys are kept a day
  * plus a week, payments for ever), its idempotency key with both phases logged and its answer.
  *
@@ -44,12 +44,11 @@ const SUCCEEDED: PaymentEventType = 'payment.succeeded';
 
 /** The tables a payment writes to, whose secondary indexes are rebuilt after the load. */
 const LOADED_TABLES = `payments idempotency_keys idempotency_phase_log idempotency_responses
-  outbox_events outbox_deliveries ledger_postings ledger_lines receipts
-  inbox_messages`.split(/\s+/);
+  outbox_events outbox_deliveries ledger_postings ledger_lines receipts`.split(/\s+/);
 
 /**
- * created_at spans the outbox's retention window less an hour: events, deliveries and inbox
- * rows older than the window are deleted by the retention job running beside the bench, which
+ * created_at spans the outbox's retention window less an hour: events and deliveries older
+ * than the window are deleted by the retention job running beside the bench, which
  * would otherwise start by pruning a load's worth of rows during the measurement.
  */
 const SPREAD_SECONDS = DEFAULT_OUTBOX_RETENTION.retentionSeconds - 3_600;
@@ -144,8 +143,6 @@ const STATEMENTS = [
                               AS l(line, account, debit, credit)`,
   `INSERT INTO receipts (tenant_id, id, payment_id, event_id, recorded_at)
    SELECT tenant_id, 'receipt_payment_' || id, id, event_id, posted FROM src`,
-  `INSERT INTO inbox_messages (consumer, tenant_id, message_id, processed_at)
-   SELECT 'ledger', tenant_id, event_id, posted FROM src`,
 ];
 
 /**

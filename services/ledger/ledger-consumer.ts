@@ -17,7 +17,6 @@ function movementOf(delivery: Delivery): Movement | null {
   if (movement === null || movement === undefined || payment?.id === undefined) return null;
   return {
     tenantId: delivery.tenantId,
-    messageId: delivery.eventId,
     postingId: movement.postingId,
     paymentId: payment.id,
     kind: movement.kind,
@@ -28,8 +27,8 @@ function movementOf(delivery: Delivery): Movement | null {
 
 /**
  * The outbox consumer that posts money movements to the ledger service, a claim's worth in one
- * call and one transaction. Delivered at least once; the ledger's inbox and posting ids make each
- * movement post once. If the call fails, the dispatcher hands each delivery over alone.
+ * call and one transaction. Delivered at least once; the posting ids make each movement post
+ * once. If the call fails, the dispatcher hands each delivery over alone.
  */
 export function ledgerHandler(ledger: {
   postMany(movements: Movement[]): Promise<unknown>;

@@ -11,7 +11,9 @@ const { router, procedure } = serviceTrpc<{ deps: LedgerDeps }>();
 
 const postingInput = z.strictObject({
   tenantId: z.uuid(),
-  messageId: z.string().min(1).max(255),
+  // The event the movement comes from, which callers from before ADR 0049 send: accepted and
+  // not stored, since the posting id is the movement's identity.
+  messageId: z.string().min(1).max(255).optional(),
   postingId: z.string().regex(/^ledger_[a-z]+_[0-9a-f-]{36}(_[a-z]+)?$/),
   paymentId: z.uuid(),
   kind: z.enum(['capture', 'refund']),
@@ -27,10 +29,9 @@ async function post(ctx: { deps: LedgerDeps }, movements: Movement[]) {
 }
 
 /**
- * The ledger service. A posting is two lines that balance, written in one transaction with the
- * inbox row of the message that caused it (post-movements.ts). Posting twice — the same message
- * redelivered, or another message for the same movement — is a no-op by the inbox and by the
- * posting id.
+ * The ledger service. A posting is two lines that balance, written in one transaction
+ * (post-movements.ts). Posting twice — the same message redelivered, or another message for the
+ * same movement — is a no-op by the posting id.
  */
 export const ledgerRouter = router({
   post: procedure

@@ -1,26 +1,20 @@
 /**
  * Movements posted in one statement (post-movements.ts), arrays position by position: $1
- * tenants, $2 message ids, $3 posting ids, $4 payment ids, $5 kinds, $6 currencies, $7 amounts in
- * minor units, $8 debited and $9 credited accounts. The inbox claims each message once; only a
- * fresh message's movement reaches the postings, once per posting id (the first such message),
- * and only a posting inserted now gets lines. The lines' foreign key is checked at the end of
- * the statement, when the postings this statement inserted are visible; their balance (0006)
+ * tenants, $2 posting ids, $3 payment ids, $4 kinds, $5 currencies, $6 amounts in minor units,
+ * $7 debited and $8 credited accounts. A movement reaches the postings once per posting id (the
+ * first of a call's copies), and only a posting inserted now gets lines: the posting id is the
+ * movement's identity, kept as long as the books, so a message redelivered or another message
+ * for the same movement posts nothing (ADR 0049). The lines' foreign key is checked at the end
+ * of the statement, when the postings this statement inserted are visible; their balance (0006)
  * at commit. Back: the postings inserted.
  */
 export const POST_MOVEMENTS = `
-WITH m AS (
-  SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::uuid[], $5::text[], $6::text[],
-                       $7::bigint[], $8::text[], $9::text[])
-           WITH ORDINALITY AS m(tenant_id, message_id, posting_id, payment_id, kind, currency,
-                                amount_minor, debit_account, credit_account, n)
-), fresh AS (
-  INSERT INTO inbox_messages (consumer, tenant_id, message_id)
-  SELECT 'ledger', tenant_id, message_id FROM m
-  ON CONFLICT ON CONSTRAINT inbox_messages_pk DO NOTHING
-  RETURNING tenant_id, message_id
-), movement AS (
+WITH movement AS (
   SELECT DISTINCT ON (m.tenant_id, m.posting_id) m.*
-    FROM m JOIN fresh USING (tenant_id, message_id)
+    FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::bigint[],
+                $7::text[], $8::text[])
+           WITH ORDINALITY AS m(tenant_id, posting_id, payment_id, kind, currency, amount_minor,
+                                debit_account, credit_account, n)
    ORDER BY m.tenant_id, m.posting_id, m.n
 ), posted AS (
   INSERT INTO ledger_postings (tenant_id, id, payment_id, kind, currency)

@@ -7,8 +7,6 @@ const MERCHANT_ACCOUNT = 'merchant_balance';
 
 export interface Movement {
   tenantId: string;
-  /** The event this posting comes from: the inbox remembers it. */
-  messageId: string;
   /** The posting's stable identity (ledger_payment_<id>_capture, ledger_refund_<id>). */
   postingId: string;
   paymentId: string;
@@ -18,11 +16,11 @@ export interface Movement {
 }
 
 /**
- * Posts movements, any number, in one statement and so one transaction: each message's inbox
- * row, its posting and the posting's two lines, which balance (a capture credits the merchant
- * and debits clearing; a refund the reverse). A message seen before posts nothing, nor does a
- * posting made already by another message for the same movement, nor the second of two in the
- * same call. Returns what was posted, by posting id and kind.
+ * Posts movements, any number, in one statement and so one transaction: each movement's posting
+ * and the posting's two lines, which balance (a capture credits the merchant and debits
+ * clearing; a refund the reverse). A movement posted before posts nothing, whichever message
+ * carries it again, nor does the second of two in the same call. Returns what was posted, by
+ * posting id and kind.
  */
 export async function postMovements(
   db: Queryable,
@@ -33,7 +31,6 @@ export async function postMovements(
     movements.map((m) => (m.kind === 'capture' ? capture : refund));
   const { rows } = await db.query<{ id: string; kind: 'capture' | 'refund' }>(POST_MOVEMENTS, [
     column('tenantId'),
-    column('messageId'),
     column('postingId'),
     column('paymentId'),
     column('kind'),

@@ -79,11 +79,13 @@ describe('SIGKILL between an outbox effect and its mark', () => {
         [paymentId],
       );
       expect(rows[0]?.n).toBe(1);
-      const { rows: inbox } = await rig.db.query(
-        `SELECT 1 FROM inbox_messages WHERE message_id = $1`,
-        [eventId],
+      const { rows: lines } = await rig.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM ledger_lines l JOIN ledger_postings p
+            ON p.tenant_id = l.tenant_id AND p.id = l.posting_id
+          WHERE p.payment_id = $1`,
+        [paymentId],
       );
-      expect(inbox).toHaveLength(1);
+      expect(lines[0]?.n).toBe(2);
     });
   });
 

@@ -226,7 +226,7 @@ describe('webhook redelivery', () => {
   });
 });
 
-describe('the ledger inbox', () => {
+describe("the ledger's posting ids", () => {
   it('makes duplicate and out-of-order deliveries of a movement one effect', async () => {
     const payment = paymentOf(
       await createPaymentOn(stack, paymentInput('inbox-1', { amount: '9.00' })),
