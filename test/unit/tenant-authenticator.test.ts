@@ -20,6 +20,17 @@ function controlledLookup() {
   return { calls, lookup };
 }
 
+/** An authenticator on a clock the test sets, with 'good' looked up at 0 and cached. */
+async function withGoodKeyCached() {
+  let clock = 0;
+  const { calls, lookup } = controlledLookup();
+  const authenticate = createTenantAuthenticator(lookup, { now: () => clock });
+  const first = authenticate('good');
+  calls[0]!.settle({ id: 't1' });
+  await first;
+  return { calls, authenticate, at: (ms: number) => void (clock = ms) };
+}
+
 describe('the tenant authenticator', () => {
   it('reuses a successful lookup but never caches an unknown key', async () => {
     const lookups: string[] = [];
@@ -64,19 +75,14 @@ describe('the tenant authenticator', () => {
   });
 
   it('looks a key in use up again before its entry expires, without making a request wait', async () => {
-    let clock = 0;
-    const { calls, lookup } = controlledLookup();
-    const authenticate = createTenantAuthenticator(lookup, { now: () => clock });
-    const first = authenticate('good');
-    calls[0]!.settle({ id: 't1' });
-    await first;
+    const { calls, authenticate, at } = await withGoodKeyCached();
 
-    clock = TENANT_CACHE_TTL_MS - TENANT_REFRESH_AHEAD_MS - 1;
+    at(TENANT_CACHE_TTL_MS - TENANT_REFRESH_AHEAD_MS - 1);
     expect(await authenticate('good')).toEqual({ id: 't1' });
     expect(calls).toHaveLength(1);
 
     // In the last part of the entry's life: answered from the entry while one refresh is sent.
-    clock = TENANT_CACHE_TTL_MS - TENANT_REFRESH_AHEAD_MS;
+    at(TENANT_CACHE_TTL_MS - TENANT_REFRESH_AHEAD_MS);
     expect(await authenticate('good')).toEqual({ id: 't1' });
     expect(await authenticate('good')).toEqual({ id: 't1' });
     expect(calls).toHaveLength(2);
@@ -84,20 +90,15 @@ describe('the tenant authenticator', () => {
     await Promise.resolve();
 
     // The refreshed entry counts from when its lookup was sent.
-    clock = 2 * TENANT_CACHE_TTL_MS - TENANT_REFRESH_AHEAD_MS - 1;
+    at(2 * TENANT_CACHE_TTL_MS - TENANT_REFRESH_AHEAD_MS - 1);
     expect(await authenticate('good')).toEqual({ id: 't1' });
     expect(calls).toHaveLength(2);
   });
 
   it('drops an entry as soon as a refresh finds the key revoked, and never extends it', async () => {
-    let clock = 0;
-    const { calls, lookup } = controlledLookup();
-    const authenticate = createTenantAuthenticator(lookup, { now: () => clock });
-    const first = authenticate('good');
-    calls[0]!.settle({ id: 't1' });
-    await first;
+    const { calls, authenticate, at } = await withGoodKeyCached();
 
-    clock = TENANT_CACHE_TTL_MS - 1;
+    at(TENANT_CACHE_TTL_MS - 1);
     expect(await authenticate('good')).toEqual({ id: 't1' });
     calls[1]!.settle(null);
     await Promise.resolve();
@@ -110,14 +111,9 @@ describe('the tenant authenticator', () => {
   });
 
   it('keeps serving an entry whose background refresh failed, until it expires', async () => {
-    let clock = 0;
-    const { calls, lookup } = controlledLookup();
-    const authenticate = createTenantAuthenticator(lookup, { now: () => clock });
-    const first = authenticate('good');
-    calls[0]!.settle({ id: 't1' });
-    await first;
+    const { calls, authenticate, at } = await withGoodKeyCached();
 
-    clock = TENANT_CACHE_TTL_MS - 1;
+    at(TENANT_CACHE_TTL_MS - 1);
     expect(await authenticate('good')).toEqual({ id: 't1' });
     calls[1]!.settle(new Error('database unavailable'));
     await Promise.resolve();
@@ -129,7 +125,7 @@ describe('the tenant authenticator', () => {
     await Promise.resolve();
     await Promise.resolve();
 
-    clock = TENANT_CACHE_TTL_MS;
+    at(TENANT_CACHE_TTL_MS);
     const expired = authenticate('good');
     expect(calls).toHaveLength(4);
     calls[3]!.settle(null);
