@@ -9,12 +9,22 @@
  * Inline answers not yet sealed under key $1 (in clear, or under another key), after the cursor
  * ($2 request id, $3 expires_at as text: microseconds survive the round trip), in key order,
  * at most $4. Each with the scope its seal is bound to.
+ *
+ * The key is looked up per answer (LATERAL with a LIMIT, which the planner cannot flatten into
+ * a join): a batch then reads its answers from the cursor in primary-key order and stops at $4.
+ * As a plain join, the plan joined every answer after the cursor to every key, by hash or merge,
+ * and sorted them to keep $4: each batch cost the whole table after it, and a pass over N answers
+ * N²/$4.
  */
 export const SELECT_ANSWERS_TO_RESEAL = `
 SELECT r.request_id::text AS request_id, r.expires_at::text AS expires_at, r.body::text AS body,
        k.tenant_id, k.operation, k.key
   FROM idempotency_responses r
-  JOIN idempotency_keys k ON k.id = r.request_id AND k.expires_at = r.expires_at
+ CROSS JOIN LATERAL (
+   SELECT k.tenant_id, k.operation, k.key
+     FROM idempotency_keys k
+    WHERE k.id = r.request_id AND k.expires_at = r.expires_at
+    LIMIT 1) k
  WHERE r.stored_as = 'inline'
    AND (r.request_id, r.expires_at) > ($2::bigint, $3::timestamptz)
    AND NOT (jsonb_typeof(r.body) = 'string' AND starts_with(r.body #>> '{}', 'v1.' || $1 || '.'))

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool } from '../../lib/db/pool.ts';
 import { SELECT_KEY } from '../../lib/idempotency/idempotency.sql.ts';
 import { LIST_UNFINISHED } from '../../lib/idempotency/inspection.sql.ts';
+import { SELECT_ANSWERS_TO_RESEAL } from '../../lib/idempotency/reseal-answers.sql.ts';
 import { RECORD_FAILURE } from '../../lib/outbox/remote-deliveries.sql.ts';
 import {
   LIST_DELIVERIES_AFTER,
@@ -88,6 +89,21 @@ describe("each statement's one plan reaches the index meant for it", () => {
   it('turning it on still plans (it visits the live payments with a reference)', async () => {
     const plan = await genericPlan(TURN_REFERENCE_GUARD_ON, [TENANT]);
     expect(plan).toContain('Update on payments');
+  });
+
+  it('a batch of answers to re-seal: from its cursor in key order, each key by its own', async () => {
+    const plan = await genericPlan(SELECT_ANSWERS_TO_RESEAL, [
+      `'k2'`,
+      '1000',
+      `'2026-12-06 00:00:00+00'`,
+      '500',
+    ]);
+    expect(plan).toMatch(/Index Cond: \(ROW\(request_id, expires_at\) > ROW\(\$2, \$3\)\)/);
+    // Each answer's key through its primary key, not every key joined to every answer.
+    expect(plan).toMatch(
+      /Index Cond: \(\(id = r\.request_id\) AND \(expires_at = r\.expires_at\)\)/,
+    );
+    expect(plan).not.toMatch(/(Hash|Merge) Join|-> {2}Sort /);
   });
 
   it("a remote target's failure: the remote due index, not the whole deliveries table", async () => {
