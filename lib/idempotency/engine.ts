@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { CHECKS, isFailedCheck } from '../db/failed-checks.ts';
 import type { Statement } from '../db/pipelined-statements.ts';
-import { withOneRoundTrip, withTransaction, type TxClient } from '../db/pool.ts';
+import { withOneRoundTrip, withTransaction } from '../db/pool.ts';
 import { FaultInjectedError } from '../faults.ts';
 import type { JsonValue } from '../canonical-json.ts';
 import {
@@ -23,6 +23,7 @@ import { answerToStore, storedAnswer } from './stored-answer.ts';
 import { metricLabels, scopeAnnotation, scopeDigest, scopeText } from './scope-identity.ts';
 import type { EngineDeps, KeyRow, OwnedRow, Scope } from './types.ts';
 import type { Admission } from './admission.ts';
+import type { FirstPhase } from './first-phase.ts';
 
 /**
  * What a client is told to wait before retrying a key that is in flight. Most requests finish
@@ -53,36 +54,7 @@ interface InFlight {
 
 export type { Admission } from './admission.ts';
 
-/**
- * The phase that admission commits: the request's first recovery point and its first work,
- * given one of two ways.
- */
-export type FirstPhase = {
-  /** The recovery point the request stands at once admission commits. */
-  to: string;
-  /** The resource this request creates (the payment id): where a resumer finds its work. */
-  resourceId: string;
-} & (
-  | {
-      /**
-       * The first phase's work, started once the key is ours and committed in the admission
-       * transaction (withTransaction: the key's INSERT, then the work's round trips, then
-       * COMMIT on its own). It may decide the request there and then (a business-rule
-       * refusal): the key finishes with that answer, stored and replayed like any other.
-       * Throwing an error instead stores nothing.
-       */
-      work: (tx: TxClient) => Promise<void | { decided: JsonValue }>;
-    }
-  | {
-      /**
-       * The first phase as statements, sent with BEGIN, the scope lock, the key's INSERT and
-       * COMMIT in one round trip (withOneRoundTrip). They run only if the key is admitted:
-       * INSERT_KEY fails otherwise, and PostgreSQL skips them. Any condition they depend on
-       * must fail its own statement (failed-checks.ts). Their answers come back with `owned`.
-       */
-      statements: Statement[];
-    }
-);
+export type { FirstPhase } from './first-phase.ts';
 
 /**
  * Scoped admission of idempotent requests. The database decides every race: the primary key
