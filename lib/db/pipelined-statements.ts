@@ -55,7 +55,8 @@ export class SkippedStatementError extends Error {
  *
  * What one Sync means, and why callers can rely on it:
  * - The statements run in order, each with its own snapshot (READ COMMITTED) that sees the
- *   writes of those before it. Inside BEGIN … COMMIT the Sync does not commit.
+ *   writes of those before it. Inside BEGIN … COMMIT the Sync does not commit; outside, the
+ *   statements before it are one implicit transaction, which the Sync commits.
  * - When one fails, PostgreSQL skips the rest up to the Sync and the transaction is aborted:
  *   the failing statement's promise rejects with PostgreSQL's error, each later one with
  *   SkippedStatementError. That is where sending them one by one and stopping at the first

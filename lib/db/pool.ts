@@ -131,8 +131,9 @@ export function createPool(opts: {
 
 export interface TransactionOptions {
   /**
-   * Statements that must run first, right after BEGIN and in the same round trip as BEGIN and
-   * whatever `work` issues before it first waits (see lockingScope).
+   * Statements that must run first, in the same round trip as whatever else the transaction
+   * sends before it first waits: right after BEGIN (withTransaction), or before the statements
+   * (withOneRoundTrip). See lockingScope.
    */
   first?: Statement[];
 }
@@ -172,7 +173,7 @@ export interface OneRoundTripOptions extends TransactionOptions {
   /** Runs with the connection checked out, before anything is sent (a fault point). */
   beforeSend?: () => Promise<void>;
   /**
-   * Runs once the round trip has been written, COMMIT included, before its answers are read
+   * Runs once the round trip has been written, its commit included, before its answers are read
    * (a fault point). What it throws is reported after the round trip has ended, as a commit in
    * doubt (InterruptedAfterSendError): the caller reads back whether it committed.
    */
@@ -180,61 +181,84 @@ export interface OneRoundTripOptions extends TransactionOptions {
 }
 
 /**
- * One READ COMMITTED transaction whose statements are all known before it starts: BEGIN,
- * `first`, `statements` and COMMIT leave in one round trip, and the answers to `statements`
- * come back in their order. withTransaction needs two round trips for the same statements,
- * because its work may read an answer before it lets COMMIT go.
+ * One READ COMMITTED transaction whose statements are all known before it starts, in one round
+ * trip: `first` and `statements` leave together, with no BEGIN and no COMMIT, and end with one
+ * Sync. PostgreSQL runs the statements before a Sync as one implicit transaction: they share one
+ * transaction (one xid, one now(), transaction-scoped locks held to the end), and the Sync
+ * commits it when every statement succeeded, or rolls it back when one failed. The answers to
+ * `statements` come back in their order. withTransaction needs two round trips for the same
+ * statements, because its work may read an answer before it lets the commit go.
  *
- * Here nothing can be decided between an answer and COMMIT: COMMIT has run by the time any
+ * Here nothing can be decided between an answer and the commit: it has happened by the time any
  * answer arrives. So the statements are data, not code that could wait, and every condition
  * the transaction depends on is checked by the statement that establishes it (fail_unless,
  * failed-checks.ts). Failure modes:
- * - A statement fails (a failed check, a constraint): PostgreSQL skips the rest, COMMIT
- *   included. The transaction is rolled back and the call rejects with that statement's error.
- * - The connection is lost once the statements have left: whether COMMIT ran is unknown, and a
- *   backend waiting on a lock would still run it once the lock is granted (it has read the
- *   whole round trip and does not look at its socket meanwhile). So the call ends that session
- *   first (onClient), then rejects with the connection's error; the caller settles the commit
- *   by reading back a row that only the commit could have written.
- * - COMMIT fails (a deferred constraint) or is answered otherwise: the call rejects.
+ * - A statement fails (a failed check, a constraint, a statement timeout): PostgreSQL skips the
+ *   rest and rolls the transaction back at the Sync. The call rejects with that statement's
+ *   error, and nothing more is sent: the session is already idle, so no ROLLBACK is needed.
+ * - The commit itself fails (a deferred constraint, a serialisation failure): PostgreSQL answers
+ *   every statement and then the error; the last statement's promise carries it.
+ * - The connection is lost once the statements have left: whether the commit ran is unknown,
+ *   and a backend waiting on a lock would still run it once the lock is granted (it has read
+ *   the whole round trip and does not look at its socket meanwhile). So the call ends that
+ *   session first (onClient), then rejects with the connection's error; the caller settles the
+ *   commit by reading back a row that only the commit could have written.
  */
 export function withOneRoundTrip(
   pool: pg.Pool,
   statements: Statement[],
   opts: OneRoundTripOptions = {},
 ): Promise<pg.QueryResult[]> {
-  return onClient(pool, async (tx) => {
-    await opts.beforeSend?.();
-    const begin = [{ text: 'BEGIN', values: [] }, ...(opts.first ?? [])];
-    const sent = [...begin, ...statements, { text: 'COMMIT', values: [] }].map((s) =>
-      tx.query(s.text, s.values),
-    );
-    tx.flush();
-    const interrupted = opts.afterSend?.().then(
-      () => null,
-      (error: unknown) => ({ error }),
-    );
-    const answers = await Promise.allSettled(sent);
-    const afterSend = await interrupted; // the fault point's action has ended, whatever came back
-    const failures = answers.flatMap((a): unknown[] => (a.status === 'rejected' ? [a.reason] : []));
-    // The statement that failed, not the ones PostgreSQL skipped after it.
-    const failure = failures.find((f) => !(f instanceof SkippedStatementError)) ?? failures[0];
-    if (failures.length > 0) throw failure;
-    const results = answers.map((a) => (a.status === 'fulfilled' ? a.value : undefined));
-    assertCommitted(results[results.length - 1]);
-    if (afterSend) throw new InterruptedAfterSendError(afterSend.error);
-    return results.slice(begin.length, begin.length + statements.length) as pg.QueryResult[];
-  });
+  // Whether the session may still be inside the transaction when the call fails: not when
+  // nothing was sent, nor once PostgreSQL has reported how the round trip ended.
+  const sessionIdleAfter = (error: unknown) =>
+    !sending || error instanceof InterruptedAfterSendError || reportedByServer(error);
+  let sending = false;
+  return onClient(
+    pool,
+    async (tx) => {
+      await opts.beforeSend?.();
+      const first = opts.first ?? [];
+      sending = true;
+      const sent = [...first, ...statements].map((s) => tx.query(s.text, s.values));
+      tx.flush();
+      const interrupted = opts.afterSend?.().then(
+        () => null,
+        (error: unknown) => ({ error }),
+      );
+      const answers = await Promise.allSettled(sent);
+      const afterSend = await interrupted; // the fault point's action has ended, whatever came back
+      const failures = answers.flatMap((a): unknown[] =>
+        a.status === 'rejected' ? [a.reason] : [],
+      );
+      // The statement that failed, not the ones PostgreSQL skipped after it.
+      const failure = failures.find((f) => !(f instanceof SkippedStatementError)) ?? failures[0];
+      if (failures.length > 0) throw failure;
+      if (afterSend) throw new InterruptedAfterSendError(afterSend.error);
+      const results = answers.map((a) => (a.status === 'fulfilled' ? a.value : undefined));
+      return results.slice(first.length) as pg.QueryResult[];
+    },
+    { needsRollback: (error) => !sessionIdleAfter(error) },
+  );
 }
 
 /**
- * A round trip's afterSend failed while COMMIT was on its way. The transaction committed (a
- * failed one reports its own error), but the caller was interrupted before it could know:
- * like a lost answer, it is settled by reading back.
+ * An error PostgreSQL sent as an answer (ErrorResponse, severity ERROR): the session lives on,
+ * and at the end of the round trip it is idle again. A FATAL one ends the session, and an error
+ * of the connection is no answer at all.
+ */
+function reportedByServer(error: unknown): boolean {
+  return error instanceof pg.DatabaseError && error.severity === 'ERROR';
+}
+
+/**
+ * A round trip's afterSend failed while the round trip was on its way. The transaction
+ * committed (a failed one reports its own error), but the caller was interrupted before it could
+ * know: like a lost answer, it is settled by reading back.
  */
 export class InterruptedAfterSendError extends Error {
   constructor(override readonly cause: unknown) {
-    super('interrupted after the round trip with COMMIT was sent');
+    super('interrupted after the round trip with its commit was sent');
   }
 }
 
@@ -247,12 +271,13 @@ export class InterruptedAfterSendError extends Error {
  *
  * A client that cannot even send ROLLBACK has lost its connection, but not necessarily its
  * session: a backend waiting on a lock has not noticed, and runs what it was sent once the
- * lock is granted (COMMIT too, for withOneRoundTrip). That session is ended from another
+ * lock is granted (the whole round trip, commit included, for withOneRoundTrip). That session is ended from another
  * connection before the error is passed on, so that what the caller reads back next is final.
  */
 async function onClient<T>(
   pool: pg.Pool,
   run: (tx: BatchingTransaction) => Promise<T>,
+  opts: { needsRollback?: (error: unknown) => boolean } = {},
 ): Promise<T> {
   const client = await pool.connect();
   let broken: Error | undefined;
@@ -268,6 +293,7 @@ async function onClient<T>(
     return result;
   } catch (error) {
     tx.end(error);
+    if (opts.needsRollback?.(error) === false) throw error;
     try {
       await client.query('ROLLBACK');
     } catch (rollbackError) {

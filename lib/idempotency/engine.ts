@@ -195,9 +195,9 @@ export class IdempotencyEngine {
     let answers: pg.QueryResult[] = [];
     try {
       if ('statements' in first) {
-        // BEGIN, the scope lock, the key's INSERT, the phase's statements and COMMIT: one
-        // round trip. Nothing runs between them: `before-commit` is hit before it is sent, and
-        // `commit-sent` while it is on its way.
+        // The scope lock, the key's INSERT and the phase's statements: one transaction that
+        // commits at the end of one round trip. Nothing runs between them: `before-commit` is
+        // hit before it is sent, and `commit-sent` while it is on its way.
         const [admitted, ...rest] = await withOneRoundTrip(
           this.deps.pool,
           [inserting, ...first.statements],

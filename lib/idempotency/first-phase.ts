@@ -24,8 +24,8 @@ export type FirstPhase = {
     }
   | {
       /**
-       * The first phase as statements, sent with BEGIN, the scope lock, the key's INSERT and
-       * COMMIT in one round trip (withOneRoundTrip). They run only if the key is admitted:
+       * The first phase as statements, sent with the scope lock and the key's INSERT as one
+       * transaction in one round trip (withOneRoundTrip). They run only if the key is admitted:
        * INSERT_KEY fails otherwise, and PostgreSQL skips them. Any condition they depend on
        * must fail its own statement (failed-checks.ts). Their answers come back with `owned`.
        */

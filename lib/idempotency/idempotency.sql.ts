@@ -9,7 +9,7 @@ import type { Statement } from '../db/pipelined-statements.ts';
 /**
  * The final SELECT of a statement whose CTE `cte` changes at most one row: that row's
  * `columns`, or, when it changed none, a failed `check` (a left join keeps one row to test).
- * The statement then fails instead of answering no row, so a transaction that sends COMMIT in
+ * The statement then fails instead of answering no row, so a transaction whose commit travels in
  * the same round trip (withOneRoundTrip) rolls back rather than commit without it.
  */
 function theRowOrFail(cte: string, columns: string[], check: Check): string {

@@ -16,9 +16,9 @@ export const FINISHED = 'finished';
 
 /**
  * A phase's work: code that runs in the phase's transaction (it may read answers, and the
- * phase takes a round trip more for its COMMIT), or statements sent with the fence and COMMIT
- * in one round trip. Statements cannot look at an answer before COMMIT, so any condition they
- * depend on must fail its own statement (failed-checks.ts).
+ * phase takes a round trip more for its COMMIT), or statements sent with the fence as one
+ * transaction in one round trip. Statements cannot look at an answer before the commit, so any
+ * condition they depend on must fail its own statement (failed-checks.ts).
  */
 export type PhaseWork = ((tx: TxClient) => Promise<void>) | Statement[];
 
@@ -34,7 +34,7 @@ export type PhaseWork = ((tx: TxClient) => Promise<void>) | Statement[];
  * inside `tx` (a failed fence rolls the transaction back and the phase answers LeaseLostError),
  * and should lock shared rows only in that first round trip: a fenced-out owner holds them
  * until it learns it lost, without the key row. finishWith's work waits for the fence. Work
- * given as statements goes with the fence and COMMIT in one round trip (PhaseWork).
+ * given as statements goes with the fence, and commits, in one round trip (PhaseWork).
  */
 export class OwnedRequest {
   private point: string;
@@ -195,7 +195,7 @@ export class OwnedRequest {
     const work = phase.work;
     const sentAtMs = Date.now();
     const transaction = Array.isArray(work)
-      ? // The fence, the work's statements and COMMIT: one round trip (withOneRoundTrip).
+      ? // The fence and the work's statements: one round trip, which commits (withOneRoundTrip).
         withOneRoundTrip(this.deps.pool, [fencing(phase.answer), ...work], {
           beforeSend: beforeCommit,
           afterSend: () => this.deps.faults.hit(`${faultPrefix}.commit-sent`),
@@ -250,7 +250,7 @@ export class OwnedRequest {
 
   /**
    * A phase failed in a way that leaves its commit in doubt (the connection dropped, the backend
-   * was terminated, COMMIT got no answer). The phase's own fenced write says whether it
+   * was terminated, the commit got no answer). The phase's own fenced write says whether it
    * happened: the key row stands at `to` under our token only if the transaction committed.
    * Our lease was extended by that very write, so nobody else can have moved the row since.
    * The row as committed: it committed and only the acknowledgement was lost. Null: it did not;

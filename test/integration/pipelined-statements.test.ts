@@ -52,12 +52,20 @@ beforeEach(async () => {
 
 const INSERT_ITEM = 'INSERT INTO pipeline_items (id, label) VALUES ($1, $2) RETURNING id';
 const COUNT_ITEMS = 'SELECT count(*)::int AS n FROM pipeline_items WHERE id >= $1';
+/** How many transactions wrote the items so far, and whether it is the one running this. */
+const TRANSACTION_OF_ITEMS = `
+SELECT count(DISTINCT xmin::text)::int AS writers,
+       bool_and(xmin::text = pg_current_xact_id()::text) AS current
+  FROM pipeline_items WHERE id >= $1`;
 
 async function countedRoundTrips(run: () => Promise<unknown>): Promise<number> {
   await pool.query('SELECT 1'); // the connection exists before counting starts
   const before = roundTrips;
   await run();
-  return roundTrips - before;
+  // A failed statement is reported before its round trip has ended: a query of our own on the
+  // pool's only connection runs once every round trip of `run` has, and is not counted.
+  await pool.query('SELECT 1');
+  return roundTrips - before - 1;
 }
 
 /** Until the pool's connection waits on a lock `holder` holds. */
@@ -328,18 +336,22 @@ describe('a connection lost during a round trip', () => {
   });
 });
 
-describe('a transaction sent with its COMMIT in one round trip (withOneRoundTrip)', () => {
+describe('a transaction that commits in one round trip (withOneRoundTrip)', () => {
   const item = (id: number, label: string) => ({ text: INSERT_ITEM, values: [id, label] });
 
-  it('sends BEGIN, its statements and COMMIT together, and answers each statement in order', async () => {
+  it('sends its statements together as one transaction, commits it, and answers each in order', async () => {
     let answers: pg.QueryResult[] = [];
     const trips = await countedRoundTrips(async () => {
-      answers = await withOneRoundTrip(pool, [item(1, 'a'), item(2, 'b')], {
-        first: [{ text: COUNT_ITEMS, values: [0] }],
-      });
+      answers = await withOneRoundTrip(
+        pool,
+        [item(1, 'a'), item(2, 'b'), { text: TRANSACTION_OF_ITEMS, values: [0] }],
+        { first: [{ text: COUNT_ITEMS, values: [0] }] },
+      );
     });
     expect(trips).toBe(1);
-    expect(answers.map((a): unknown => a.rows)).toEqual([[{ id: 1 }], [{ id: 2 }]]);
+    expect(answers.slice(0, 2).map((a): unknown => a.rows)).toEqual([[{ id: 1 }], [{ id: 2 }]]);
+    // One transaction: the rows it wrote carry its xid, and it is the one still running.
+    expect(answers[2]!.rows).toEqual([{ writers: 1, current: true }]);
     expect(await items()).toBe(2);
   });
 
@@ -354,13 +366,34 @@ describe('a transaction sent with its COMMIT in one round trip (withOneRoundTrip
         (error: unknown) => error,
       );
     });
-    // The failing statement's own error, not the skip of the one after it; then ROLLBACK.
+    // The failing statement's own error, not the skip of the one after it. PostgreSQL rolled
+    // the transaction back at the end of the round trip: no ROLLBACK follows it.
     expect(isFailedCheck(failure, CHECKS.fenceLost)).toBe(true);
     expect(isFailedCheck(failure, CHECKS.admissionLost)).toBe(false);
-    expect(trips).toBe(2);
+    expect(trips).toBe(1);
     expect(await items()).toBe(0); // the INSERT before the check was rolled back with it
     await withOneRoundTrip(pool, [item(3, 'c')]);
     expect(await items()).toBe(1);
+  });
+
+  it('rejects when its commit fails, with nothing committed and no ROLLBACK sent', async () => {
+    await pool.query(
+      `CREATE TABLE IF NOT EXISTS pipeline_deferred_commit (id int,
+         CONSTRAINT pipeline_deferred_commit_uq UNIQUE (id) DEFERRABLE INITIALLY DEFERRED)`,
+    );
+    const insert = { text: 'INSERT INTO pipeline_deferred_commit (id) VALUES ($1)', values: [1] };
+    let failure: unknown;
+    const trips = await countedRoundTrips(async () => {
+      failure = await withOneRoundTrip(pool, [item(1, 'a'), insert, insert]).catch(
+        (error: unknown) => error,
+      );
+    });
+    // Every statement ran; the deferred check failed the commit at the end of the round trip.
+    expect(sqlState(failure)).toBe('23505');
+    expect(trips).toBe(1);
+    expect(await items()).toBe(0);
+    const { rows } = await pool.query('SELECT 1 FROM pipeline_deferred_commit');
+    expect(rows).toEqual([]);
   });
 
   it('runs beforeSend with the connection checked out, and sends nothing when it throws', async () => {
@@ -376,7 +409,7 @@ describe('a transaction sent with its COMMIT in one round trip (withOneRoundTrip
     });
     expect(failure).toEqual(new Error('fault point'));
     expect(idleDuringBeforeSend).toBe(0);
-    expect(trips).toBe(1); // the ROLLBACK, and nothing before it
+    expect(trips).toBe(0); // nothing was sent, so there is nothing to roll back
     expect(await items()).toBe(0);
   });
 

@@ -3,23 +3,24 @@ import type { AddressInfo } from 'node:net';
 
 /**
  * A TCP proxy in front of PostgreSQL that can cut a connection at the worst moment: after a
- * COMMIT has reached the server (so it commits) and before the answer gets back (so the client
- * cannot know). `cutAfterNextCommit()` arms it for one COMMIT, sent alone or at the end of a
- * round trip with the transaction's statements (withOneRoundTrip). Plain protocol only: the
- * test server speaks to it without TLS.
+ * transaction's commit has reached the server (so it commits) and before the answer gets back
+ * (so the client cannot know). `cutAfterNextCommit()` arms it for one commit: a COMMIT sent
+ * alone (withTransaction), or the end of a round trip of several statements that PostgreSQL
+ * runs as one implicit transaction and commits at its Sync (withOneRoundTrip). Plain protocol
+ * only: the test server speaks to it without TLS.
  */
 export interface CommitCutter {
   /** postgres:// URL that goes through the proxy to `targetUrl`'s database. */
   url: string;
   cutAfterNextCommit(): void;
   /**
-   * Holds back what the server sends on the connection that next sends a COMMIT together with
+   * Holds back what the server sends on the connection that next sends a commit together with
    * the bytes of `with` (a parameter of the same round trip, say an idempotency key): its
    * answers, an error, its closing, until the returned function is called. The client learns how
    * its transaction ended only then, whatever happened on the server meanwhile.
    */
   holdAnswersAfterNextCommit(withBytes: string): HeldAnswers;
-  /** How many COMMITs were cut. */
+  /** How many commits were cut. */
   cuts(): number;
   close(): Promise<void>;
 }
@@ -31,25 +32,11 @@ const COMMIT_QUERY = Buffer.concat([
   Buffer.from('COMMIT\0'),
 ]);
 
-/** The start of the server's ReadyForQuery: 'Z', length 5 (then the transaction status). */
-const READY_FOR_QUERY = Buffer.from([0x5a, 0, 0, 0, 5]);
-
 /** The server's CommandComplete for a COMMIT: 'C', length, the tag, NUL. */
 const COMMIT_COMPLETE = Buffer.concat([
   Buffer.from('C'),
   Buffer.from([0, 0, 0, 11]),
   Buffer.from('COMMIT\0'),
-]);
-
-/**
- * The Parse message of a COMMIT in an extended-protocol round trip (pipelined-statements.ts):
- * 'P', length, the unnamed statement's empty name, the text, and no parameter types.
- */
-const COMMIT_PARSE = Buffer.concat([
-  Buffer.from('P'),
-  Buffer.from([0, 0, 0, 14]),
-  Buffer.from('\0COMMIT\0'),
-  Buffer.from([0, 0]),
 ]);
 
 export interface HeldAnswers {
@@ -67,6 +54,57 @@ interface Hold {
   released: boolean;
 }
 
+/**
+ * A round trip a client sent, up to its Sync (extended protocol) or a simple Query: whether
+ * it ends a transaction, and its bytes (to match a parameter).
+ */
+interface RoundTrip {
+  bytes: Buffer;
+  /** COMMIT sent as a simple query: it commits unless the transaction had failed. */
+  commitQuery: boolean;
+  /**
+   * Several statements before one Sync. Outside BEGIN they are one implicit transaction that
+   * the Sync commits; inside, the Sync commits nothing, which the server's answer tells apart.
+   */
+  pipelined: boolean;
+}
+
+/**
+ * Splits a protocol stream into messages (a type byte, then a length that counts itself),
+ * across chunk boundaries. `untypedFirst`: the client's stream opens with a startup message
+ * that has no type byte.
+ */
+function messageReader(untypedFirst: boolean) {
+  let pending: Buffer = Buffer.alloc(0);
+  let first = untypedFirst;
+  return (chunk: Buffer, onMessage: (type: number, body: Buffer) => void) => {
+    pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+    for (;;) {
+      const header = first ? 4 : 5;
+      if (pending.length < header) return;
+      const length = pending.readInt32BE(first ? 0 : 1);
+      const size = (first ? 0 : 1) + length;
+      if (pending.length < size) return;
+      const type = first ? 0 : pending[0]!;
+      const body = pending.subarray(header, size);
+      pending = pending.subarray(size);
+      // An SSLRequest or a cancel request would be followed by another untyped message; the
+      // test server is reached without TLS, so the startup message is the only one.
+      first = false;
+      onMessage(type, body);
+    }
+  };
+}
+
+const MESSAGE = {
+  query: 'Q'.charCodeAt(0),
+  execute: 'E'.charCodeAt(0),
+  sync: 'S'.charCodeAt(0),
+  error: 'E'.charCodeAt(0),
+  readyForQuery: 'Z'.charCodeAt(0),
+  idle: 'I'.charCodeAt(0),
+} as const;
+
 export async function startCommitCutter(targetUrl: string): Promise<CommitCutter> {
   const target = new URL(targetUrl);
   const sockets = new Set<Socket>();
@@ -76,40 +114,81 @@ export async function startCommitCutter(targetUrl: string): Promise<CommitCutter
   const server: Server = createServer((client) => {
     const upstream = connect(Number(target.port || 5432), target.hostname);
     sockets.add(client).add(upstream);
-    let commitInFlight = false;
+    const readClient = messageReader(true);
+    const readServer = messageReader(false);
+    let tripBytes: Buffer[] = [];
+    let executes = 0;
+    /** The round trip that may commit, while the cutter waits to see how it ended. */
+    let watched: RoundTrip | null = null;
+    /** The server's answers to `watched`, held until its ReadyForQuery says how it ended. */
+    let answers: Buffer[] = [];
+    let failed = false;
     let hold: Hold | null = null;
     /** Runs `deliver` now, or on release while this connection's answers are held. */
     const fromServer = (deliver: () => void) => {
       if (hold !== null && !hold.released) hold.held.push(deliver);
       else deliver();
     };
-    client.on('data', (chunk: Buffer) => {
-      const commit = chunk.includes(COMMIT_QUERY) || chunk.includes(COMMIT_PARSE);
-      if (armed && commit) {
-        armed = false;
-        commitInFlight = true;
+    const sent = (trip: RoundTrip) => {
+      if (!trip.commitQuery && !trip.pipelined) return;
+      if (armed && watched === null) {
+        watched = trip;
+        answers = [];
+        failed = false;
       }
-      if (holdArmed !== null && commit && chunk.includes(holdArmed.withBytes)) {
+      if (holdArmed !== null && trip.bytes.includes(holdArmed.withBytes)) {
         hold = holdArmed;
         hold.engaged = true;
         holdArmed = null;
       }
+    };
+    client.on('data', (chunk: Buffer) => {
+      tripBytes.push(chunk);
+      readClient(chunk, (type) => {
+        if (type === MESSAGE.execute) executes += 1;
+        if (type !== MESSAGE.sync && type !== MESSAGE.query) return;
+        const bytes = Buffer.concat(tripBytes);
+        sent({
+          bytes,
+          commitQuery: type === MESSAGE.query && bytes.includes(COMMIT_QUERY),
+          pipelined: type === MESSAGE.sync && executes > 1,
+        });
+        tripBytes = [];
+        executes = 0;
+      });
       upstream.write(chunk);
     });
     upstream.on('data', (chunk: Buffer) => fromServer(() => forward(chunk)));
     const forward = (chunk: Buffer) => {
-      if (commitInFlight && !chunk.includes(COMMIT_COMPLETE) && chunk.includes(READY_FOR_QUERY)) {
-        // The round trip ended without committing (a statement failed): nothing to cut.
-        commitInFlight = false;
+      // Every chunk is read, watched or not: a message may span chunks.
+      let ended: number | null = null;
+      readServer(chunk, (type, body) => {
+        if (type === MESSAGE.error) failed = true;
+        if (type === MESSAGE.readyForQuery) ended = body[0] ?? null;
+      });
+      if (watched === null) {
+        client.write(chunk);
+        return;
       }
-      if (commitInFlight && chunk.includes(COMMIT_COMPLETE)) {
-        // The server has answered the COMMIT, so it has committed. Drop the answer and the line.
+      answers.push(chunk);
+      if (ended === null) return;
+      const trip = watched;
+      watched = null;
+      const held = Buffer.concat(answers);
+      const committed =
+        !failed && ended === MESSAGE.idle && (!trip.commitQuery || held.includes(COMMIT_COMPLETE));
+      if (committed) {
+        // The server has committed and said so. Drop the answer and the line.
+        armed = false;
         cuts += 1;
         client.destroy();
         upstream.destroy();
         return;
       }
-      client.write(chunk);
+      // Not a commit: a statement failed (nothing to cut), or the round trip ran inside BEGIN
+      // and its Sync committed nothing (the cutter waits for the transaction's end).
+      if (failed || ended === MESSAGE.idle) armed = false;
+      client.write(held);
     };
     const end = () => {
       client.destroy();
