@@ -12,6 +12,7 @@ import type { Keyring } from '../lib/crypto/keyring.ts';
 import type { FaultPoints } from '../lib/faults.ts';
 import { IdempotencyEngine } from '../lib/idempotency/engine.ts';
 import { AdmissionsInFlight } from '../lib/idempotency/admissions-in-flight.ts';
+import { RecentScopes } from '../lib/idempotency/recent-scopes.ts';
 import { scopeIdsOf } from '../lib/idempotency/operation.ts';
 import { RecoveryWorker } from '../lib/idempotency/recovery-worker.ts';
 import { unfinishedByOperation } from '../lib/idempotency/inspection.ts';
@@ -183,6 +184,7 @@ export function createServices(config: ServicesConfig): Services {
     keyring: config.keyring,
     keyWatcher,
     admissions: new AdmissionsInFlight(),
+    recentScopes: new RecentScopes(),
   });
   const provider = providerHop(config);
   const hops = serviceHops(config);

@@ -115,26 +115,39 @@ export class IdempotencyEngine {
     this.deps.metrics.waits.inc({ ...metricLabels(scope), outcome });
   }
 
-  /** One admission: read, then decide or insert, re-reading a row that changed under it. */
+  /**
+   * One admission: read, then decide or insert, re-reading a row that changed under it. A key
+   * this process has not met (RecentScopes) is most likely new, and its first phase is
+   * statements: it is inserted at once, with no read before, and read only if the insert finds
+   * it taken. The scope lock decides either way; the order only saves a round trip.
+   */
   private async admitOnce(input: {
     scope: Scope;
     command: JsonValue;
     first: FirstPhase | (() => FirstPhase);
   }): Promise<Admission | InFlight> {
     const { scope, command } = input;
-    const { keyring, admissions } = this.deps;
+    const { keyring, admissions, recentScopes } = this.deps;
+    const name = scopeText(scope);
+    let first: FirstPhase | undefined;
+    const firstPhase = () =>
+      (first ??= typeof input.first === 'function' ? input.first() : input.first);
+    let insertFirst = !recentScopes.has(name);
+    recentScopes.remember(name);
     for (let round = 0; round < ADMISSION_MAX_ROUNDS; round++) {
       // Read first: a replay or a conflict then costs one indexed read and no transaction.
       // This is not check-then-insert: ownership is still decided under the scope lock below.
       // A finished row past its window is only metadata now: the retry is a new request.
-      const existing = await this.read(scope);
+      // A first phase given as code reads first too: its lost insert costs a ROLLBACK more.
+      const existing =
+        insertFirst && 'statements' in firstPhase() ? undefined : await this.read(scope);
+      insertFirst = false;
       if (existing !== undefined && !existing.expired) {
         const decided = await this.decide(scope, command, existing);
         if (decided !== 'changed') return decided;
         continue;
       }
       // Another request of this process is admitting the key: its row decides this one.
-      const name = scopeText(scope);
       const settling = admissions.pending(name);
       if (settling !== undefined) {
         await settling;
@@ -142,7 +155,7 @@ export class IdempotencyEngine {
       }
       const decided = await admissions.run(name, () =>
         this.insert(scope, keyedRequestHash(keyring, scope.operation, command), {
-          first: typeof input.first === 'function' ? input.first() : input.first,
+          first: firstPhase(),
           afterExpiry: existing !== undefined,
         }),
       );
@@ -168,12 +181,12 @@ export class IdempotencyEngine {
   private async insert(
     scope: Scope,
     requestHash: StoredRequestHash,
+    /** afterExpiry: what a read before the insert found (INSERT_KEY says so itself too). */
     admission: { first: FirstPhase; afterExpiry: boolean },
   ): Promise<Admission | 'changed'> {
     const { first } = admission;
     const { tenantId, operation, key } = scope;
     const { leaseMs, ttlSeconds, faults } = this.deps;
-    const executed = admission.afterExpiry ? 'expired_retry' : 'executed';
     const lock = lockingScope(scopeDigest(scope).readBigInt64BE(0));
     const inserting: Statement = {
       text: INSERT_KEY,
@@ -191,7 +204,14 @@ export class IdempotencyEngine {
       ],
     };
     const beforeCommit = `${operation.publicName}.${first.to}.before-commit`;
-    let owned: Omit<OwnedRow, 'recovery_point' | 'resource_id'> & { decided?: JsonValue };
+    let owned: Omit<OwnedRow, 'recovery_point' | 'resource_id'> & {
+      decided?: JsonValue;
+      after_expiry?: boolean;
+    };
+    // A new request, or a retry of a key whose earlier generations have all expired: as the
+    // insert found it, else (its answer lost) as the read before it did.
+    const executed = (admitted?: { after_expiry?: boolean }) =>
+      (admitted?.after_expiry ?? admission.afterExpiry) ? 'expired_retry' : 'executed';
     let answers: pg.QueryResult[] = [];
     try {
       if ('statements' in first) {
@@ -251,7 +271,7 @@ export class IdempotencyEngine {
       const row = await this.read(scope);
       if (row === undefined || row.resource_id !== first.resourceId) throw error;
       if (row.state === 'finished') {
-        this.countExecuted(scope, executed);
+        this.countExecuted(scope, executed());
         return { kind: 'decided', answer: storedAnswer(row, scope, this.deps.keyring) };
       }
       owned = row;
@@ -264,7 +284,7 @@ export class IdempotencyEngine {
       fencingToken: owned.fencing_token,
     });
     if (owned.decided !== undefined) {
-      this.countExecuted(scope, executed);
+      this.countExecuted(scope, executed(owned));
       const answer = {
         version: operation.answerVersion,
         storedAs: 'inline' as const,
@@ -276,7 +296,7 @@ export class IdempotencyEngine {
       return { kind: 'decided', answer };
     }
     await faults.hit(`${operation.publicName}.${first.to}.after-commit`);
-    this.countExecuted(scope, executed);
+    this.countExecuted(scope, executed(owned));
     const request = new OwnedRequest(this.deps, scope, {
       ...owned,
       recovery_point: first.to,

@@ -67,24 +67,32 @@ export function lockingScope(lockKey: bigint): Statement {
  * hash, $5 first recovery point, $6 resource id, $7 lease ms, $8 ttl seconds, $9 the data key id
  * the request hash is keyed by, $10 the operation's ids (a live row under an earlier version
  * holds the scope too). Fails with CHECKS.admissionLost when a live row exists (someone else
- * admitted the key first).
+ * admitted the key first). `after_expiry`: the scope had earlier generations, all expired (the
+ * request is a retry of a forgotten key), which admission may not have read before (engine.ts).
  */
 export const INSERT_KEY = `
-WITH admitted AS (
+WITH earlier AS (
+  SELECT bool_or(state <> 'finished' OR expires_at > now()) AS live
+    FROM idempotency_keys
+   WHERE tenant_id = $1 AND operation = ANY($10::text[]) AND key = $3
+), admitted AS (
   INSERT INTO idempotency_keys
          (tenant_id, operation, key, request_hash, request_hash_key, state, recovery_point,
           resource_id, lease_expires_at, expires_at)
   SELECT $1, $2, $3, $4, $9, 'started', $5, $6,
          now() + make_interval(secs => $7::float8 / 1000), now() + make_interval(secs => $8)
-   WHERE NOT EXISTS (SELECT 1 FROM idempotency_keys
-                      WHERE tenant_id = $1 AND operation = ANY($10::text[]) AND key = $3
-                        AND (state <> 'finished' OR expires_at > now()))
+    FROM earlier
+   WHERE earlier.live IS NOT TRUE
   RETURNING id, tenant_id, operation, key, recovery_point, fencing_token, created_at, expires_at
 ), logged AS (
   INSERT INTO idempotency_phase_log
          (request_id, tenant_id, operation, key, recovery_point, fencing_token, expires_at)
   SELECT id, tenant_id, operation, key, recovery_point, fencing_token, expires_at FROM admitted
-)${theRowOrFail('admitted', ['fencing_token', 'operation', 'created_at', 'expires_at'], CHECKS.admissionLost)}`;
+)
+SELECT admitted.fencing_token, admitted.operation, admitted.created_at, admitted.expires_at,
+       earlier.live IS NOT NULL AS after_expiry
+  FROM earlier LEFT JOIN admitted ON true
+ WHERE ${failUnless('admitted.fencing_token IS NOT NULL', CHECKS.admissionLost)}`;
 
 /**
  * Stores a finished request's answer and logs its final phase; used by both ways of finishing.

@@ -1,4 +1,5 @@
 import type { AdmissionsInFlight } from './admissions-in-flight.ts';
+import type { RecentScopes } from './recent-scopes.ts';
 import type { KeyWatcher } from './key-watcher.ts';
 import type pg from 'pg';
 import type { JsonValue } from '../canonical-json.ts';
@@ -40,6 +41,8 @@ export interface EngineDeps {
   keyWatcher: KeyWatcher | null;
   /** This process's admissions in flight: its duplicates wait for them instead of racing. */
   admissions: AdmissionsInFlight;
+  /** The scopes this process met lately: a key it has not met is inserted before it is read. */
+  recentScopes: RecentScopes;
 }
 
 export interface Scope {

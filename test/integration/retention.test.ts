@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { AdmissionsInFlight } from '../../lib/idempotency/admissions-in-flight.ts';
+import { RecentScopes } from '../../lib/idempotency/recent-scopes.ts';
 import { IdempotencyEngine } from '../../lib/idempotency/engine.ts';
 import { defineOperation } from '../../lib/idempotency/operation.ts';
 import {
@@ -143,6 +144,48 @@ describe('the replay window', () => {
     ]);
   });
 
+  it('counts a retry after the window as an expired retry at a process that never met the key', async () => {
+    const SEALED = defineOperation({
+      id: 'tests.sealed.v1',
+      publicName: 'sealed',
+      service: 'payments',
+      answerVersion: 1,
+      outcomeOf: () => 'done',
+    });
+    const engine = stack.app.services.deps.engine;
+    const scope = { tenantId: stack.tenantIds.a, operation: SEALED, key: 'expired-elsewhere' };
+    const admit = (by: IdempotencyEngine, resourceId: string) =>
+      by.admit({ scope, command: 'same', first: { to: 'sealing', resourceId, statements: [] } });
+    const first = await admit(engine, '00000000-0000-4000-8000-0000000000e1');
+    if (first.kind !== 'owned') throw new Error(`first admission: ${first.kind}`);
+    const { expiresAt } = await first.request.finish({ done: true }, []);
+    await waitUntil(async () => (await dbNow(stack.db)) > expiresAt.getTime(), {
+      timeoutMs: 30_000,
+      intervalMs: 100,
+      what: 'the database clock to pass the key’s expiry',
+    });
+    // Another process has not met the key: it inserts before reading, and only the insert can
+    // tell that the scope had a generation before, all of it expired.
+    const otherProcess = new IdempotencyEngine({
+      ...engine.deps,
+      admissions: new AdmissionsInFlight(),
+      recentScopes: new RecentScopes(),
+    });
+    const before = await metricsText();
+    const late = await admit(otherProcess, '00000000-0000-4000-8000-0000000000e2');
+    expect(late.kind).toBe('owned');
+    const after = await metricsText();
+    const outcome = (name: string) =>
+      `idempotency_requests_total{service="payments",operation="sealed",outcome="${name}"}`;
+    const expired = 'idempotency_expired_retries_total{service="payments",operation="sealed"}';
+    expect(metricValue(after, expired) - metricValue(before, expired)).toBe(1);
+    expect(metricValue(after, outcome('expired_retry'))).toBe(
+      metricValue(before, outcome('expired_retry')) + 1,
+    );
+    expect(metricValue(after, outcome('executed'))).toBe(metricValue(before, outcome('executed')));
+    expect(await generationsOf(stack.db, 'expired-elsewhere')).toHaveLength(2);
+  });
+
   it('never treats an unfinished key as new, however far past its expiry', async () => {
     stack.app.faults.arm('createPayment.provider_charge.before-call', { kind: 'throw' });
     const stuck = await createPaymentOn(stack, paymentInput('win-stuck'));
@@ -236,6 +279,7 @@ describe('dedupe across a partition boundary', () => {
     const otherProcess = new IdempotencyEngine({
       ...engine.deps,
       admissions: new AdmissionsInFlight(),
+      recentScopes: new RecentScopes(),
     });
     const second = otherProcess.admit({
       scope,
