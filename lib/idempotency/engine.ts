@@ -135,6 +135,15 @@ export class IdempotencyEngine {
     let insertFirst = !recentScopes.has(name);
     recentScopes.remember(name);
     for (let round = 0; round < ADMISSION_MAX_ROUNDS; round++) {
+      // An admission of this scope already on its way from this process decides this request:
+      // wait for it, rather than read a row it may commit while the read is under way (the
+      // read would answer no row after the admission had settled, and this request would send
+      // an admission of its own, only to lose it).
+      const admitting = admissions.pending(name);
+      if (admitting !== undefined) {
+        await admitting;
+        insertFirst = false;
+      }
       // Read first: a replay or a conflict then costs one indexed read and no transaction.
       // This is not check-then-insert: ownership is still decided under the scope lock below.
       // A finished row past its window is only metadata now: the retry is a new request.
