@@ -53,13 +53,12 @@ interface InFlight {
 }
 
 export type { Admission } from './admission.ts';
-
 export type { FirstPhase } from './first-phase.ts';
 
 /**
- * Scoped admission of idempotent requests. The database decides every race: the primary key
- * (tenant, operation, key) picks the one first owner, a conditional UPDATE picks the one
- * taker-over of an expired lease, and the fencing token stops everyone else from writing.
+ * Scoped admission of idempotent requests. The database decides every race: the scope lock and
+ * INSERT_KEY's live-row check pick the one first owner, a conditional UPDATE the one taker-over
+ * of an expired lease, and the fencing token stops everyone else from writing.
  */
 export class IdempotencyEngine {
   constructor(readonly deps: EngineDeps) {
@@ -117,9 +116,8 @@ export class IdempotencyEngine {
 
   /**
    * One admission: read, then decide or insert, re-reading a row that changed under it. A key
-   * this process has not met (RecentScopes) is most likely new, and its first phase is
-   * statements: it is inserted at once, with no read before, and read only if the insert finds
-   * it taken. The scope lock decides either way; the order only saves a round trip.
+   * this process has not met (RecentScopes) whose first phase is statements is inserted with
+   * no read before, and read only if taken: the order saves a round trip, the lock decides.
    */
   private async admitOnce(input: {
     scope: Scope;
@@ -132,25 +130,21 @@ export class IdempotencyEngine {
     let first: FirstPhase | undefined;
     const firstPhase = () =>
       (first ??= typeof input.first === 'function' ? input.first() : input.first);
-    let insertFirst = !recentScopes.has(name);
+    const insertFirst = !recentScopes.has(name);
     recentScopes.remember(name);
     for (let round = 0; round < ADMISSION_MAX_ROUNDS; round++) {
-      // An admission of this scope already on its way from this process decides this request:
-      // wait for it, rather than read a row it may commit while the read is under way (the
-      // read would answer no row after the admission had settled, and this request would send
-      // an admission of its own, only to lose it).
+      // This process's admission of the scope, on its way, decides this request: a read now
+      // could miss its commit, and this request would then send an admission only to lose it.
       const admitting = admissions.pending(name);
-      if (admitting !== undefined) {
-        await admitting;
-        insertFirst = false;
-      }
+      if (admitting !== undefined) await admitting;
       // Read first: a replay or a conflict then costs one indexed read and no transaction.
       // This is not check-then-insert: ownership is still decided under the scope lock below.
       // A finished row past its window is only metadata now: the retry is a new request.
       // A first phase given as code reads first too: its lost insert costs a ROLLBACK more.
       const existing =
-        insertFirst && 'statements' in firstPhase() ? undefined : await this.read(scope);
-      insertFirst = false;
+        round === 0 && insertFirst && !admitting && 'statements' in firstPhase()
+          ? undefined
+          : await this.read(scope);
       if (existing !== undefined && !existing.expired) {
         const decided = await this.decide(scope, command, existing);
         if (decided !== 'changed') return decided;
@@ -190,7 +184,6 @@ export class IdempotencyEngine {
   private async insert(
     scope: Scope,
     requestHash: StoredRequestHash,
-    /** afterExpiry: what a read before the insert found (INSERT_KEY says so itself too). */
     admission: { first: FirstPhase; afterExpiry: boolean },
   ): Promise<Admission | 'changed'> {
     const { first } = admission;
@@ -217,8 +210,7 @@ export class IdempotencyEngine {
       decided?: JsonValue;
       after_expiry?: boolean;
     };
-    // A new request, or a retry of a key whose earlier generations have all expired: as the
-    // insert found it, else (its answer lost) as the read before it did.
+    // A retry of an expired key, as the insert found it, else (answer lost) as a read before did.
     const executed = (admitted?: { after_expiry?: boolean }) =>
       (admitted?.after_expiry ?? admission.afterExpiry) ? 'expired_retry' : 'executed';
     let answers: pg.QueryResult[] = [];
