@@ -80,6 +80,17 @@ async function generationsOf(db: pg.Pool, key: string) {
   return rows;
 }
 
+/** An operation of these tests' own, driven through the engine directly. */
+function testOperation(name: string) {
+  return defineOperation({
+    id: `tests.${name}.v1`,
+    publicName: name,
+    service: 'payments',
+    answerVersion: 1,
+    outcomeOf: () => 'done',
+  });
+}
+
 function metricValue(text: string, series: string): number {
   const line = text.split('\n').find((l) => l.startsWith(series + ' '));
   return line === undefined ? 0 : Number(line.slice(series.length + 1));
@@ -145,13 +156,7 @@ describe('the replay window', () => {
   });
 
   it('counts a retry after the window as an expired retry at a process that never met the key', async () => {
-    const SEALED = defineOperation({
-      id: 'tests.sealed.v1',
-      publicName: 'sealed',
-      service: 'payments',
-      answerVersion: 1,
-      outcomeOf: () => 'done',
-    });
+    const SEALED = testOperation('sealed');
     const engine = stack.app.services.deps.engine;
     const scope = { tenantId: stack.tenantIds.a, operation: SEALED, key: 'expired-elsewhere' };
     const admit = (by: IdempotencyEngine, resourceId: string) =>
@@ -220,13 +225,7 @@ describe('the replay window', () => {
 });
 
 describe('dedupe across a partition boundary', () => {
-  const STRADDLE = defineOperation({
-    id: 'tests.straddle.v1',
-    publicName: 'straddle',
-    service: 'payments',
-    answerVersion: 1,
-    outcomeOf: () => 'done',
-  });
+  const STRADDLE = testOperation('straddle');
 
   it('admits one of two first requests whose rows would fall in different partitions', async () => {
     // A boundary a few seconds past the first request's expiry (room for a loaded machine to
