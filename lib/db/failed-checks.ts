@@ -3,8 +3,8 @@ import { sqlState } from './sql-state.ts';
 /**
  * A condition a statement checks for itself with `fail_unless` (migrations/0009-fail-unless.sql),
  * with its own SQLSTATE in class PW, which PostgreSQL does not use. A transaction that commits
- * in the round trip of its statements (withOneRoundTrip, pool.ts) depends on them: an unmet one fails the
- * statement, PostgreSQL skips the rest of the round trip, and nothing commits. Each owner
+ * in the round trip of its statements (withOneRoundTrip, pool.ts) depends on them: an unmet one
+ * fails the statement, PostgreSQL skips the rest of the round trip, and nothing commits. Each owner
  * defines its own (a service beside its SQL); lib's are the engine's, PW001 to PW099.
  */
 export interface Check {

@@ -271,8 +271,9 @@ export class InterruptedAfterSendError extends Error {
  *
  * A client that cannot even send ROLLBACK has lost its connection, but not necessarily its
  * session: a backend waiting on a lock has not noticed, and runs what it was sent once the
- * lock is granted (the whole round trip, commit included, for withOneRoundTrip). That session is ended from another
- * connection before the error is passed on, so that what the caller reads back next is final.
+ * lock is granted (the whole round trip, commit included, for withOneRoundTrip). That session
+ * is ended from another connection before the error is passed on, so that what the caller
+ * reads back next is final.
  */
 async function onClient<T>(
   pool: pg.Pool,
