@@ -62,12 +62,16 @@ export const REGISTER_PARTITION = `
 INSERT INTO idempotency_partitions (name, parent, lower_bound, upper_bound) VALUES ($1, $2, $3, $4)`;
 
 /**
- * Moves every unfinished request out of a keys partition about to be dropped: its window is
- * renewed from now, so it lands in a live partition. An unfinished request is never forgotten,
- * however old. Only unfinished rows are touched (the partial index finds them), so the cost
- * does not grow with the partition. Its phase log follows when the log's own partition goes
- * (MOVE_UNFINISHED_PHASE_LOG; keys partitions are handled first). $1 partition name,
- * $2 ttl seconds.
+ * Moves every unfinished request no one holds out of a keys partition about to be dropped: its
+ * window is renewed from now, so it lands in a live partition. An unfinished request is never
+ * forgotten, however old. Only unfinished rows are touched (the partial index finds them), so
+ * the cost does not grow with the partition. Its phase log follows when the log's own partition
+ * goes (MOVE_UNFINISHED_PHASE_LOG; keys partitions are handled first).
+ *
+ * A row under a live lease stays: its owner names the row by its partition key
+ * (idempotency.sql.ts, ownersRow), and a moved row would fail the owner's next phase as if it
+ * had been taken over. The partition then stays too (HOLDS_UNFINISHED) until a later run finds
+ * the lease finished or run out. $1 partition name, $2 ttl seconds.
  */
 export const MOVE_UNFINISHED_KEYS = `
 WITH bounds AS (
@@ -77,6 +81,7 @@ WITH bounds AS (
      SET expires_at = now() + make_interval(secs => $2), updated_at = now()
     FROM bounds b
    WHERE k.state <> 'finished' AND k.expires_at >= b.lower_bound AND k.expires_at < b.upper_bound
+     AND (k.lease_expires_at IS NULL OR k.lease_expires_at <= now())
   RETURNING k.id
 )
 SELECT count(*)::int AS moved FROM moved`;
@@ -94,6 +99,33 @@ UPDATE idempotency_phase_log l
   FROM idempotency_keys k, bounds b
  WHERE k.state <> 'finished' AND l.request_id = k.id
    AND l.expires_at >= b.lower_bound AND l.expires_at < b.upper_bound`;
+
+/**
+ * Whether a partition about to be dropped still holds something of an unfinished request
+ * after the moves: a key under a live lease, or a phase-log row of one. Such a partition is
+ * kept for a later run. $1 partition name.
+ */
+export const HOLDS_UNFINISHED = `
+WITH bounds AS (
+  SELECT parent, lower_bound, upper_bound FROM idempotency_partitions WHERE name = $1
+)
+SELECT EXISTS (
+         SELECT 1 FROM idempotency_keys k, bounds b
+          WHERE b.parent = 'idempotency_keys' AND k.state <> 'finished'
+            AND k.expires_at >= b.lower_bound AND k.expires_at < b.upper_bound)
+    OR EXISTS (
+         SELECT 1 FROM idempotency_keys k
+           JOIN idempotency_phase_log l ON l.request_id = k.id, bounds b
+          WHERE b.parent = 'idempotency_phase_log' AND k.state <> 'finished'
+            AND l.expires_at >= b.lower_bound AND l.expires_at < b.upper_bound) AS holds`;
+
+/**
+ * Taken before anything in a partition is moved, so that between the moves and the drop no
+ * request can claim, or be admitted into, one of its rows.
+ */
+export function lockPartition(name: string): string {
+  return `LOCK TABLE ${pg.escapeIdentifier(name)} IN ACCESS EXCLUSIVE MODE`;
+}
 
 export function dropPartition(name: string): string {
   return `DROP TABLE ${pg.escapeIdentifier(name)}`;

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { SET_MAINTENANCE_STATEMENT_TIMEOUT, withTransaction, type TxClient } from '../db/pool.ts';
 import {
+  HOLDS_UNFINISHED,
   LOCK_REGISTERED_PARTITION,
   MOVE_UNFINISHED_KEYS,
   MOVE_UNFINISHED_PHASE_LOG,
@@ -14,6 +15,7 @@ import {
   UNREGISTER_PARTITION,
   createPartition,
   dropPartition,
+  lockPartition,
   type PartitionedTable,
 } from './retention.sql.ts';
 
@@ -65,6 +67,8 @@ export interface RetentionRun {
   dropped: string[];
   /** Unfinished requests moved out of a dropped partition (they are never dropped). */
   movedUnfinished: number;
+  /** Partitions past retention kept for a later run: a live owner holds a row in them. */
+  kept: string[];
 }
 
 /**
@@ -77,7 +81,13 @@ export async function maintainPartitions(
   pool: pg.Pool,
   policy: RetentionPolicy,
 ): Promise<RetentionRun> {
-  const run: RetentionRun = { result: 'done', created: [], dropped: [], movedUnfinished: 0 };
+  const run: RetentionRun = {
+    result: 'done',
+    created: [],
+    dropped: [],
+    movedUnfinished: 0,
+    kept: [],
+  };
   const created = await exclusively(pool, (tx) => createAhead(tx, policy));
   if (created === null) return { ...run, result: 'skipped' };
   run.created = created;
@@ -89,7 +99,8 @@ export async function maintainPartitions(
     const moved = await exclusively(pool, async (tx) => {
       await tx.query(SET_DDL_LOCK_TIMEOUT);
       const still = await tx.query(LOCK_REGISTERED_PARTITION, [partition.name]);
-      if (still.rowCount !== 1) return { dropped: false, moved: 0 };
+      if (still.rowCount !== 1) return { dropped: false, held: false, moved: 0 };
+      await tx.query(lockPartition(partition.name));
       let count = 0;
       if (partition.parent === 'idempotency_keys') {
         const { rows } = await tx.query<{ moved: number }>(MOVE_UNFINISHED_KEYS, [
@@ -100,12 +111,15 @@ export async function maintainPartitions(
       } else if (partition.parent === 'idempotency_phase_log') {
         await tx.query(MOVE_UNFINISHED_PHASE_LOG, [partition.name]);
       }
+      const { rows } = await tx.query<{ holds: boolean }>(HOLDS_UNFINISHED, [partition.name]);
+      if (rows[0]?.holds === true) return { dropped: false, held: true, moved: count };
       await tx.query(dropPartition(partition.name));
       await tx.query(UNREGISTER_PARTITION, [partition.name]);
-      return { dropped: true, moved: count };
+      return { dropped: true, held: false, moved: count };
     });
     if (moved === null) return { ...run, result: 'skipped' };
     if (moved.dropped) run.dropped.push(partition.name);
+    else if (moved.held) run.kept.push(partition.name);
     run.movedUnfinished += moved.moved;
   }
   return run;

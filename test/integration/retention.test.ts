@@ -372,6 +372,9 @@ describe('partition maintenance', () => {
     stack.app.faults.disarm('createPayment.provider_charge.before-call');
     await stack.db.query(`UPDATE idempotency_keys SET state = 'unknown', lease_expires_at = NULL
                            WHERE key = 'ret-unknown'`);
+    // Nobody holds the started one any more: its owner's lease ran out (a live one: below).
+    await stack.db.query(`UPDATE idempotency_keys SET lease_expires_at = now() - interval '1 second'
+                           WHERE key = 'ret-started'`);
     // Age both, and a finished one, past metadata retention: their partition is droppable.
     await createPaymentOn(stack, paymentInput('ret-finished'));
     await stack.db.query(
@@ -410,6 +413,45 @@ describe('partition maintenance', () => {
     const [resumed] = await generationsOf(stack.db, 'ret-started');
     expect(resumed).toMatchObject({ state: 'finished', outcome: 'SUCCEEDED', has_body: true });
     expect(stack.sandbox.charges({ reference: 'ret-started' })).toHaveLength(1);
+  });
+
+  it('never moves a request from under a live owner: its partitions wait for a later run', async () => {
+    // A request whose owner still holds its lease, aged past metadata retention with its log.
+    stack.app.faults.arm('createPayment.provider_charge.before-call', { kind: 'throw' });
+    await createPaymentOn(stack, paymentInput('ret-held'));
+    stack.app.faults.disarm('createPayment.provider_charge.before-call');
+    await stack.db.query(
+      `WITH k AS (UPDATE idempotency_keys SET expires_at = now() - interval '20 days',
+                                              lease_expires_at = now() + interval '1 hour'
+                   WHERE key = 'ret-held' RETURNING id, expires_at)
+       UPDATE idempotency_phase_log l SET expires_at = k.expires_at FROM k WHERE l.request_id = k.id`,
+    );
+    const [held] = await generationsOf(stack.db, 'ret-held');
+
+    // The owner names its row by its partition key (ownersRow): the row stays where it is, and
+    // so do its partitions, the phase log's included.
+    const run = await maintainPartitions(stack.app.services.deps.pool, POLICY);
+    expect(run.movedUnfinished).toBe(0);
+    expect(run.kept).toEqual([held!.partition, held!.partition.replace('_keys_', '_phase_log_')]);
+    expect(run.dropped).not.toContain(held!.partition);
+    expect(await generationsOf(stack.db, 'ret-held')).toEqual([held]);
+    const { rows: logged } = await stack.db.query<{ partition: string }>(
+      `SELECT tableoid::regclass::text AS partition FROM idempotency_phase_log WHERE request_id = $1`,
+      [held!.id],
+    );
+    expect(logged).toEqual([{ partition: run.kept[1] }]);
+
+    // Once the lease has run out, the next run moves the request and drops both.
+    await stack.db.query(
+      `UPDATE idempotency_keys SET lease_expires_at = now() - interval '1 second'
+        WHERE key = 'ret-held'`,
+    );
+    const next = await maintainPartitions(stack.app.services.deps.pool, POLICY);
+    expect(next.movedUnfinished).toBe(1);
+    expect(next.kept).toEqual([]);
+    expect(next.dropped).toEqual(expect.arrayContaining(run.kept));
+    const [moved] = await generationsOf(stack.db, 'ret-held');
+    expect(moved!.expires_at.getTime()).toBeGreaterThan(Date.now());
   });
 
   it('refuses a key with no partition to land in, keeping nothing, and reports the horizon', async () => {
