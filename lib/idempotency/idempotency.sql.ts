@@ -34,6 +34,27 @@ const ROW_COLUMNS = `
   k.created_at, k.expires_at`;
 
 /**
+ * An owner's row, by its primary key, for the statements only an owner sends. A lookup by scope
+ * cannot say which partition holds the row, so every one of them is opened, and a week of
+ * kept metadata is a week of daily partitions, each costing executor startup on every phase
+ * (docs/decisions/0052-an-owner-names-its-rows-partition.md). With expires_at, the partition
+ * key, in the condition, the generic plan prunes at executor startup to the one partition that
+ * holds the row. The owner's expires_at comes back through node-postgres as a JavaScript Date,
+ * in milliseconds where PostgreSQL keeps microseconds, hence the millisecond either side; the
+ * id, from a sequence, makes the match exact.
+ *
+ * A row whose expires_at moved since the owner read it matches nothing, and the statement
+ * fails its fence as a row taken over would. Only two things move it: finishing, after which
+ * the owner sends nothing more, and retention's MOVE_UNFINISHED_KEYS, which leaves a row under
+ * a live lease where it is (retention.sql.ts).
+ */
+function ownersRow(id: string, expiresAt: string): string {
+  return `id = ${id}
+     AND expires_at BETWEEN ${expiresAt}::timestamptz - interval '1 millisecond'
+                        AND ${expiresAt}::timestamptz + interval '1 millisecond'`;
+}
+
+/**
  * $1 tenant, $2 the operation's ids (scopeIdsOf: its current and earlier versions), $3 key. The
  * read-only fast path for replays and conflicts.
  */
@@ -89,8 +110,8 @@ WITH earlier AS (
          (request_id, tenant_id, operation, key, recovery_point, fencing_token, expires_at)
   SELECT id, tenant_id, operation, key, recovery_point, fencing_token, expires_at FROM admitted
 )
-SELECT admitted.fencing_token, admitted.operation, admitted.created_at, admitted.expires_at,
-       earlier.live IS NOT NULL AS after_expiry
+SELECT admitted.id, admitted.fencing_token, admitted.operation, admitted.created_at,
+       admitted.expires_at, earlier.live IS NOT NULL AS after_expiry
   FROM earlier LEFT JOIN admitted ON true
  WHERE ${failUnless('admitted.fencing_token IS NOT NULL', CHECKS.admissionLost)}`;
 
@@ -140,14 +161,15 @@ UPDATE idempotency_keys
        updated_at = now()
  WHERE tenant_id = $1 AND operation = $2 AND key = $3
    AND state = 'started' AND fencing_token = $4 AND lease_expires_at <= now()
-RETURNING fencing_token, operation, recovery_point, resource_id, created_at, expires_at`;
+RETURNING id, fencing_token, operation, recovery_point, resource_id, created_at, expires_at`;
 
 /**
  * The fence of every later phase: advances the recovery point (and the lease) only while we
  * still hold the token, and logs the phase. It locks the key row first, before the phase touches
  * business rows, so phases and takeovers always lock in the same order. $1 tenant, $2 the row's
- * operation, $3 key, $4 our token, $5 expected current point, $6 next point, $7 lease ms. Fails with
- * CHECKS.fenceLost when we no longer hold the request.
+ * operation, $3 key, $4 our token, $5 expected current point, $6 next point, $7 lease ms, $8 and
+ * $9 the row's id and expires_at (ownersRow). Fails with CHECKS.fenceLost when we no longer hold
+ * the request.
  */
 export const ADVANCE_KEY = `
 WITH advanced AS (
@@ -155,7 +177,8 @@ WITH advanced AS (
      SET recovery_point = $6,
          lease_expires_at = now() + make_interval(secs => $7::float8 / 1000),
          updated_at = now()
-   WHERE tenant_id = $1 AND operation = $2 AND key = $3
+   WHERE ${ownersRow('$8', '$9')}
+     AND tenant_id = $1 AND operation = $2 AND key = $3
      AND fencing_token = $4 AND state = 'started' AND recovery_point = $5
   RETURNING id, tenant_id, operation, key, fencing_token, expires_at
 ), logged AS (
@@ -173,7 +196,8 @@ const FINISHED_OR_FENCE_LOST = theRowOrFail('finished', ['expires_at'], CHECKS.f
  * token. The answer stays replayable for a whole window from now, however long the request took
  * (one that was unknown for days is not forgotten the moment it settles), so expires_at moves
  * later if it must. $1 tenant, $2 the row's operation, $3 key, $4 our token, $5 expected current point,
- * $6 response, $7 response version, $8 stored_as, $9 outcome, $10 ttl seconds.
+ * $6 response, $7 response version, $8 stored_as, $9 outcome, $10 ttl seconds, $11 and $12 the
+ * row's id and expires_at (ownersRow).
  * Returns the final expires_at; fails with CHECKS.fenceLost when we no longer hold the request.
  */
 export const FINISH_KEY = `
@@ -185,7 +209,8 @@ WITH finished AS (
          lease_expires_at = NULL,
          expires_at = greatest(expires_at, now() + make_interval(secs => $10)),
          updated_at = now()
-   WHERE tenant_id = $1 AND operation = $2 AND key = $3
+   WHERE ${ownersRow('$11', '$12')}
+     AND tenant_id = $1 AND operation = $2 AND key = $3
      AND fencing_token = $4 AND state = 'started' AND recovery_point = $5
   RETURNING id, tenant_id, operation, key, fencing_token, expires_at
 ), ${storeAnswer('$7::smallint', '$6::jsonb', '$8')}${FINISHED_OR_FENCE_LOST}`;
@@ -194,12 +219,14 @@ WITH finished AS (
  * An owner's heartbeat while it waits outside a transaction (lease-heartbeat.ts): the lease moves
  * on only while the owner still holds the token. It changes nothing else, and a lease moved into
  * the future wakes no waiter (the trigger of migrations/0011 fires on a lease that ends).
- * $1 tenant, $2 the row's operation, $3 key, $4 our token, $5 lease ms. One row: still ours.
+ * $1 tenant, $2 the row's operation, $3 key, $4 our token, $5 lease ms, $6 and $7 the row's id
+ * and expires_at (ownersRow). One row: still ours.
  */
 export const HEARTBEAT_KEY = `
 UPDATE idempotency_keys
    SET lease_expires_at = now() + make_interval(secs => $5::float8 / 1000)
- WHERE tenant_id = $1 AND operation = $2 AND key = $3 AND fencing_token = $4 AND state = 'started'
+ WHERE ${ownersRow('$6', '$7')}
+   AND tenant_id = $1 AND operation = $2 AND key = $3 AND fencing_token = $4 AND state = 'started'
 RETURNING 1`;
 
 /**
@@ -217,11 +244,13 @@ RETURNING 1`;
 
 /**
  * Locks the key row for a phase that must compute its response before advancing, with the same
- * fence as ADVANCE_KEY. $1 tenant, $2 the row's operation, $3 key, $4 our token, $5 expected current point.
+ * fence as ADVANCE_KEY. $1 tenant, $2 the row's operation, $3 key, $4 our token, $5 expected current
+ * point, $6 and $7 the row's id and expires_at (ownersRow).
  */
 export const LOCK_KEY = `
 SELECT 1 FROM idempotency_keys
- WHERE tenant_id = $1 AND operation = $2 AND key = $3
+ WHERE ${ownersRow('$6', '$7')}
+   AND tenant_id = $1 AND operation = $2 AND key = $3
    AND fencing_token = $4 AND state = 'started' AND recovery_point = $5
    FOR UPDATE`;
 
@@ -232,7 +261,8 @@ SELECT 1 FROM idempotency_keys
  * the request becomes 'unknown': reconciliation, not more calls, settles it.
  * $1 tenant, $2 the row's operation, $3 key, $4 our token, $5 attempt outcome ('timeout' | 'unavailable' |
  * 'interrupted': our own phase failed to commit),
- * $6 attempts before unknown, $7 backoff base ms, $8 backoff cap ms. Returns the new state.
+ * $6 attempts before unknown, $7 backoff base ms, $8 backoff cap ms, $9 and $10 the row's id and
+ * expires_at (ownersRow). Returns the new state.
  */
 export const RELEASE_KEY = `
 UPDATE idempotency_keys
@@ -243,7 +273,8 @@ UPDATE idempotency_keys
        lease_expires_at = CASE WHEN $5 = 'timeout' AND attempts + 1 >= $6 THEN NULL ELSE now() END,
        next_attempt_at = now() + make_interval(secs => least($7::float8 * power(2, attempts), $8::float8) / 1000),
        updated_at = now()
- WHERE tenant_id = $1 AND operation = $2 AND key = $3 AND fencing_token = $4 AND state = 'started'
+ WHERE ${ownersRow('$9', '$10')}
+   AND tenant_id = $1 AND operation = $2 AND key = $3 AND fencing_token = $4 AND state = 'started'
 RETURNING state`;
 
 /**
@@ -259,7 +290,7 @@ UPDATE idempotency_keys
        updated_at = now()
  WHERE tenant_id = $1 AND operation = ANY($2::text[]) AND key = $3 AND fencing_token = $4
    AND (state = 'unknown' OR (state = 'started' AND lease_expires_at <= now()))
-RETURNING fencing_token, operation, recovery_point, resource_id, created_at, expires_at`;
+RETURNING id, fencing_token, operation, recovery_point, resource_id, created_at, expires_at`;
 
 /** Requests awaiting settlement, oldest first. $1 operations, $2 limit. */
 export const SELECT_UNKNOWN_KEYS = `
@@ -293,7 +324,7 @@ UPDATE idempotency_keys AS k
          LIMIT $2
            FOR UPDATE SKIP LOCKED) AS stale
  WHERE k.id = stale.id AND k.expires_at = stale.expires_at
-RETURNING k.tenant_id, k.operation, k.key, k.fencing_token, k.recovery_point, k.resource_id,
+RETURNING k.id, k.tenant_id, k.operation, k.key, k.fencing_token, k.recovery_point, k.resource_id,
           k.created_at, k.expires_at`;
 
 /**

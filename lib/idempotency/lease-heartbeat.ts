@@ -16,13 +16,16 @@ export const HEARTBEATS_PER_LEASE = 3;
  */
 export const MIN_LEASE_MS = 1_000;
 
-/** The row an owner holds: its scope as admitted, and its token. */
+/** The row an owner holds: its scope as admitted, its token, and its primary key. */
 export interface HeldRow {
   tenantId: string;
   /** The operation id the row was admitted under. */
   operation: string;
   key: string;
   fencingToken: string;
+  id: string;
+  /** The partition key; a heartbeat's row is unfinished, so it does not move (ownersRow). */
+  expiresAt: Date;
 }
 
 /**
@@ -90,7 +93,7 @@ export class LeaseHeartbeat {
 
   private async beat(): Promise<void> {
     const sentAtMs = Date.now();
-    const { tenantId, operation, key, fencingToken } = this.row;
+    const { tenantId, operation, key, fencingToken, id, expiresAt } = this.row;
     try {
       const { rowCount } = await this.deps.pool.query(HEARTBEAT_KEY, [
         tenantId,
@@ -98,6 +101,8 @@ export class LeaseHeartbeat {
         key,
         fencingToken,
         this.deps.leaseMs,
+        id,
+        expiresAt,
       ]);
       if (rowCount === 1) this.renewed(sentAtMs);
       else {

@@ -54,6 +54,8 @@ export class OwnedRequest {
       operation: row.operation,
       key: scope.key,
       fencingToken: row.fencing_token,
+      id: row.id,
+      expiresAt: row.expires_at,
     });
   }
 
@@ -151,6 +153,7 @@ export class OwnedRequest {
       unknownAfterAttempts,
       backoffBaseMs,
       backoffCapMs,
+      ...this.rowAt(),
     ]);
     const state = rows[0]?.state ?? null;
     this.deps.log.warn(
@@ -158,6 +161,11 @@ export class OwnedRequest {
       'attempt released without a final answer',
     );
     return state;
+  }
+
+  /** The row's primary key, which names its partition (ownersRow in idempotency.sql.ts). */
+  private rowAt(): [string, Date] {
+    return [this.row.id, this.expiry];
   }
 
   private async commitPhase(phase: {
@@ -175,7 +183,10 @@ export class OwnedRequest {
     // ADVANCE_KEY and FINISH_KEY fail (CHECKS.fenceLost) unless we still hold the request.
     const fencing = (answer: JsonValue): Statement => {
       if (phase.to !== FINISHED) {
-        return { text: ADVANCE_KEY, values: [...fence, phase.to, this.deps.leaseMs] };
+        return {
+          text: ADVANCE_KEY,
+          values: [...fence, phase.to, this.deps.leaseMs, ...this.rowAt()],
+        };
       }
       const toStore = answerToStore(this.scope, answer, {
         maxBytes: this.deps.answerMaxBytes,
@@ -184,7 +195,7 @@ export class OwnedRequest {
       });
       const { ttlSeconds } = this.deps;
       const stored = [toStore.body, toStore.version, toStore.storedAs, toStore.outcome, ttlSeconds];
-      return { text: FINISH_KEY, values: [...fence, ...stored] };
+      return { text: FINISH_KEY, values: [...fence, ...stored, ...this.rowAt()] };
     };
     const fenced = (result: pg.QueryResult<{ expires_at?: Date }> | undefined) => {
       if (phase.to === FINISHED && result?.rows[0]?.expires_at !== undefined) {
@@ -209,7 +220,7 @@ export class OwnedRequest {
             // Locks the key row before any business row, as every phase does, so no deadlock.
             // Its work takes several round trips and locks shared rows, so it waits for the
             // fence.
-            const locked = await tx.query(LOCK_KEY, fence);
+            const locked = await tx.query(LOCK_KEY, [...fence, ...this.rowAt()]);
             if (locked.rowCount !== 1) throw new LeaseLostError(`${operation.id}/${tenantId}`);
             await work(tx);
             await advance(phase.answerOf?.() ?? null);

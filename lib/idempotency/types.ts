@@ -88,6 +88,8 @@ export interface KeyRow {
 }
 
 export interface OwnedRow {
+  /** With expires_at, the row's primary key: an owner's statements name its partition. */
+  id: string;
   fencing_token: string;
   /**
    * The operation id the row was admitted under. The owner's fenced writes name it, and its

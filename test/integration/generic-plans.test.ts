@@ -1,7 +1,14 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool } from '../../lib/db/pool.ts';
-import { SELECT_KEY } from '../../lib/idempotency/idempotency.sql.ts';
+import {
+  ADVANCE_KEY,
+  FINISH_KEY,
+  HEARTBEAT_KEY,
+  LOCK_KEY,
+  RELEASE_KEY,
+  SELECT_KEY,
+} from '../../lib/idempotency/idempotency.sql.ts';
 import { LIST_UNFINISHED } from '../../lib/idempotency/inspection.sql.ts';
 import { SELECT_ANSWERS_TO_RESEAL } from '../../lib/idempotency/reseal-answers.sql.ts';
 import { RECORD_FAILURE } from '../../lib/outbox/remote-deliveries.sql.ts';
@@ -116,5 +123,56 @@ describe("each statement's one plan reaches the index meant for it", () => {
     expect(after).toMatch(/Index Cond: .*event_id > \$4/);
     const first = await genericPlan(LIST_DELIVERIES_FIRST_PAGE, [TENANT, `'webhook:w1'`, '21']);
     expect(first).toContain('outbox_deliveries_webhook_ix');
+  });
+});
+
+/**
+ * A week of kept metadata is a week of daily partitions, and a statement that cannot say which
+ * one holds its row opens them all on every call (ADR 0052). An owner knows its row's primary
+ * key, partition key included: its generic plans prune, at executor startup, to the one
+ * partition that holds the row.
+ */
+describe("an owner's statements open only its row's partition", () => {
+  const DAYS = 4;
+  let expiresAt: string;
+  let partitions: number;
+
+  beforeAll(async () => {
+    const { rows } = await pool.query<{ upper_bound: Date }>(
+      `SELECT max(upper_bound) AS upper_bound FROM idempotency_partitions
+        WHERE parent = 'idempotency_keys'`,
+    );
+    const from = rows[0]!.upper_bound.getTime();
+    const day = 86_400_000;
+    for (let i = 0; i < DAYS; i++) {
+      await pool.query(
+        `CREATE TABLE idempotency_keys_plan_${i} PARTITION OF idempotency_keys
+           FOR VALUES FROM ('${new Date(from + i * day).toISOString()}')
+                        TO ('${new Date(from + (i + 1) * day).toISOString()}')`,
+      );
+    }
+    expiresAt = `'${new Date(from + 1.5 * day).toISOString()}'`;
+    const counted = await pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_inherits WHERE inhparent = 'idempotency_keys'::regclass`,
+    );
+    partitions = counted.rows[0]!.n;
+  });
+
+  const fence = [TENANT, `'payments.create.v1'`, `'k-1'`, '1', `'provider_charge_sent'`];
+  const owners: [string, string, string[]][] = [
+    ['advancing', ADVANCE_KEY, [...fence, `'provider_charged'`, '30000']],
+    ['finishing', FINISH_KEY, [...fence, `'{}'`, '1', `'inline'`, `'SUCCEEDED'`, '86400']],
+    ['locking', LOCK_KEY, fence],
+    ['a heartbeat', HEARTBEAT_KEY, [...fence.slice(0, 4), '30000']],
+    ['a release', RELEASE_KEY, [...fence.slice(0, 4), `'timeout'`, '3', '100', '1000']],
+  ];
+  it.each(owners)('%s', async (_name, text, values) => {
+    const plan = await genericPlan(text, [...values, '42', expiresAt]);
+    expect(partitions).toBeGreaterThan(DAYS);
+    expect(plan).toContain(`Subplans Removed: ${partitions - 1}`);
+    // PostgreSQL 15 still names every partition as a possible target of an UPDATE; only the
+    // one that survived pruning is scanned.
+    const scanned = plan.match(/Scan .*? on idempotency_keys_\w+/g) ?? [];
+    expect(scanned.map((line) => line.split(' on ')[1])).toEqual(['idempotency_keys_plan_1']);
   });
 });

@@ -116,12 +116,14 @@ describe('a zombie owner that wakes after its lease was taken over', () => {
     await createPaymentOn(stack, input);
     stack.app.faults.disarm('createPayment.provider_charge.before-call');
     const { rows: started } = await stack.db.query<{
+      id: string;
       resource_id: string;
       fencing_token: string;
       state: string;
+      expires_at: Date;
     }>(
       `UPDATE idempotency_keys SET fencing_token = fencing_token + 1 WHERE key = 'zombie-2'
-       RETURNING resource_id, fencing_token, state`,
+       RETURNING id, resource_id, fencing_token, state, expires_at`,
     );
     expect(started[0]).toMatchObject({ fencing_token: '2', state: 'started' });
     const paymentId = started[0]!.resource_id;
@@ -130,12 +132,13 @@ describe('a zombie owner that wakes after its lease was taken over', () => {
         stack.app.services.deps.engine.deps,
         { tenantId: stack.tenantIds.a, operation: CREATE_PAYMENT_OP, key: 'zombie-2' },
         {
+          id: started[0]!.id,
           fencing_token: token,
           operation: CREATE_PAYMENT_OP.id,
           recovery_point: 'provider_charge_sent',
           resource_id: paymentId,
           created_at: new Date(),
-          expires_at: new Date(),
+          expires_at: started[0]!.expires_at,
         },
       );
     const mark =
