@@ -5,6 +5,8 @@
  * payment.succeeded event, the ledger's posting and two lines, its receipt, a
  * delivered webhook delivery for one payment in ten, and, for one in four (keys are kept a day
  * plus a week, payments for ever), its idempotency key with both phases logged and its answer.
+ * The others whose key's window ended within the week retention keeps leave that key as
+ * metadata, in the daily partitions a week of traffic leaves (growth-metadata-days.ts).
  *
  * Made in PostgreSQL, a chunk per transaction, every value derived from the payment's number
  * and a tag of this run: each table's statement finds the same payment, and a second run
@@ -20,6 +22,7 @@ import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { DEFAULT_RETENTION_POLICY, maintainPartitions } from '../../lib/idempotency/retention.ts';
 import { DEFAULT_OUTBOX_RETENTION } from '../../lib/outbox/outbox-retention.ts';
+import { layOutMetadataDays } from './growth-metadata-days.ts';
 import {
   CREATE_PAYMENT,
   CREATE_PAYMENT_POINTS,
@@ -176,6 +179,31 @@ SELECT request_id, expires_at, $12::smallint, 'inline',
   FROM kk`;
 
 /**
+ * The expired keys of the days retention still keeps (growth-metadata-days.ts): every payment
+ * without a live key whose window ended since $16, finished, with both phases logged and no
+ * answer (answers go with their window). $11 operation, $12 outcome, $13 first point, $14 last
+ * point, $15 ttl seconds, $16 the oldest kept day.
+ */
+const METADATA_STATEMENT = `${SOURCE}, kk AS MATERIALIZED (
+  SELECT src.*, nextval('idempotency_request_id_seq') AS request_id,
+         md5($1::text || ':metadata:' || n)::uuid::text AS key, e.ended
+    FROM src, LATERAL (SELECT done + make_interval(secs => $15::float8) AS ended) e
+   WHERE n % ${KEY_EVERY} <> 0 AND e.ended >= $16::timestamptz AND e.ended < now()
+), k AS (
+  INSERT INTO idempotency_keys (id, tenant_id, operation, key, request_hash, state, recovery_point,
+    resource_id, fencing_token, outcome, created_at, updated_at, expires_at)
+  SELECT request_id, tenant_id, $11::text, key, sha256(convert_to(key, 'UTF8')), 'finished',
+         $14::text, id, 1, $12::text, created_at, done, ended
+    FROM kk
+)
+INSERT INTO idempotency_phase_log (request_id, tenant_id, operation, key, recovery_point,
+  fencing_token, committed_at, expires_at)
+SELECT request_id, tenant_id, $11::text, key, l.point, 1, l.at, l.expires
+  FROM kk CROSS JOIN LATERAL (VALUES ($13::text, created_at,
+                                      greatest(ended - (done - created_at), $16::timestamptz)),
+                                     ($14::text, done, ended)) AS l(point, at, expires)`;
+
+/**
  * Non-unique indexes that back no constraint, on the loaded tables. Partial ones stay: they are
  * what a running gateway's background work polls (due deliveries, the event log, unfinished
  * keys), which would scan the whole table on every poll without them, and the loaded rows are
@@ -206,6 +234,8 @@ export async function preload(pool: pg.Pool, spec: PreloadSpec): Promise<void> {
   }
   const tenants = await tenantsOf(pool, spec.tenantIds);
   const expiry = await expiryWindow(pool);
+  const oldest = await layOutMetadataDays(pool);
+  const ttl = DEFAULT_RETENTION_POLICY.ttlSeconds;
   const run = randomBytes(4).toString('hex');
   const { id, answerVersion, outcomeOf } = CREATE_PAYMENT;
   const outcome = outcomeOf({ payment: { status: 'SUCCEEDED' } });
@@ -223,6 +253,7 @@ export async function preload(pool: pg.Pool, spec: PreloadSpec): Promise<void> {
         await inTransaction(client, [
           ...STATEMENTS.map((statement) => ({ text: `${SOURCE} ${statement}`, values })),
           { text: KEYS_STATEMENT, values: [...values, id, answerVersion, outcome, ...points] },
+          { text: METADATA_STATEMENT, values: [...values, id, outcome, ...points, ttl, oldest] },
         ]);
         spec.progress?.(last + 1);
       }
