@@ -4,15 +4,10 @@ import type { Statement } from '../db/pipelined-statements.ts';
 import { withOneRoundTrip, withTransaction } from '../db/pool.ts';
 import { FaultInjectedError } from '../faults.ts';
 import type { JsonValue } from '../canonical-json.ts';
-import {
-  FINISH_AT_ADMISSION,
-  INSERT_KEY,
-  lockingScope,
-  SELECT_KEY,
-  TAKE_OVER_KEY,
-} from './idempotency.sql.ts';
+import { FINISH_AT_ADMISSION, INSERT_KEY, lockingScope, TAKE_OVER_KEY } from './idempotency.sql.ts';
 import { logStep, type RequestTrace } from '../logging/request-trace.ts';
 import type { KeyWaitOutcome } from '../metrics.ts';
+import { readKey } from './key-read.ts';
 import { waitForKey, waitOutcome } from './key-wait.ts';
 import { assertIdempotencyKey } from './idempotency-key.ts';
 import { scopeIdsOf, type OperationDef } from './operation.ts';
@@ -144,7 +139,7 @@ export class IdempotencyEngine {
       const existing =
         round === 0 && insertFirst && !admitting && 'statements' in firstPhase()
           ? undefined
-          : await this.read(scope);
+          : await this.read(scope, { likelyLive: !insertFirst || round > 0 || !!admitting });
       if (existing !== undefined && !existing.expired) {
         const decided = await this.decide(scope, command, existing);
         if (decided !== 'changed') return decided;
@@ -172,13 +167,8 @@ export class IdempotencyEngine {
     return new OwnedRequest(this.deps, scope, row);
   }
 
-  private async read(scope: Scope): Promise<KeyRow | undefined> {
-    const { rows } = await this.deps.pool.query<KeyRow>(SELECT_KEY, [
-      scope.tenantId,
-      scopeIdsOf(scope.operation),
-      scope.key,
-    ]);
-    return rows[0];
+  private read(scope: Scope, options?: { likelyLive: boolean }): Promise<KeyRow | undefined> {
+    return readKey(this.deps.pool, scope, options);
   }
 
   private async insert(

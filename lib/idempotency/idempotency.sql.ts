@@ -56,15 +56,31 @@ function ownersRow(id: string, expiresAt: string): string {
 
 /**
  * $1 tenant, $2 the operation's ids (scopeIdsOf: its current and earlier versions), $3 key. The
- * read-only fast path for replays and conflicts.
+ * read-only fast path for replays and conflicts: the scope's newest generation, whatever its
+ * state or expiry.
  */
-export const SELECT_KEY = `
+export const SELECT_KEY = selectKey('');
+
+/**
+ * SELECT_KEY among the rows whose window is still open, with the same parameters. Whenever the
+ * newest generation's window is open it is the one found, so a row found here is SELECT_KEY's
+ * answer; none found says only that the newest, if there is one, expired or is unfinished past
+ * its window, and SELECT_KEY must be asked. The condition on the partition key lets the generic
+ * plan leave out, at executor startup, every partition of metadata only (ADR 0052): a replay
+ * opens the partitions of the coming day or two, not a week of them.
+ */
+export const SELECT_LIVE_KEY = selectKey(`
+   AND k.expires_at > now()`);
+
+function selectKey(condition: string): string {
+  return `
 SELECT ${ROW_COLUMNS}
   FROM idempotency_keys k
   LEFT JOIN idempotency_responses r ON r.request_id = k.id AND r.expires_at = k.expires_at
- WHERE k.tenant_id = $1 AND k.operation = ANY($2::text[]) AND k.key = $3
+ WHERE k.tenant_id = $1 AND k.operation = ANY($2::text[]) AND k.key = $3${condition}
  ORDER BY k.expires_at DESC
  LIMIT 1`;
+}
 
 /**
  * Serialises admissions of one scope until the admission transaction ends: the statement sent

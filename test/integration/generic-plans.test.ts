@@ -8,6 +8,7 @@ import {
   LOCK_KEY,
   RELEASE_KEY,
   SELECT_KEY,
+  SELECT_LIVE_KEY,
 } from '../../lib/idempotency/idempotency.sql.ts';
 import { LIST_UNFINISHED } from '../../lib/idempotency/inspection.sql.ts';
 import { SELECT_ANSWERS_TO_RESEAL } from '../../lib/idempotency/reseal-answers.sql.ts';
@@ -128,34 +129,43 @@ describe("each statement's one plan reaches the index meant for it", () => {
 
 /**
  * A week of kept metadata is a week of daily partitions, and a statement that cannot say which
- * one holds its row opens them all on every call (ADR 0052). An owner knows its row's primary
- * key, partition key included: its generic plans prune, at executor startup, to the one
- * partition that holds the row.
+ * one holds its row opens them all on every call (ADR 0052). Here the keys table is laid out as
+ * a week leaves it: days behind now, holding metadata only, today, and days ahead.
  */
-describe("an owner's statements open only its row's partition", () => {
-  const DAYS = 4;
+describe('a lookup opens only the partitions that can hold its row', () => {
+  const BEHIND = 4;
+  const AHEAD = 3;
+  const DAY_MS = 86_400_000;
+  /** The partition of the day `offset` days from today's. */
+  const dayPartition = (offset: number) => `idempotency_keys_plan_${offset + BEHIND}`;
   let expiresAt: string;
-  let partitions: number;
 
   beforeAll(async () => {
-    const { rows } = await pool.query<{ upper_bound: Date }>(
-      `SELECT max(upper_bound) AS upper_bound FROM idempotency_partitions
-        WHERE parent = 'idempotency_keys'`,
+    const { rows: old } = await pool.query<{ name: string }>(
+      `SELECT inhrelid::regclass::text AS name FROM pg_inherits
+        WHERE inhparent = 'idempotency_keys'::regclass`,
     );
-    const from = rows[0]!.upper_bound.getTime();
-    const day = 86_400_000;
-    for (let i = 0; i < DAYS; i++) {
+    for (const { name } of old) await pool.query(`DROP TABLE ${name}`);
+    const { rows } = await pool.query<{ today: Date }>(`SELECT date_trunc('day', now()) AS today`);
+    const today = rows[0]!.today.getTime();
+    for (let offset = -BEHIND; offset <= AHEAD; offset++) {
+      const at = (days: number) => new Date(today + days * DAY_MS).toISOString();
       await pool.query(
-        `CREATE TABLE idempotency_keys_plan_${i} PARTITION OF idempotency_keys
-           FOR VALUES FROM ('${new Date(from + i * day).toISOString()}')
-                        TO ('${new Date(from + (i + 1) * day).toISOString()}')`,
+        `CREATE TABLE ${dayPartition(offset)} PARTITION OF idempotency_keys
+           FOR VALUES FROM ('${at(offset)}') TO ('${at(offset + 1)}')`,
       );
     }
-    expiresAt = `'${new Date(from + 1.5 * day).toISOString()}'`;
-    const counted = await pool.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM pg_inherits WHERE inhparent = 'idempotency_keys'::regclass`,
-    );
-    partitions = counted.rows[0]!.n;
+    expiresAt = `'${new Date(today + 1.5 * DAY_MS).toISOString()}'`;
+  });
+
+  /** The partitions of idempotency_keys the plan scans, and how many it left out. */
+  const scansOf = (plan: string) => ({
+    // PostgreSQL 15 still names every partition as a possible target of an UPDATE; only those
+    // that survived pruning are scanned.
+    scanned: (plan.match(/Scan .*? on idempotency_keys_\w+/g) ?? []).map(
+      (line) => line.split(' on ')[1],
+    ),
+    removed: Number(/Subplans Removed: (\d+)/.exec(plan)?.[1] ?? 0),
   });
 
   const fence = [TENANT, `'payments.create.v1'`, `'k-1'`, '1', `'provider_charge_sent'`];
@@ -166,13 +176,26 @@ describe("an owner's statements open only its row's partition", () => {
     ['a heartbeat', HEARTBEAT_KEY, [...fence.slice(0, 4), '30000']],
     ['a release', RELEASE_KEY, [...fence.slice(0, 4), `'timeout'`, '3', '100', '1000']],
   ];
-  it.each(owners)('%s', async (_name, text, values) => {
-    const plan = await genericPlan(text, [...values, '42', expiresAt]);
-    expect(partitions).toBeGreaterThan(DAYS);
-    expect(plan).toContain(`Subplans Removed: ${partitions - 1}`);
-    // PostgreSQL 15 still names every partition as a possible target of an UPDATE; only the
-    // one that survived pruning is scanned.
-    const scanned = plan.match(/Scan .*? on idempotency_keys_\w+/g) ?? [];
-    expect(scanned.map((line) => line.split(' on ')[1])).toEqual(['idempotency_keys_plan_1']);
+  it.each(owners)(
+    "an owner's statement, %s: its row's partition alone",
+    async (_, text, values) => {
+      const plan = await genericPlan(text, [...values, '42', expiresAt]);
+      expect(scansOf(plan)).toEqual({ scanned: [dayPartition(1)], removed: BEHIND + AHEAD });
+    },
+  );
+
+  it("a replay's first look: today's partition and those ahead, none of metadata only", async () => {
+    const plan = await genericPlan(SELECT_LIVE_KEY, [TENANT, `'{payments.create.v1}'`, `'k-1'`]);
+    const ahead = Array.from({ length: AHEAD + 1 }, (_, day) => dayPartition(day));
+    const { scanned, removed } = scansOf(plan);
+    expect({ scanned: scanned.sort(), removed }).toEqual({
+      scanned: ahead.sort(),
+      removed: BEHIND,
+    });
+  });
+
+  it('the full lookup, for a key most likely new or one the first look missed: every day', async () => {
+    const plan = await genericPlan(SELECT_KEY, [TENANT, `'{payments.create.v1}'`, `'k-1'`]);
+    expect(scansOf(plan).scanned).toHaveLength(BEHIND + 1 + AHEAD);
   });
 });

@@ -1,0 +1,25 @@
+import type pg from 'pg';
+import { SELECT_KEY, SELECT_LIVE_KEY } from './idempotency.sql.ts';
+import { scopeIdsOf } from './operation.ts';
+import type { KeyRow, Scope } from './types.ts';
+
+/**
+ * A scope's newest generation, as admission reads it. A key that is `likelyLive` (one this
+ * process has met, or one that changed under an admission) is looked for among the partitions
+ * of open windows first (SELECT_LIVE_KEY), and only when none is there among all of them; a key
+ * most likely new is looked for in all of them at once, which answers "none" in one round trip.
+ * Either way the answer is SELECT_KEY's: only the cost differs.
+ */
+export async function readKey(
+  pool: pg.Pool,
+  scope: Scope,
+  options: { likelyLive: boolean } = { likelyLive: false },
+): Promise<KeyRow | undefined> {
+  const values = [scope.tenantId, scopeIdsOf(scope.operation), scope.key];
+  if (options.likelyLive) {
+    const { rows } = await pool.query<KeyRow>(SELECT_LIVE_KEY, values);
+    if (rows[0] !== undefined) return rows[0];
+  }
+  const { rows } = await pool.query<KeyRow>(SELECT_KEY, values);
+  return rows[0];
+}
