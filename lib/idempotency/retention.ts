@@ -45,9 +45,10 @@ export const DEFAULT_RETENTION_POLICY: Readonly<RetentionPolicy> = {
  * out, every admission fails for want of a partition (and so does finishing a request, whose
  * expiry moves to now + ttl); IdempotencyPartitionsRunningOut pages with half of it left.
  *
- * A day, in whole partitions, but never more than MAX_PARTITIONS_AHEAD of them: every lookup by
- * key opens every partition, and each costs PostgreSQL CPU on every request
- * (docs/decisions/0004-time-partitioned-retention.md). So with the default daily partitions it is one partition; with hourly
+ * A day, in whole partitions, but never more than MAX_PARTITIONS_AHEAD of them: admission's
+ * lookup by key opens every partition, and a replay's every one whose window is open, each
+ * costing PostgreSQL CPU on every request (docs/decisions/0004-time-partitioned-retention.md,
+ * 0052-an-owner-names-its-rows-partition.md). So with the default daily partitions it is one partition; with hourly
  * ones three hours, and with the narrowest (a minute) three minutes. A day of minute partitions
  * would be 1,440 per table: made in one transaction they exhaust PostgreSQL's lock table, and
  * every lookup would open them all.
