@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { errorCodeOf, graphql, paymentOf } from '../support/graphql-client.ts';
 import { CREATE_PAYMENT } from '../support/operations.ts';
@@ -33,6 +34,24 @@ function holdAdmissions(after?: (nth: number) => void): { sent: () => number } {
     },
   });
   return { sent: () => sent };
+}
+
+/**
+ * Counts the round trips of the gateway's request pool from now on, where PostgreSQL ends each
+ * one (a ReadyForQuery), as test/integration/round-trips.test.ts does.
+ */
+function countRoundTrips(): () => number {
+  let trips = 0;
+  const counted = new WeakSet<pg.PoolClient>();
+  const count = () => void (trips += 1);
+  const pool = stack.app.services.deps.pool;
+  const watch = (client: pg.PoolClient) => {
+    if (counted.has(client)) return;
+    counted.add(client);
+    (client as unknown as { connection: pg.Connection }).connection.on('readyForQuery', count);
+  };
+  pool.on('acquire', watch);
+  return () => trips;
 }
 
 describe('100 concurrent identical createPayment requests', () => {
@@ -98,6 +117,33 @@ describe('100 concurrent identical createPayment requests', () => {
       expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
       expect(answers.filter((a) => errorCodeOf(a) === 'IDEMPOTENCY_KEY_IN_USE')).toHaveLength(19);
       expect(stack.sandbox.charges({ reference: 'storm-one-admission' })).toHaveLength(1);
+    } finally {
+      stack.app.faults.disarm(ADMISSION_SENT);
+    }
+  });
+
+  it('duplicates that arrive while the first admission is on its way wait for it before they read', async () => {
+    // Reading meanwhile finds no row, and a duplicate that then finds the admission gone (it
+    // committed between the read and the check) sends an admission of its own, which loses:
+    // a rolled-back transaction per unlucky duplicate. So none reads until the admission is done.
+    const trips = countRoundTrips();
+    let duringDwell = -1;
+    let atHold = 0;
+    stack.app.faults.arm(ADMISSION_SENT, {
+      kind: 'call',
+      run: async () => {
+        atHold = trips();
+        await new Promise((resolve) => setTimeout(resolve, BODY_DWELL_MS));
+        duringDwell = trips() - atHold;
+      },
+    });
+    try {
+      const input = paymentInput('storm-wait-first', { reference: 'storm-wait-first' });
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () => createPaymentOn(stack, input)),
+      );
+      expect(answers.filter((a) => errorCodeOf(a) === 'IDEMPOTENCY_KEY_IN_USE')).toHaveLength(19);
+      expect(duringDwell).toBe(0);
     } finally {
       stack.app.faults.disarm(ADMISSION_SENT);
     }
