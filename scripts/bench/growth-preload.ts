@@ -149,6 +149,35 @@ const STATEMENTS = [
 ];
 
 /**
+ * The finished key row of each row of `kk` (request_id, key, and SOURCE's columns): $11 the
+ * operation, `last` its last point, `outcome`, and the expression its expires_at is.
+ */
+function finishedKeys(p: { last: string; outcome: string; expiry: string }): string {
+  return `
+  INSERT INTO idempotency_keys (id, tenant_id, operation, key, request_hash, state, recovery_point,
+    resource_id, fencing_token, outcome, created_at, updated_at, expires_at)
+  SELECT request_id, tenant_id, $11::text, key, sha256(convert_to(key, 'UTF8')), 'finished',
+         ${p.last}::text, id, 1, ${p.outcome}::text, created_at, done, ${p.expiry}
+    FROM kk`;
+}
+
+/** Both phases of each key of `kk` logged: `first` when it was created, `last` when done. */
+function bothPhasesLogged(p: {
+  first: string;
+  last: string;
+  firstExpiry: string;
+  lastExpiry: string;
+}): string {
+  return `
+  INSERT INTO idempotency_phase_log (request_id, tenant_id, operation, key, recovery_point,
+    fencing_token, committed_at, expires_at)
+  SELECT request_id, tenant_id, $11::text, key, l.point, 1, l.at, l.expires
+    FROM kk CROSS JOIN LATERAL (VALUES (${p.first}::text, created_at, ${p.firstExpiry}),
+                                       (${p.last}::text, done, ${p.lastExpiry}))
+         AS l(point, at, expires)`;
+}
+
+/**
  * A key, its phase log and its answer, from one set of rows (ids from the key's own
  * sequence). $11 operation, $12 answer version, $13 outcome, $14 first point, $15 last point.
  * The answer has a sealed answer's form and length, under a key id no keyring holds: a replay
@@ -158,19 +187,13 @@ const KEYS_STATEMENT = `${SOURCE}, kk AS MATERIALIZED (
   SELECT src.*, nextval('idempotency_request_id_seq') AS request_id,
          md5($1::text || ':key:' || n)::uuid::text AS key
     FROM src WHERE n % ${KEY_EVERY} = 0
-), k AS (
-  INSERT INTO idempotency_keys (id, tenant_id, operation, key, request_hash, state, recovery_point,
-    resource_id, fencing_token, outcome, created_at, updated_at, expires_at)
-  SELECT request_id, tenant_id, $11::text, key, sha256(convert_to(key, 'UTF8')), 'finished',
-         $15::text, id, 1, $13::text, created_at, done, expires_at
-    FROM kk
-), log AS (
-  INSERT INTO idempotency_phase_log (request_id, tenant_id, operation, key, recovery_point,
-    fencing_token, committed_at, expires_at)
-  SELECT request_id, tenant_id, $11::text, key, l.point, 1, l.at, l.expires
-    FROM kk CROSS JOIN LATERAL (VALUES ($14::text, created_at, expires_at - (done - created_at)),
-                                       ($15::text, done, expires_at)) AS l(point, at, expires)
-)
+), k AS (${finishedKeys({ last: '$15', outcome: '$13', expiry: 'expires_at' })}
+), log AS (${bothPhasesLogged({
+  first: '$14',
+  last: '$15',
+  firstExpiry: 'expires_at - (done - created_at)',
+  lastExpiry: 'expires_at',
+})})
 INSERT INTO idempotency_responses (request_id, expires_at, version, stored_as, body)
 SELECT request_id, expires_at, $12::smallint, 'inline',
        to_jsonb('v1.preload.' || left(${b64url(`decode(h, 'hex')`)}, 16) || '.'
@@ -189,19 +212,13 @@ const METADATA_STATEMENT = `${SOURCE}, kk AS MATERIALIZED (
          md5($1::text || ':metadata:' || n)::uuid::text AS key, e.ended
     FROM src, LATERAL (SELECT done + make_interval(secs => $15::float8) AS ended) e
    WHERE n % ${KEY_EVERY} <> 0 AND e.ended >= $16::timestamptz AND e.ended < now()
-), k AS (
-  INSERT INTO idempotency_keys (id, tenant_id, operation, key, request_hash, state, recovery_point,
-    resource_id, fencing_token, outcome, created_at, updated_at, expires_at)
-  SELECT request_id, tenant_id, $11::text, key, sha256(convert_to(key, 'UTF8')), 'finished',
-         $14::text, id, 1, $12::text, created_at, done, ended
-    FROM kk
-)
-INSERT INTO idempotency_phase_log (request_id, tenant_id, operation, key, recovery_point,
-  fencing_token, committed_at, expires_at)
-SELECT request_id, tenant_id, $11::text, key, l.point, 1, l.at, l.expires
-  FROM kk CROSS JOIN LATERAL (VALUES ($13::text, created_at,
-                                      greatest(ended - (done - created_at), $16::timestamptz)),
-                                     ($14::text, done, ended)) AS l(point, at, expires)`;
+), k AS (${finishedKeys({ last: '$14', outcome: '$12', expiry: 'ended' })}
+)${bothPhasesLogged({
+  first: '$13',
+  last: '$14',
+  firstExpiry: 'greatest(ended - (done - created_at), $16::timestamptz)',
+  lastExpiry: 'ended',
+})}`;
 
 /**
  * Non-unique indexes that back no constraint, on the loaded tables. Partial ones stay: they are
