@@ -15,7 +15,11 @@
 import type pg from 'pg';
 import { withTransaction } from '../../lib/db/pool.ts';
 import { DEFAULT_RETENTION_POLICY, addPartition } from '../../lib/idempotency/retention.ts';
-import { RETENTION_LOCK_ID, dropPartition } from '../../lib/idempotency/retention.sql.ts';
+import {
+  RETENTION_LOCK_ID,
+  UNREGISTER_PARTITION,
+  dropPartition,
+} from '../../lib/idempotency/retention.sql.ts';
 
 const DAY_MS = 86_400_000;
 const WITH_METADATA = ['idempotency_keys', 'idempotency_phase_log'] as const;
@@ -41,7 +45,7 @@ export async function layOutMetadataDays(pool: pg.Pool): Promise<Date> {
       const initial = rows[0];
       if (initial === undefined || !initial.empty) continue;
       await tx.query(dropPartition(name));
-      await tx.query('DELETE FROM idempotency_partitions WHERE name = $1', [name]);
+      await tx.query(UNREGISTER_PARTITION, [name]);
       for (let day = oldest.getTime(); day < initial.upper_bound.getTime(); day += DAY_MS) {
         const upper = Math.min(day + DAY_MS, initial.upper_bound.getTime());
         await addPartition(tx, { parent, lower: new Date(day), upper: new Date(upper) });
