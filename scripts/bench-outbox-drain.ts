@@ -7,12 +7,24 @@
  * costs PostgreSQL once idle again. Every process is stopped and the database dropped; traffic goes to 127.0.0.1 only.
  *
  *   npm run bench:outbox -- [--payments N] (default 3000) [--warm N] (default 0)
+ *                            [--keys sequential|uuid] (default sequential)
+ *                            [--wal-compression off|pglz|lz4|zstd] (default: the server's)
  *
  * `--warm N` first sends N payments, waits for their drain and runs a CHECKPOINT, as the
  * independent harness does before each phase: the measured burst then writes into pages that
  * already exist, and its WAL counts the full-page image of each page it is first to change.
  * Without it every page is new and no full-page image is written, which flatters the census.
+ *
+ * `--keys` is how the idempotency keys look, which decides where their index takes each insert:
+ * `sequential`, each burst its own prefix and its keys numbered within it, as the independent
+ * harness sends them (the inserts of a burst land side by side); `uuid`, a random UUID each, as
+ * merchants are told to send them (each insert lands on a page of its own, and after a
+ * checkpoint that page's first change logs all of it).
+ *
+ * `--wal-compression` sets PostgreSQL's wal_compression for the scratch database alone (a
+ * superuser's setting): it compresses full-page images, the part of the WAL random keys make.
  */
+import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { startApp } from '../app/app.ts';
@@ -34,8 +46,15 @@ const { values } = parseArgs({
   options: {
     payments: { type: 'string', default: '3000' },
     warm: { type: 'string', default: '0' },
+    keys: { type: 'string', default: 'sequential' },
+    'wal-compression': { type: 'string' },
   },
 });
+const walCompression = values['wal-compression'];
+if (walCompression !== undefined && !['off', 'pglz', 'lz4', 'zstd'].includes(walCompression))
+  throw new Error('--wal-compression must be off, pglz, lz4 or zstd');
+if (values.keys !== 'sequential' && values.keys !== 'uuid')
+  throw new Error('--keys must be sequential or uuid');
 const payments = Number(values.payments);
 if (!Number.isInteger(payments) || payments < 1 || payments > 100_000)
   throw new Error('--payments must be a whole number from 1 to 100000');
@@ -43,18 +62,23 @@ const warm = Number(values.warm);
 if (!Number.isInteger(warm) || warm < 0 || warm > 100_000)
   throw new Error('--warm must be a whole number from 0 to 100000');
 
-/** Sends payments `from` to `to - 1` at CONCURRENCY, each with its own key. */
-async function burst(http: Pool, from: number, to: number): Promise<void> {
-  let next = from;
+/** The idempotency key of the burst's `n`th payment (`--keys`). */
+function keyOf(burstName: string, n: number): string {
+  return values.keys === 'uuid' ? randomUUID() : `outbox-${burstName}-${n}`;
+}
+
+/** Sends `count` payments at CONCURRENCY, each with its own key. */
+async function burst(http: Pool, name: string, count: number): Promise<void> {
+  let next = 0;
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
-      while (next < to) {
+      while (next < count) {
         const n = next++;
         const body = JSON.stringify({
           query: CREATE,
           variables: {
             i: {
-              idempotencyKey: `outbox-${n}`,
+              idempotencyKey: keyOf(name, n),
               amount: '10.00',
               currency: 'EUR',
               paymentMethod: 'pm_card_visa',
@@ -138,6 +162,10 @@ async function measureIdle(db: pg.Pool, dbName: string): Promise<void> {
 
 const database = await createScratchDatabase();
 const db = benchPool(database.url);
+if (walCompression !== undefined) {
+  // Read by each new session: set before the gateway opens its pool.
+  await db.query(`ALTER DATABASE ${database.name} SET wal_compression = ${walCompression}`);
+}
 const sandbox = await startSandboxPsp({});
 const keyring = Keyring.parse(`bench:${Buffer.alloc(32, 7).toString('base64')}`);
 try {
@@ -156,14 +184,14 @@ try {
   const http = new Pool(app.url, { connections: CONCURRENCY });
   try {
     if (warm > 0) {
-      await burst(http, payments, payments + warm);
+      await burst(http, 'warm', warm);
       await waitForDrain(db);
       await db.query('CHECKPOINT');
     }
     const deliveriesBefore = await deliveriesWritten(db);
     const walFrom = await walPosition(db);
     const started = performance.now();
-    await burst(http, 0, payments);
+    await burst(http, 'measured', payments);
     const burstSeconds = (performance.now() - started) / 1000;
     const rate = payments / burstSeconds;
     const atEnd = await outboxBacklog(db);
