@@ -3,7 +3,8 @@ import { defineEntity, p } from '@mikro-orm/core';
 /**
  * `idempotency_phase_log` (migrations/0007), partitioned by expires_at like idempotency_keys.
  * Written only inside each phase's transaction (idempotency.sql.ts): its primary key is what
- * refuses a second commit of one recovery point.
+ * refuses a second commit of one recovery point. The finish writes no row here: the finished
+ * key row records it (ADR 0054).
  */
 export const IdempotencyPhaseLogEntry = defineEntity({
   name: 'IdempotencyPhaseLogEntry',

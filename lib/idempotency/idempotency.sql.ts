@@ -132,20 +132,21 @@ SELECT admitted.id, admitted.fencing_token, admitted.operation, admitted.created
  WHERE ${failUnless('admitted.fencing_token IS NOT NULL', CHECKS.admissionLost)}`;
 
 /**
- * Stores a finished request's answer and logs its final phase; used by both ways of finishing.
- * `finished` is a CTE of the finishing UPDATE returning id, tenant_id, operation, key,
- * fencing_token, expires_at. $v version, $b body (a JSON string holding the sealed answer; null
- * when stored as a reference), $s stored_as.
+ * Stores a finished request's answer; used by both ways of finishing. `finished` is a CTE of the
+ * finishing UPDATE returning id, tenant_id, operation, key, fencing_token, expires_at. $v version,
+ * $b body (a JSON string holding the sealed answer; null when stored as a reference), $s
+ * stored_as.
+ *
+ * The finish writes no phase-log row (ADR 0054): the finished key row says all such a row would.
+ * Its token is the finishing owner's, since a token moves only by a takeover and a finished row
+ * is never taken over; its updated_at is when it finished, since nothing updates it after; and
+ * a second finish is refused by the row's own state, as every phase is by its recovery point.
  */
 function storeAnswer(version: string, body: string, storedAs: string): string {
   return `
 stored AS (
   INSERT INTO idempotency_responses (request_id, expires_at, version, stored_as, body)
   SELECT id, expires_at, ${version}, ${storedAs}, ${body} FROM finished
-), logged AS (
-  INSERT INTO idempotency_phase_log
-         (request_id, tenant_id, operation, key, recovery_point, fencing_token, expires_at)
-  SELECT id, tenant_id, operation, key, 'finished', fencing_token, expires_at FROM finished
 )`;
 }
 

@@ -4,7 +4,7 @@
  * what the product's path leaves (automatic capture, SUCCEEDED): the payment, its
  * payment.succeeded event, the ledger's posting and two lines, its receipt, a
  * delivered webhook delivery for one payment in ten, and, for one in four (keys are kept a day
- * plus a week, payments for ever), its idempotency key with both phases logged and its answer.
+ * plus a week, payments for ever), its idempotency key with its first phase logged and its answer.
  * The others whose key's window ended within the week retention keeps leave that key as
  * metadata, in the daily partitions a week of traffic leaves (growth-metadata-days.ts).
  *
@@ -161,20 +161,16 @@ function finishedKeys(p: { last: string; outcome: string; expiry: string }): str
     FROM kk`;
 }
 
-/** Both phases of each key of `kk` logged: `first` when it was created, `last` when done. */
-function bothPhasesLogged(p: {
-  first: string;
-  last: string;
-  firstExpiry: string;
-  lastExpiry: string;
-}): string {
+/**
+ * The phase log of each key of `kk`: its first phase, when it was created. The finish is on the
+ * key row alone (ADR 0054).
+ */
+function firstPhaseLogged(p: { first: string; expiry: string }): string {
   return `
   INSERT INTO idempotency_phase_log (request_id, tenant_id, operation, key, recovery_point,
     fencing_token, committed_at, expires_at)
-  SELECT request_id, tenant_id, $11::text, key, l.point, 1, l.at, l.expires
-    FROM kk CROSS JOIN LATERAL (VALUES (${p.first}::text, created_at, ${p.firstExpiry}),
-                                       (${p.last}::text, done, ${p.lastExpiry}))
-         AS l(point, at, expires)`;
+  SELECT request_id, tenant_id, $11::text, key, ${p.first}::text, 1, created_at, ${p.expiry}
+    FROM kk`;
 }
 
 /**
@@ -188,12 +184,7 @@ const KEYS_STATEMENT = `${SOURCE}, kk AS MATERIALIZED (
          md5($1::text || ':key:' || n)::uuid::text AS key
     FROM src WHERE n % ${KEY_EVERY} = 0
 ), k AS (${finishedKeys({ last: '$15', outcome: '$13', expiry: 'expires_at' })}
-), log AS (${bothPhasesLogged({
-  first: '$14',
-  last: '$15',
-  firstExpiry: 'expires_at - (done - created_at)',
-  lastExpiry: 'expires_at',
-})})
+), log AS (${firstPhaseLogged({ first: '$14', expiry: 'expires_at - (done - created_at)' })})
 INSERT INTO idempotency_responses (request_id, expires_at, version, stored_as, body)
 SELECT request_id, expires_at, $12::smallint, 'inline',
        to_jsonb('v1.preload.' || left(${b64url(`decode(h, 'hex')`)}, 16) || '.'
@@ -203,7 +194,7 @@ SELECT request_id, expires_at, $12::smallint, 'inline',
 
 /**
  * The expired keys of the days retention still keeps (growth-metadata-days.ts): every payment
- * without a live key whose window ended since $16, finished, with both phases logged and no
+ * without a live key whose window ended since $16, finished, with its first phase logged and no
  * answer (answers go with their window). $11 operation, $12 outcome, $13 first point, $14 last
  * point, $15 ttl seconds, $16 the oldest kept day.
  */
@@ -213,11 +204,9 @@ const METADATA_STATEMENT = `${SOURCE}, kk AS MATERIALIZED (
     FROM src, LATERAL (SELECT done + make_interval(secs => $15::float8) AS ended) e
    WHERE n % ${KEY_EVERY} <> 0 AND e.ended >= $16::timestamptz AND e.ended < now()
 ), k AS (${finishedKeys({ last: '$14', outcome: '$12', expiry: 'ended' })}
-)${bothPhasesLogged({
+)${firstPhaseLogged({
   first: '$13',
-  last: '$14',
-  firstExpiry: 'greatest(ended - (done - created_at), $16::timestamptz)',
-  lastExpiry: 'ended',
+  expiry: 'greatest(ended - (done - created_at), $16::timestamptz)',
 })}`;
 
 /**

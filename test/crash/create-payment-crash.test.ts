@@ -13,6 +13,7 @@ import { graphql, paymentOf } from '../support/graphql-client.ts';
 import { CREATE_PAYMENT, createUntilFinal } from '../support/operations.ts';
 import { paymentInput, TENANT_A } from '../support/test-stack.ts';
 import { waitUntil } from '../support/wait-until.ts';
+import { committedPhases } from '../support/committed-phases.ts';
 
 /**
  * For every fault point of createPayment: a real gateway process is SIGKILLed exactly there,
@@ -41,11 +42,7 @@ async function crashAt(point: string, input: Record<string, unknown>): Promise<v
 }
 
 async function phasesOf(key: string): Promise<string[]> {
-  const { rows } = await rig.db.query<{ recovery_point: string }>(
-    'SELECT recovery_point FROM idempotency_phase_log WHERE key = $1 ORDER BY committed_at',
-    [key],
-  );
-  return rows.map((r) => r.recovery_point);
+  return (await committedPhases(rig.db, key)).map((p) => p.recovery_point);
 }
 
 async function keyState(key: string): Promise<string | undefined> {

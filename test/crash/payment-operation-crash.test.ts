@@ -11,6 +11,7 @@ import { graphql, paymentOf, type GraphQLAnswer } from '../support/graphql-clien
 import { CAPTURE_PAYMENT, CREATE_PAYMENT, REFUND_PAYMENT } from '../support/operations.ts';
 import { paymentInput, TENANT_A } from '../support/test-stack.ts';
 import { waitUntil } from '../support/wait-until.ts';
+import { committedPhases } from '../support/committed-phases.ts';
 
 /**
  * For every fault point of capturePayment and refundPayment: a real gateway is SIGKILLed there
@@ -104,11 +105,8 @@ async function crashDuring(run: {
 }
 
 async function phasesOf(op: OperationUnderTest, key: string): Promise<string[]> {
-  const { rows } = await rig.db.query<{ recovery_point: string }>(
-    'SELECT recovery_point FROM idempotency_phase_log WHERE key = $1 AND operation = $2 ORDER BY committed_at',
-    [key, op.operationId],
-  );
-  return rows.map((r) => r.recovery_point);
+  const phases = await committedPhases(rig.db, key, op.operationId);
+  return phases.map((p) => p.recovery_point);
 }
 
 /** The ledger effect: exactly one posting of the operation's kind, once the outbox delivered it. */

@@ -6,6 +6,7 @@ import { CREATE_PAYMENT } from '../support/operations.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import { TENANT_A, useTestStackOn } from '../support/test-stack.ts';
 import { waitUntil } from '../support/wait-until.ts';
+import { COMMITTED_PHASES } from '../support/committed-phases.ts';
 
 /**
  * Several gateway processes sweep one database at once. Each stuck request must be claimed by
@@ -85,7 +86,8 @@ describe('the recovery worker with several processes sweeping the same table', (
     for (let i = 0; i < STUCK_REQUESTS; i++)
       expect(stack.sandbox.charges({ reference: `stuck-${i}` })).toHaveLength(1);
     const { rows: phases } = await stack.db.query<{ recovery_point: string; n: number }>(
-      `SELECT recovery_point, count(*)::int AS n FROM idempotency_phase_log GROUP BY recovery_point ORDER BY recovery_point`,
+      `SELECT recovery_point, count(*)::int AS n FROM ${COMMITTED_PHASES}
+        GROUP BY recovery_point ORDER BY recovery_point`,
     );
     expect(phases).toEqual([
       { recovery_point: CREATE_PAYMENT_POINTS.finished, n: STUCK_REQUESTS },

@@ -20,6 +20,7 @@ import {
 } from '../support/provider-process.ts';
 import { paymentInput, TENANT_A } from '../support/test-stack.ts';
 import { waitUntil } from '../support/wait-until.ts';
+import { committedPhases } from '../support/committed-phases.ts';
 
 /**
  * create-payment-crash.test.ts in the split topology: for every fault point of createPayment,
@@ -97,11 +98,7 @@ describe('createPayment with payments in processes of their own', () => {
   }
 
   async function phasesOf(key: string): Promise<string[]> {
-    const { rows } = await rig.db.query<{ recovery_point: string }>(
-      'SELECT recovery_point FROM idempotency_phase_log WHERE key = $1 ORDER BY committed_at',
-      [key],
-    );
-    return rows.map((r) => r.recovery_point);
+    return (await committedPhases(rig.db, key)).map((p) => p.recovery_point);
   }
 
   const keyFinished = async (key: string) => {

@@ -6,6 +6,7 @@ import { CREATE_PAYMENT, createUntilFinal } from '../support/operations.ts';
 import { startCommitCutter, type CommitCutter } from '../support/pg-commit-cutter.ts';
 import { startTestStack, TENANT_A, type TestStack } from '../support/test-stack.ts';
 import { waitUntil } from '../support/wait-until.ts';
+import { committedPhases } from '../support/committed-phases.ts';
 
 /**
  * PostgreSQL dropping out under a request: a backend terminated at every phase boundary, and a
@@ -69,10 +70,7 @@ async function createWithKillsAt(
 
 async function assertExactlyOnce(key: string): Promise<void> {
   expect(stack.sandbox.charges({ reference: key })).toHaveLength(1);
-  const { rows: phases } = await stack.db.query<{ recovery_point: string }>(
-    'SELECT recovery_point FROM idempotency_phase_log WHERE key = $1 ORDER BY committed_at',
-    [key],
-  );
+  const phases = await committedPhases(stack.db, key);
   expect(phases.map((p) => p.recovery_point)).toEqual(['provider_charge_sent', 'finished']);
   const { rows: payments } = await stack.db.query(
     'SELECT status FROM payments WHERE reference = $1',

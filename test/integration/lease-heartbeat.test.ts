@@ -9,6 +9,7 @@ import { CREATE_PAYMENT } from '../support/operations.ts';
 import { paymentInput, TENANT_A, useTestStackOn } from '../support/test-stack.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import { waitUntil } from '../support/wait-until.ts';
+import { committedPhases } from '../support/committed-phases.ts';
 
 /**
  * Leases that never abandon a live owner (lease-heartbeat.ts): an owner waiting on a provider
@@ -37,14 +38,7 @@ const send = (url: string, key: string, headers: Record<string, string> = {}) =>
     headers,
   });
 
-async function phasesOf(key: string) {
-  const { rows } = await stack.db.query<{ recovery_point: string; fencing_token: string }>(
-    `SELECT recovery_point, fencing_token FROM idempotency_phase_log
-      WHERE key = $1 ORDER BY committed_at`,
-    [key],
-  );
-  return rows;
-}
+const phasesOf = (key: string) => committedPhases(stack.db, key);
 
 const replayedOf = (answer: GraphQLAnswer) =>
   (answer.body.data?.['createPayment'] as { idempotency: { replayed: boolean } }).idempotency

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { LeaseLostError } from '../../lib/errors.ts';
 import { OwnedRequest } from '../../lib/idempotency/owned-request.ts';
 import { CREATE_PAYMENT as CREATE_PAYMENT_OP } from '../../services/payments/create-payment.flow.ts';
+import { committedPhases } from '../support/committed-phases.ts';
 import { errorCodeOf, paymentOf } from '../support/graphql-client.ts';
 import { createPaymentOn, paymentInput, useTestStack } from '../support/test-stack.ts';
 import { waitUntil } from '../support/wait-until.ts';
@@ -18,13 +19,7 @@ const TAKEN_OVER_PHASES = [
 ];
 
 /** The key's committed phases, oldest first, each with the fencing token it committed under. */
-async function phasesWithTokens(key: string) {
-  const { rows } = await stack.db.query<{ recovery_point: string; fencing_token: string }>(
-    `SELECT recovery_point, fencing_token FROM idempotency_phase_log WHERE key = $1 ORDER BY committed_at`,
-    [key],
-  );
-  return rows;
-}
+const phasesWithTokens = (key: string) => committedPhases(stack.db, key);
 
 /** Waits for an owner to reach a fault point's hook: milliseconds, so polled closely. */
 const untilHookRan = (ran: () => boolean, what: string) =>
