@@ -87,6 +87,15 @@ export class PipelinedStatements {
   /** A promise per statement, in order. */
   readonly results: Array<Promise<pg.QueryResult>>;
 
+  /**
+   * Set by pg's Client.query, and called here once the round trip has settled, as pg's own
+   * Query calls it. With a query_timeout (the request pool has one, pool.ts), pg wraps it to
+   * clear the timer that would fail the round trip as unanswered. Never called, that timer
+   * outlived every round trip by the whole timeout, and held the round trip with every row of
+   * its answer until then: memory and garbage-collection work that grew with the request rate.
+   */
+  callback: ((error: unknown) => void) | undefined;
+
   constructor(
     /** The statements, in the order they are sent. */
     readonly statements: readonly Statement[],
@@ -189,10 +198,15 @@ export class PipelinedStatements {
     if (this.settled) return;
     this.settled = true;
     this.connection?.off('parseComplete', this.onParseComplete);
+    let failure: unknown = null;
     this.pending.forEach((p, i) => {
       const result = outcome(i);
       if (result === 'answered') p.resolve(p.result);
-      else p.reject(result);
+      else {
+        failure ??= result;
+        p.reject(result);
+      }
     });
+    this.callback?.(failure);
   }
 }
