@@ -139,7 +139,9 @@ export class IdempotencyEngine {
       const existing =
         round === 0 && insertFirst && !admitting && 'statements' in firstPhase()
           ? undefined
-          : await this.read(scope, { likelyLive: !insertFirst || round > 0 || !!admitting });
+          : await readKey(this.deps.pool, scope, {
+              likelyLive: !insertFirst || round > 0 || !!admitting,
+            });
       if (existing !== undefined && !existing.expired) {
         const decided = await this.decide(scope, command, existing);
         if (decided !== 'changed') return decided;
@@ -165,10 +167,6 @@ export class IdempotencyEngine {
   /** Wraps a row claimed by the recovery worker. */
   adopt(scope: Scope, row: OwnedRow): OwnedRequest {
     return new OwnedRequest(this.deps, scope, row);
-  }
-
-  private read(scope: Scope, options?: { likelyLive: boolean }): Promise<KeyRow | undefined> {
-    return readKey(this.deps.pool, scope, options);
   }
 
   private async insert(
@@ -259,7 +257,7 @@ export class IdempotencyEngine {
       // only if the key row exists with the resource id this attempt minted: nobody else can
       // have written that id. Otherwise nothing was stored and the error stands.
       if (error instanceof FaultInjectedError) throw error;
-      const row = await this.read(scope);
+      const row = await readKey(this.deps.pool, scope);
       if (row === undefined || row.resource_id !== first.resourceId) throw error;
       if (row.state === 'finished') {
         this.countExecuted(scope, executed());

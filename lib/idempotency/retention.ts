@@ -100,7 +100,7 @@ export async function maintainPartitions(
     const moved = await exclusively(pool, async (tx) => {
       await tx.query(SET_DDL_LOCK_TIMEOUT);
       const still = await tx.query(LOCK_REGISTERED_PARTITION, [partition.name]);
-      if (still.rowCount !== 1) return { dropped: false, held: false, moved: 0 };
+      if (still.rowCount !== 1) return { outcome: 'gone' as const, moved: 0 };
       await tx.query(lockPartition(partition.name));
       let count = 0;
       if (partition.parent === 'idempotency_keys') {
@@ -113,14 +113,14 @@ export async function maintainPartitions(
         await tx.query(MOVE_UNFINISHED_PHASE_LOG, [partition.name]);
       }
       const { rows } = await tx.query<{ holds: boolean }>(HOLDS_UNFINISHED, [partition.name]);
-      if (rows[0]?.holds === true) return { dropped: false, held: true, moved: count };
+      if (rows[0]?.holds === true) return { outcome: 'kept' as const, moved: count };
       await tx.query(dropPartition(partition.name));
       await tx.query(UNREGISTER_PARTITION, [partition.name]);
-      return { dropped: true, held: false, moved: count };
+      return { outcome: 'dropped' as const, moved: count };
     });
     if (moved === null) return { ...run, result: 'skipped' };
-    if (moved.dropped) run.dropped.push(partition.name);
-    else if (moved.held) run.kept.push(partition.name);
+    if (moved.outcome === 'dropped') run.dropped.push(partition.name);
+    else if (moved.outcome === 'kept') run.kept.push(partition.name);
     run.movedUnfinished += moved.moved;
   }
   return run;
