@@ -14,7 +14,11 @@ export const COMMITTED_PHASES = `(
     FROM idempotency_keys WHERE state = 'finished'
 ) committed_phases`;
 
-/** A key's committed phases, oldest first; of one operation's key when `operation` is given. */
+/**
+ * A key's committed phases, oldest first; of one operation's key when `operation` is given. A
+ * phase and the finish committed in one transaction (a refusal at admission) share their time;
+ * the finish sorts last.
+ */
 export async function committedPhases(
   db: pg.Pool,
   key: string,
@@ -22,7 +26,7 @@ export async function committedPhases(
 ): Promise<Array<{ recovery_point: string; fencing_token: string }>> {
   const { rows } = await db.query<{ recovery_point: string; fencing_token: string }>(
     `SELECT recovery_point, fencing_token FROM ${COMMITTED_PHASES}
-      WHERE key = $1 AND ($2::text IS NULL OR operation = $2) ORDER BY committed_at`,
+      WHERE key = $1 AND ($2::text IS NULL OR operation = $2) ORDER BY committed_at, recovery_point = 'finished'`,
     [key, operation ?? null],
   );
   return rows;
