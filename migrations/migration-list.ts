@@ -31,6 +31,7 @@ const SQL_FILES = [
   '0020-fair-deliveries.sql',
   '0021-api-key-hmac.sql',
   '0022-payment-versions.sql',
+  '0023-provider-keys-hashed.sql',
 ] as const;
 
 function sqlMigration(file: string): MigrationObject {

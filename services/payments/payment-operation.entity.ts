@@ -41,10 +41,13 @@ export const PaymentOperation = defineEntity({
       expression: "kind <> 'refund' OR amount_minor IS NOT NULL",
     },
   ],
-  uniques: [
-    { name: 'payment_operations_provider_key_uq', properties: ['tenantId', 'providerKey'] },
-  ],
   indexes: [
+    {
+      // Unique by an exclusion constraint on a hash index (migrations/0023, ADR 0055).
+      name: 'payment_operations_provider_key_uq',
+      expression:
+        'ALTER TABLE payment_operations ADD CONSTRAINT payment_operations_provider_key_uq EXCLUDE USING hash (provider_key WITH =)',
+    },
     { name: 'payment_operations_payment_ix', properties: ['tenantId', 'payment', 'kind'] },
     {
       // Unique and partial: one live capture or cancel per payment, decided by the database.

@@ -45,8 +45,13 @@ export const Payment = defineEntity({
     { name: 'payments_amount_ck', expression: 'amount_minor > 0' },
     { name: 'payments_currency_ck', expression: "currency ~ '^[A-Z]{3}$'" },
   ],
-  uniques: [{ name: 'payments_provider_key_uq', properties: ['tenantId', 'providerKey'] }],
   indexes: [
+    {
+      // Unique by an exclusion constraint on a hash index (migrations/0023, ADR 0055).
+      name: 'payments_provider_key_uq',
+      expression:
+        'ALTER TABLE payments ADD CONSTRAINT payments_provider_key_uq EXCLUDE USING hash (provider_key WITH =)',
+    },
     {
       name: 'payments_tenant_created_ix',
       expression:

@@ -73,7 +73,7 @@ function alreadyApplied(paymentId: string): PublicError {
 /** Whether `error` is a payment's INSERT meeting the payment its provider key already names. */
 export function providerKeyTaken(error: unknown): boolean {
   const { code, constraint } = (error ?? {}) as { code?: unknown; constraint?: unknown };
-  return code === '23505' && constraint === PROVIDER_KEY_CONSTRAINT;
+  return code === '23P01' && constraint === PROVIDER_KEY_CONSTRAINT;
 }
 
 /**
