@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { LeaseLostError } from '../../lib/errors.ts';
-import { OwnedRequest } from '../../lib/idempotency/owned-request.ts';
 import { maintainPartitions } from '../../lib/idempotency/retention.ts';
-import { CREATE_PAYMENT } from '../../services/payments/create-payment.flow.ts';
+import { createPaymentOwnerOf, describePaymentAs } from '../support/payment-owners.ts';
 import { dailyPartitionsSince, generationsOf } from '../support/test-partitions.ts';
 import { createPaymentOn, paymentInput, useTestStack } from '../support/test-stack.ts';
 
@@ -39,27 +38,8 @@ describe('an owner whose row retention moved while its lease had run out', () =>
        SELECT * FROM k`,
     );
     const row = aged[0]!;
-    const movedOwner = () =>
-      new OwnedRequest(
-        stack.app.services.deps.engine.deps,
-        { tenantId: stack.tenantIds.a, operation: CREATE_PAYMENT, key: 'ret-moved-owner' },
-        {
-          id: row.id,
-          fencing_token: row.fencing_token,
-          operation: CREATE_PAYMENT.id,
-          recovery_point: row.recovery_point,
-          resource_id: row.resource_id,
-          created_at: new Date(),
-          expires_at: row.expires_at,
-        },
-      );
-    const describeAs =
-      (text: string) => async (tx: { query: (sql: string, p: unknown[]) => Promise<unknown> }) => {
-        await tx.query('UPDATE payments SET description = $2 WHERE id = $1', [
-          row.resource_id,
-          text,
-        ]);
-      };
+    const movedOwner = () => createPaymentOwnerOf(stack, 'ret-moved-owner', row);
+    const describeAs = (text: string) => describePaymentAs(row.resource_id, text);
 
     const run = await maintainPartitions(stack.app.services.deps.pool, POLICY);
     expect(run.movedUnfinished).toBe(1);

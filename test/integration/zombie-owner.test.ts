@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { LeaseLostError } from '../../lib/errors.ts';
-import { OwnedRequest } from '../../lib/idempotency/owned-request.ts';
-import { CREATE_PAYMENT as CREATE_PAYMENT_OP } from '../../services/payments/create-payment.flow.ts';
 import { committedPhases } from '../support/committed-phases.ts';
 import { errorCodeOf, paymentOf } from '../support/graphql-client.ts';
+import { createPaymentOwnerOf, describePaymentAs } from '../support/payment-owners.ts';
 import { createPaymentOn, paymentInput, useTestStack } from '../support/test-stack.ts';
 import { waitUntil } from '../support/wait-until.ts';
 
@@ -123,24 +122,12 @@ describe('a zombie owner that wakes after its lease was taken over', () => {
     expect(started[0]).toMatchObject({ fencing_token: '2', state: 'started' });
     const paymentId = started[0]!.resource_id;
     const ownerWith = (token: string) =>
-      new OwnedRequest(
-        stack.app.services.deps.engine.deps,
-        { tenantId: stack.tenantIds.a, operation: CREATE_PAYMENT_OP, key: 'zombie-2' },
-        {
-          id: started[0]!.id,
-          fencing_token: token,
-          operation: CREATE_PAYMENT_OP.id,
-          recovery_point: 'provider_charge_sent',
-          resource_id: paymentId,
-          created_at: new Date(),
-          expires_at: started[0]!.expires_at,
-        },
-      );
-    const mark =
-      (text: string) =>
-      async (tx: { query: (sql: string, params: unknown[]) => Promise<unknown> }) => {
-        await tx.query(`UPDATE payments SET description = $2 WHERE id = $1`, [paymentId, text]);
-      };
+      createPaymentOwnerOf(stack, 'zombie-2', {
+        ...started[0]!,
+        fencing_token: token,
+        recovery_point: 'provider_charge_sent',
+      });
+    const mark = (text: string) => describePaymentAs(paymentId, text);
 
     await expect(
       ownerWith('1').advance('provider_charged', mark('zombie was here')),
