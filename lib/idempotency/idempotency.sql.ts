@@ -98,9 +98,10 @@ export function lockingScope(lockKey: bigint): Statement {
 }
 
 /**
- * Admission, fused with the first phase's recovery point and its phase-log entry. Runs after
+ * Admission, fused with the first phase's recovery point. Runs after
  * lockingScope, in its own statement so its snapshot sees every admission committed
- * before the lock was granted. $1 tenant, $2 operation (the id written), $3 key, $4 request
+ * before the lock was granted. It writes no phase-log row (ADR 0056): the new key row says all
+ * such a row would, as ADVANCE_KEY explains. $1 tenant, $2 operation (the id written), $3 key, $4 request
  * hash, $5 first recovery point, $6 resource id, $7 lease ms, $8 ttl seconds, $9 the data key id
  * the request hash is keyed by, $10 the operation's ids (a live row under an earlier version
  * holds the scope too). Fails with CHECKS.admissionLost when a live row exists (someone else
@@ -120,11 +121,7 @@ WITH earlier AS (
          now() + make_interval(secs => $7::float8 / 1000), now() + make_interval(secs => $8)
     FROM earlier
    WHERE earlier.live IS NOT TRUE
-  RETURNING id, tenant_id, operation, key, recovery_point, fencing_token, created_at, expires_at
-), logged AS (
-  INSERT INTO idempotency_phase_log
-         (request_id, tenant_id, operation, key, recovery_point, fencing_token, expires_at)
-  SELECT id, tenant_id, operation, key, recovery_point, fencing_token, expires_at FROM admitted
+  RETURNING id, fencing_token, operation, created_at, expires_at
 )
 SELECT admitted.id, admitted.fencing_token, admitted.operation, admitted.created_at,
        admitted.expires_at, earlier.live IS NOT NULL AS after_expiry
@@ -183,7 +180,15 @@ RETURNING id, fencing_token, operation, recovery_point, resource_id, created_at,
 /**
  * The fence of every later phase: advances the recovery point (and the lease) only while we
  * still hold the token, and logs the phase. It locks the key row first, before the phase touches
- * business rows, so phases and takeovers always lock in the same order. $1 tenant, $2 the row's
+ * business rows, so phases and takeovers always lock in the same order.
+ *
+ * Admission logs nothing (ADR 0056): until a request first advances, its key row tells its
+ * admission, at its recovery point, under token 1 (every row is inserted with it), at its
+ * created_at (the admitting transaction's now(), which the log's committed_at would be too).
+ * The first advance moves the point away, so it logs the admission first, as it was
+ * (`admission`): a request that has log rows has its admission among them, whether logged here
+ * or by admission before 0056. A request admitted and finished without advancing, which is
+ * every payment today, writes no phase-log row at all. $1 tenant, $2 the row's
  * operation, $3 key, $4 our token, $5 expected current point, $6 next point, $7 lease ms, $8 and
  * $9 the row's id and expires_at (ownersRow). Fails with CHECKS.fenceLost when we no longer hold
  * the request.
@@ -197,7 +202,13 @@ WITH advanced AS (
    WHERE ${ownersRow('$8', '$9')}
      AND tenant_id = $1 AND operation = $2 AND key = $3
      AND fencing_token = $4 AND state = 'started' AND recovery_point = $5
-  RETURNING id, tenant_id, operation, key, fencing_token, expires_at
+  RETURNING id, tenant_id, operation, key, fencing_token, created_at, expires_at
+), admission AS (
+  INSERT INTO idempotency_phase_log
+         (request_id, tenant_id, operation, key, recovery_point, fencing_token, committed_at,
+          expires_at)
+  SELECT id, tenant_id, operation, key, $5, 1, created_at, expires_at FROM advanced
+   WHERE NOT EXISTS (SELECT FROM idempotency_phase_log l WHERE l.request_id = advanced.id)
 ), logged AS (
   INSERT INTO idempotency_phase_log
          (request_id, tenant_id, operation, key, recovery_point, fencing_token, expires_at)

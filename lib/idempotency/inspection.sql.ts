@@ -1,6 +1,8 @@
 /**
  * Unfinished requests for people on call, oldest first, each with its phase history and every
- * intervention. $1 states, $2 limit. `state <> 'finished'` repeats what $1 holds, for the plan:
+ * intervention. A request that never advanced has no phase-log rows (ADR 0056; idempotency.sql.ts,
+ * ADVANCE_KEY): its history is its admission, at the point it still stands at, under token 1, at
+ * its created_at. $1 states, $2 limit. `state <> 'finished'` repeats what $1 holds, for the plan:
  * the pool plans once for any $1 (lib/db/pool.ts, PlanCacheMode), and only a literal predicate
  * lets that plan read the unfinished-lease partial index instead of every key of every partition.
  */
@@ -13,7 +15,10 @@ SELECT k.tenant_id, k.operation, k.key, k.state, k.recovery_point, k.resource_id
                                                    'fencingToken', l.fencing_token::text,
                                                    'committedAt', l.committed_at) ORDER BY l.committed_at)
                    FROM idempotency_phase_log l
-                  WHERE l.request_id = k.id), '[]') AS phases,
+                  WHERE l.request_id = k.id),
+                json_build_array(json_build_object('recoveryPoint', k.recovery_point,
+                                                   'fencingToken', '1',
+                                                   'committedAt', k.created_at))) AS phases,
        COALESCE((SELECT json_agg(json_build_object('action', i.action, 'decidedBy', i.decided_by,
                                                    'reason', i.reason, 'decidedAt', i.decided_at) ORDER BY i.decided_at)
                    FROM idempotency_interventions i

@@ -4,7 +4,7 @@
  * what the product's path leaves (automatic capture, SUCCEEDED): the payment, its
  * payment.succeeded event, the ledger's posting and two lines, its receipt, a
  * delivered webhook delivery for one payment in ten, and, for one in four (keys are kept a day
- * plus a week, payments for ever), its idempotency key with its first phase logged and its answer.
+ * plus a week, payments for ever), its idempotency key and its answer.
  * The others whose key's window ended within the week retention keeps leave that key as
  * metadata, in the daily partitions a week of traffic leaves (growth-metadata-days.ts).
  *
@@ -162,20 +162,9 @@ function finishedKeys(p: { last: string; outcome: string; expiry: string }): str
 }
 
 /**
- * The phase log of each key of `kk`: its first phase, when it was created. The finish is on the
- * key row alone (ADR 0054).
- */
-function firstPhaseLogged(p: { first: string; expiry: string }): string {
-  return `
-  INSERT INTO idempotency_phase_log (request_id, tenant_id, operation, key, recovery_point,
-    fencing_token, committed_at, expires_at)
-  SELECT request_id, tenant_id, $11::text, key, ${p.first}::text, 1, created_at, ${p.expiry}
-    FROM kk`;
-}
-
-/**
- * A key, its phase log and its answer, from one set of rows (ids from the key's own
- * sequence). $11 operation, $12 answer version, $13 outcome, $14 first point, $15 last point.
+ * A key and its answer, from one set of rows (ids from the key's own sequence); a payment
+ * admitted and finished at once writes no phase-log row (ADRs 0054, 0056). $11 operation,
+ * $12 answer version, $13 outcome, $14 last point.
  * The answer has a sealed answer's form and length, under a key id no keyring holds: a replay
  * of one of these keys would fail to open it, and none comes (the keys are this run's own).
  */
@@ -183,8 +172,8 @@ const KEYS_STATEMENT = `${SOURCE}, kk AS MATERIALIZED (
   SELECT src.*, nextval('idempotency_request_id_seq') AS request_id,
          md5($1::text || ':key:' || n)::uuid::text AS key
     FROM src WHERE n % ${KEY_EVERY} = 0
-), k AS (${finishedKeys({ last: '$15', outcome: '$13', expiry: 'expires_at' })}
-), log AS (${firstPhaseLogged({ first: '$14', expiry: 'expires_at - (done - created_at)' })})
+), k AS (${finishedKeys({ last: '$14', outcome: '$13', expiry: 'expires_at' })}
+)
 INSERT INTO idempotency_responses (request_id, expires_at, version, stored_as, body)
 SELECT request_id, expires_at, $12::smallint, 'inline',
        to_jsonb('v1.preload.' || left(${b64url(`decode(h, 'hex')`)}, 16) || '.'
@@ -194,20 +183,19 @@ SELECT request_id, expires_at, $12::smallint, 'inline',
 
 /**
  * The expired keys of the days retention still keeps (growth-metadata-days.ts): every payment
- * without a live key whose window ended since $16, finished, with its first phase logged and no
- * answer (answers go with their window). $11 operation, $12 outcome, $13 first point, $14 last
- * point, $15 ttl seconds, $16 the oldest kept day.
+ * without a live key whose window ended since $15, finished, with no answer (answers go with
+ * their window). $11 operation, $12 outcome, $13 last point, $14 ttl seconds, $15 the oldest
+ * kept day.
  */
 const METADATA_STATEMENT = `${SOURCE}, kk AS MATERIALIZED (
   SELECT src.*, nextval('idempotency_request_id_seq') AS request_id,
          md5($1::text || ':metadata:' || n)::uuid::text AS key, e.ended
-    FROM src, LATERAL (SELECT done + make_interval(secs => $15::float8) AS ended) e
-   WHERE n % ${KEY_EVERY} <> 0 AND e.ended >= $16::timestamptz AND e.ended < now()
-), k AS (${finishedKeys({ last: '$14', outcome: '$12', expiry: 'ended' })}
-)${firstPhaseLogged({
-  first: '$13',
-  expiry: 'greatest(ended - (done - created_at), $16::timestamptz)',
-})}`;
+    FROM src, LATERAL (SELECT done + make_interval(secs => $14::float8) AS ended) e
+   WHERE n % ${KEY_EVERY} <> 0 AND e.ended >= $15::timestamptz AND e.ended < now()
+), k AS (${finishedKeys({ last: '$13', outcome: '$12', expiry: 'ended' })}
+  RETURNING 1
+)
+SELECT count(*) FROM k`;
 
 /**
  * Non-unique indexes that back no constraint, on the loaded tables. Partial ones stay: they are
@@ -245,7 +233,7 @@ export async function preload(pool: pg.Pool, spec: PreloadSpec): Promise<void> {
   const run = randomBytes(4).toString('hex');
   const { id, answerVersion, outcomeOf } = CREATE_PAYMENT;
   const outcome = outcomeOf({ payment: { status: 'SUCCEEDED' } });
-  const points = [CREATE_PAYMENT_POINTS.chargeSent, CREATE_PAYMENT_POINTS.finished];
+  const points = [CREATE_PAYMENT_POINTS.finished];
   const client = await pool.connect();
   try {
     type Index = { name: string; definition: string };

@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { LeaseLostError } from '../../lib/errors.ts';
 import { maintainPartitions } from '../../lib/idempotency/retention.ts';
-import { createPaymentOwnerOf, describePaymentAs } from '../support/payment-owners.ts';
+import {
+  createPaymentOwnerOf,
+  type PaymentKeyRow,
+  describePaymentAs,
+} from '../support/payment-owners.ts';
 import { dailyPartitionsSince, generationsOf } from '../support/test-partitions.ts';
 import { createPaymentOn, paymentInput, useTestStack } from '../support/test-stack.ts';
 
@@ -21,14 +25,9 @@ describe('an owner whose row retention moved while its lease had run out', () =>
     stack.app.faults.arm('createPayment.provider_charge.before-call', { kind: 'throw' });
     await createPaymentOn(stack, paymentInput('ret-moved-owner'));
     stack.app.faults.disarm('createPayment.provider_charge.before-call');
-    // Aged past metadata retention with its phase log, and its owner's lease over.
-    const { rows: aged } = await stack.db.query<{
-      id: string;
-      fencing_token: string;
-      recovery_point: string;
-      resource_id: string;
-      expires_at: Date;
-    }>(
+    // Aged past metadata retention with its phase log (none: it never advanced, ADR 0056), and
+    // its owner's lease over.
+    const { rows: aged } = await stack.db.query<PaymentKeyRow>(
       `WITH k AS (UPDATE idempotency_keys SET expires_at = now() - interval '20 days',
                                               lease_expires_at = now() - interval '1 second'
                    WHERE key = 'ret-moved-owner'

@@ -49,6 +49,23 @@ function metricValue(text: string, series: string): number {
   return line === undefined ? 0 : Number(line.slice(series.length + 1));
 }
 
+/**
+ * Logs the admission of `keys` as admission did before ADR 0056 (a request in flight across the
+ * upgrade), or as a request's first advance does: a phase-log row retention must keep with its
+ * unfinished request.
+ */
+async function logAdmissionOf(keys: string[]): Promise<void> {
+  const { rowCount } = await stack.db.query(
+    `INSERT INTO idempotency_phase_log
+            (request_id, tenant_id, operation, key, recovery_point, fencing_token, committed_at,
+             expires_at)
+     SELECT id, tenant_id, operation, key, recovery_point, 1, created_at, expires_at
+       FROM idempotency_keys WHERE key = ANY($1)`,
+    [keys],
+  );
+  expect(rowCount).toBe(keys.length);
+}
+
 async function metricsText(): Promise<string> {
   return stack.app.metrics.registry.metrics();
 }
@@ -323,6 +340,7 @@ describe('partition maintenance', () => {
     const states = ['ret-started', 'ret-unknown'];
     for (const key of states) await createPaymentOn(stack, paymentInput(key));
     stack.app.faults.disarm('createPayment.provider_charge.before-call');
+    await logAdmissionOf(states);
     await stack.db.query(`UPDATE idempotency_keys SET state = 'unknown', lease_expires_at = NULL
                            WHERE key = 'ret-unknown'`);
     // Nobody holds the started one any more: its owner's lease ran out (a live one: below).
@@ -373,6 +391,7 @@ describe('partition maintenance', () => {
     stack.app.faults.arm('createPayment.provider_charge.before-call', { kind: 'throw' });
     await createPaymentOn(stack, paymentInput('ret-held'));
     stack.app.faults.disarm('createPayment.provider_charge.before-call');
+    await logAdmissionOf(['ret-held']);
     await stack.db.query(
       `WITH k AS (UPDATE idempotency_keys SET expires_at = now() - interval '20 days',
                                               lease_expires_at = now() + interval '1 hour'

@@ -4,6 +4,15 @@ import type { OwnedRow } from '../../lib/idempotency/types.ts';
 import { CREATE_PAYMENT } from '../../services/payments/create-payment.flow.ts';
 import type { TestStack } from './test-stack.ts';
 
+/** A payment's key row as a test reads it back to build its owner (a RETURNING of these columns). */
+export interface PaymentKeyRow {
+  id: string;
+  fencing_token: string;
+  recovery_point: string;
+  resource_id: string;
+  expires_at: Date;
+}
+
 /**
  * An owner of tenant A's createPayment `key` as the engine holds one, from a key row read back
  * (with the token, point or expiry a test chooses): for tests of an owner that has lost its
