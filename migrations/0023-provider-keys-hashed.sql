@@ -4,8 +4,8 @@
 -- it writes that page's full image to the WAL, and more of them the larger the table. Its entries
 -- are also the key itself, some sixty bytes each, compared with the collation's strcoll.
 --
--- A hash index holds four bytes of the key's hash per row, so it has a fifth of the pages to
--- dirty, and an insert hashes the key once. Hash indexes cannot be UNIQUE; an exclusion
+-- A hash index holds four bytes of the key's hash per row, so it has far fewer pages to dirty,
+-- and an insert hashes the key once. Hash indexes cannot be UNIQUE; an exclusion
 -- constraint with `=` enforces the same thing (a concurrent insert of the same key waits for the
 -- first to commit or roll back, then fails), with SQLSTATE 23P01 instead of 23505. The constraint
 -- keeps its name, which provider-key-holder.ts matches.

@@ -119,19 +119,10 @@ describe('provider-key uniqueness', () => {
       // The test's table is small enough that a sequential scan would win on cost; this asks
       // whether the index can serve the lookup at all, as it must on a table of millions.
       await client.query('SET LOCAL enable_seqscan = off');
+      // provider-key-holder.ts's parameters: tenant, provider key, window, operation ids, key.
       const { rows } = await client.query<{ 'QUERY PLAN': string }>(
-        `EXPLAIN ${SELECT_PAYMENT_BY_PROVIDER_KEY.replaceAll(
-          /\$(\d)/g,
-          (_, n: string) =>
-            [
-              '',
-              `'${stack.tenantIds.a}'::uuid`,
-              `'provider_payment_x'`,
-              '86400',
-              `'{payments.create.v1}'::text[]`,
-              `'k'`,
-            ][Number(n)]!,
-        )}`,
+        `EXPLAIN ${SELECT_PAYMENT_BY_PROVIDER_KEY}`,
+        [stack.tenantIds.a, 'provider_payment_x', 86_400, ['payments.create.v1'], 'k'],
       );
       const plan = rows.map((row) => row['QUERY PLAN']).join('\n');
       expect(plan).toMatch(/payments_provider_key_uq/);
