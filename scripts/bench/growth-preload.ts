@@ -233,7 +233,7 @@ export async function preload(pool: pg.Pool, spec: PreloadSpec): Promise<void> {
   const run = randomBytes(4).toString('hex');
   const { id, answerVersion, outcomeOf } = CREATE_PAYMENT;
   const outcome = outcomeOf({ payment: { status: 'SUCCEEDED' } });
-  const points = [CREATE_PAYMENT_POINTS.finished];
+  const finished = CREATE_PAYMENT_POINTS.finished;
   const client = await pool.connect();
   try {
     type Index = { name: string; definition: string };
@@ -246,8 +246,8 @@ export async function preload(pool: pg.Pool, spec: PreloadSpec): Promise<void> {
         const values = [run, first, last, ...tenants, SPREAD_SECONDS, spec.payments, ...expiry];
         await inTransaction(client, [
           ...STATEMENTS.map((statement) => ({ text: `${SOURCE} ${statement}`, values })),
-          { text: KEYS_STATEMENT, values: [...values, id, answerVersion, outcome, ...points] },
-          { text: METADATA_STATEMENT, values: [...values, id, outcome, ...points, ttl, oldest] },
+          { text: KEYS_STATEMENT, values: [...values, id, answerVersion, outcome, finished] },
+          { text: METADATA_STATEMENT, values: [...values, id, outcome, finished, ttl, oldest] },
         ]);
         spec.progress?.(last + 1);
       }
