@@ -11,9 +11,10 @@ export type { Logger };
  * line written through a request's logger (RequestTrace.log) carries that request's id, tenant,
  * operation and key reference. One logger per process, made by whoever composes it.
  *
- * `pretty` turns each line into a readable one in this thread, written synchronously as JSON
- * lines are (ADR 0007: a line is out when the call returns, so a SIGKILL loses none): a worker
- * transport would lose the lines still queued to it. Censoring happens before either format.
+ * Both formats write each line synchronously (ADR 0007: a line is out when the call returns, so a
+ * SIGKILL loses none). pino's own default stream is asynchronous: it holds every line behind the
+ * write in flight, and a kill takes them. A worker transport would lose the lines queued to it.
+ * Censoring happens before either format.
  */
 export function createLogger(opts: {
   level: string;
@@ -30,7 +31,7 @@ export function createLogger(opts: {
           ignore: 'pid,hostname',
           translateTime: 'SYS:HH:MM:ss.l',
         })
-      : opts.destination;
+      : (opts.destination ?? pino.destination({ dest: 1, sync: true }));
   return pino(
     {
       level: opts.level,

@@ -56,31 +56,37 @@ describe('log lines', () => {
     expect(lines.some((line) => / INFO: /.test(line))).toBe(false);
   });
 
-  it('pretty lines are written before the call returns: a SIGKILL right after loses none', async () => {
-    // ADR 0007's guarantee, in the pretty format. Buffered or asynchronous writes would hold all
-    // but the first lines behind a write in flight, and the kill would take them.
-    const script = [
-      "import { createLogger } from './lib/logging/logger.ts';",
-      "const log = createLogger({ level: 'info', format: 'pretty' });",
-      `for (let step = 1; step <= ${KILLED_AFTER_LINES}; step++) log.info({ step }, 'line');`,
-      "process.kill(process.pid, 'SIGKILL');",
-    ].join('\n');
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', '--input-type=module', '-e', script],
-      {
-        cwd: new URL('../..', import.meta.url).pathname,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const signal = await new Promise((resolve) =>
-      child.once('close', (_code, sig) => resolve(sig)),
-    );
-    expect(signal).toBe('SIGKILL');
-    const steps = [...output.matchAll(/INFO: line \{"step":(\d+)\}/g)].map((m) => Number(m[1]));
-    expect(steps).toEqual(Array.from({ length: KILLED_AFTER_LINES }, (_, i) => i + 1));
-  });
+  // ADR 0007's guarantee, in both formats. Buffered or asynchronous writes would hold all but
+  // the first lines behind a write in flight, and the kill would take them.
+  it.each([
+    { format: 'json', stepOf: /"step":(\d+),"msg":"line"/g },
+    { format: 'pretty', stepOf: /INFO: line \{"step":(\d+)\}/g },
+  ])(
+    '$format lines are written before the call returns: a SIGKILL right after loses none',
+    async ({ format, stepOf }) => {
+      const script = [
+        "import { createLogger } from './lib/logging/logger.ts';",
+        `const log = createLogger({ level: 'info', format: '${format}' });`,
+        `for (let step = 1; step <= ${KILLED_AFTER_LINES}; step++) log.info({ step }, 'line');`,
+        "process.kill(process.pid, 'SIGKILL');",
+      ].join('\n');
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', '--input-type=module', '-e', script],
+        {
+          cwd: new URL('../..', import.meta.url).pathname,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      let output = '';
+      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      const signal = await new Promise((resolve) =>
+        child.once('close', (_code, sig) => resolve(sig)),
+      );
+      expect(signal).toBe('SIGKILL');
+      const steps = [...output.matchAll(stepOf)].map((m) => Number(m[1]));
+      expect(steps).toEqual(Array.from({ length: KILLED_AFTER_LINES }, (_, i) => i + 1));
+    },
+  );
 });
