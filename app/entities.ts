@@ -9,7 +9,7 @@ import { OutboxCursor } from '../lib/outbox/outbox-cursor.entity.ts';
 import { OutboxDelivery } from '../lib/outbox/outbox-delivery.entity.ts';
 import { OutboxEvent } from '../lib/outbox/outbox-event.entity.ts';
 import { OutboxSubscription } from '../lib/outbox/outbox-subscription.entity.ts';
-import { LedgerLine, LedgerPosting } from '../services/ledger/index.ts';
+import { LedgerPosting } from '../services/ledger/index.ts';
 import { Receipt, WebhookEndpoint } from '../services/notifications/index.ts';
 import {
   Payment,
@@ -43,7 +43,6 @@ export const ENTITIES = [
   OutboxConsumerCircuit,
   InboxMessage,
   LedgerPosting,
-  LedgerLine,
   WebhookEndpoint,
   Receipt,
 ];

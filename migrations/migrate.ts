@@ -21,11 +21,15 @@ export function isMigrationInterrupted(error: unknown): boolean {
 }
 
 /**
- * Brings the database at `databaseUrl` to the newest schema. Safe to call from several
- * processes at once: a session-level advisory lock makes the others wait, then find nothing
- * left to run.
+ * Brings the database at `databaseUrl` to the newest schema, or only as far as migration `to`
+ * (a name from migration-list.ts: the tests of a migration build the schema it starts from).
+ * Safe to call from several processes at once: a session-level advisory lock makes the others
+ * wait, then find nothing left to run.
  */
-export async function migrateDatabase(databaseUrl: string): Promise<void> {
+export async function migrateDatabase(
+  databaseUrl: string,
+  options: { to?: string } = {},
+): Promise<void> {
   // On a URL with several hosts the lock's connection finds the primary, and the migrator
   // follows it there: migrations run on the primary, or not at all.
   const { config, Client } = connectionFor(databaseUrl, { applicationName: 'payments-migrate' });
@@ -50,7 +54,7 @@ export async function migrateDatabase(databaseUrl: string): Promise<void> {
       debug: false,
     });
     try {
-      await orm.getMigrator().up();
+      await orm.getMigrator().up(options.to === undefined ? undefined : { to: options.to });
     } finally {
       await orm.close(true);
     }

@@ -32,6 +32,7 @@ const SQL_FILES = [
   '0021-api-key-hmac.sql',
   '0022-payment-versions.sql',
   '0023-provider-keys-hashed.sql',
+  '0024-postings-carry-their-entry.sql',
 ] as const;
 
 function sqlMigration(file: string): MigrationObject {

@@ -47,7 +47,7 @@ const SUCCEEDED: PaymentEventType = 'payment.succeeded';
 
 /** The tables a payment writes to, whose secondary indexes are rebuilt after the load. */
 const LOADED_TABLES = `payments idempotency_keys idempotency_phase_log idempotency_responses
-  outbox_events outbox_deliveries ledger_postings ledger_lines receipts`.split(/\s+/);
+  outbox_events outbox_deliveries ledger_postings receipts`.split(/\s+/);
 
 /**
  * created_at spans the outbox's retention window less an hour: events and deliveries older
@@ -135,15 +135,11 @@ const STATEMENTS = [
      delivered_at)
    SELECT tenant_id, event_id, webhook, 'delivered', 1, done, posted FROM src
     WHERE n % ${WEBHOOK_EVERY} = 0`,
-  `INSERT INTO ledger_postings (tenant_id, id, payment_id, kind, currency, created_at)
-   SELECT tenant_id, posting_id, id, 'capture', currency, posted FROM src`,
-  // The accounts of services/ledger/post-movements.ts. The lines balance per posting, which
-  // the deferred trigger of migrations/0006 checks at each chunk's commit.
-  `INSERT INTO ledger_lines (tenant_id, posting_id, line, account, debit_minor, credit_minor, currency)
-   SELECT tenant_id, posting_id, l.line, l.account, l.debit, l.credit, currency
-     FROM src CROSS JOIN LATERAL (VALUES (1, 'psp_clearing', amount_minor, 0),
-                                         (2, 'merchant_balance', 0, amount_minor))
-                              AS l(line, account, debit, credit)`,
+  // A capture's entry, with the accounts of services/ledger/post-movements.ts (ADR 0058).
+  `INSERT INTO ledger_postings (tenant_id, id, payment_id, kind, currency, created_at,
+     debit_account, credit_account, amount_minor)
+   SELECT tenant_id, posting_id, id, 'capture', currency, posted,
+          'psp_clearing', 'merchant_balance', amount_minor FROM src`,
   `INSERT INTO receipts (tenant_id, id, payment_id, event_id, recorded_at)
    SELECT tenant_id, 'receipt_payment_' || id, id, event_id, posted FROM src`,
 ];

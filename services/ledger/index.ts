@@ -2,7 +2,6 @@
 export { ledgerRouter } from './ledger.router.ts';
 export { ledgerHandler } from './ledger-consumer.ts';
 /** Its tables' entities: the composition lists them (app/entities.ts) for the process's one ORM. */
-export { LedgerLine } from './ledger-line.entity.ts';
 export { LedgerPosting } from './ledger-posting.entity.ts';
 export { createLedgerMetrics } from './ledger.metrics.ts';
 export * from './contract.ts';

@@ -29,9 +29,9 @@ async function post(ctx: { deps: LedgerDeps }, movements: Movement[]) {
 }
 
 /**
- * The ledger service. A posting is two lines that balance, written in one transaction
- * (post-movements.ts). Posting twice — the same message redelivered, or another message for the
- * same movement — is a no-op by the posting id.
+ * The ledger service. A posting is one entry, a debit and a credit of one amount that balance
+ * by construction (post-movements.ts, ADR 0058). Posting twice — the same message redelivered,
+ * or another message for the same movement — is a no-op by the posting id.
  */
 export const ledgerRouter = router({
   post: procedure

@@ -2,11 +2,10 @@
  * Movements posted in one statement (post-movements.ts), arrays position by position: $1
  * tenants, $2 posting ids, $3 payment ids, $4 kinds, $5 currencies, $6 amounts in minor units,
  * $7 debited and $8 credited accounts. A movement reaches the postings once per posting id (the
- * first of a call's copies), and only a posting inserted now gets lines: the posting id is the
- * movement's identity, kept as long as the books, so a message redelivered or another message
- * for the same movement posts nothing (ADR 0049). The lines' foreign key is checked at the end
- * of the statement, when the postings this statement inserted are visible; their balance (0006)
- * at commit. Back: the postings inserted.
+ * first of a call's copies): the posting id is the movement's identity, kept as long as the
+ * books, so a message redelivered or another message for the same movement posts nothing (ADR
+ * 0049). Each posting is its whole entry, one debit and one credit of one amount (ADR 0058).
+ * Back: the postings inserted.
  */
 export const POST_MOVEMENTS = `
 WITH movement AS (
@@ -16,21 +15,14 @@ WITH movement AS (
            WITH ORDINALITY AS m(tenant_id, posting_id, payment_id, kind, currency, amount_minor,
                                 debit_account, credit_account, n)
    ORDER BY m.tenant_id, m.posting_id, m.n
-), posted AS (
-  INSERT INTO ledger_postings (tenant_id, id, payment_id, kind, currency)
-  SELECT tenant_id, posting_id, payment_id, kind, currency FROM movement
-  ON CONFLICT ON CONSTRAINT ledger_postings_pk DO NOTHING
-  RETURNING tenant_id, id, kind
-), lines AS (
-  INSERT INTO ledger_lines (tenant_id, posting_id, line, account, debit_minor, credit_minor, currency)
-  SELECT v.tenant_id, v.posting_id, l.line, l.account, l.debit_minor, l.credit_minor, v.currency
-    FROM posted p
-    JOIN movement v ON v.tenant_id = p.tenant_id AND v.posting_id = p.id
-   CROSS JOIN LATERAL (VALUES (1, v.debit_account, v.amount_minor, 0::bigint),
-                              (2, v.credit_account, 0::bigint, v.amount_minor))
-                   AS l(line, account, debit_minor, credit_minor)
 )
-SELECT id, kind FROM posted`;
+INSERT INTO ledger_postings
+       (tenant_id, id, payment_id, kind, currency, debit_account, credit_account, amount_minor)
+SELECT tenant_id, posting_id, payment_id, kind, currency, debit_account, credit_account,
+       amount_minor
+  FROM movement
+    ON CONFLICT ON CONSTRAINT ledger_postings_pk DO NOTHING
+RETURNING id, kind`;
 
 /**
  * What a merchant may pay out, per currency, and how far behind the payments that is (ADR 0041).
@@ -49,9 +41,12 @@ SELECT id, kind FROM posted`;
  */
 export const SELECT_BALANCES = `
 WITH posted AS (
-  SELECT currency, sum(credit_minor) - sum(debit_minor) AS available_minor
-    FROM ledger_lines
-   WHERE tenant_id = $1 AND account = 'merchant_balance'
+  SELECT currency,
+         sum(CASE WHEN credit_account = 'merchant_balance' THEN amount_minor ELSE 0 END)
+         - sum(CASE WHEN debit_account = 'merchant_balance' THEN amount_minor ELSE 0 END)
+           AS available_minor
+    FROM ledger_postings
+   WHERE tenant_id = $1 AND 'merchant_balance' IN (debit_account, credit_account)
    GROUP BY currency
 ), waiting AS (
   SELECT e.payload, e.created_at
@@ -89,10 +84,13 @@ SELECT currency,
   FROM posted FULL JOIN pending USING (currency)
  ORDER BY currency`;
 
-/** Debits and credits per currency over every account; equal when the books balance. */
+/**
+ * Debits and credits per currency over every account. Each posting debits and credits its one
+ * amount (ADR 0058), so the two are equal by construction; the sums say how much has moved.
+ */
 export const SELECT_TRIAL_BALANCE = `
-SELECT currency, sum(debit_minor)::text AS debits_minor, sum(credit_minor)::text AS credits_minor
-  FROM ledger_lines
+SELECT currency, sum(amount_minor)::text AS debits_minor, sum(amount_minor)::text AS credits_minor
+  FROM ledger_postings
  WHERE tenant_id = $1
  GROUP BY currency
  ORDER BY currency`;

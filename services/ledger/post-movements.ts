@@ -16,11 +16,11 @@ export interface Movement {
 }
 
 /**
- * Posts movements, any number, in one statement and so one transaction: each movement's posting
- * and the posting's two lines, which balance (a capture credits the merchant and debits
- * clearing; a refund the reverse). A movement posted before posts nothing, whichever message
- * carries it again, nor does the second of two in the same call. Returns what was posted, by
- * posting id and kind.
+ * Posts movements, any number, in one statement and so one transaction: each movement is one
+ * posting, debiting one account and crediting another with its amount (a capture credits the
+ * merchant and debits clearing; a refund the reverse). A movement posted before posts nothing,
+ * whichever message carries it again, nor does the second of two in the same call. Returns what
+ * was posted, by posting id and kind.
  */
 export async function postMovements(
   db: Queryable,

@@ -1,10 +1,24 @@
 /**
- * The books: each money movement posted once under its identity, each posting balanced, the
- * merchant balance equal to what the payments say moved, one receipt per captured payment,
- * and nothing left undelivered in the outbox.
+ * The books: each money movement posted once under its identity, each posting moving its money
+ * the way its kind does, the merchant balance equal to what the payments say moved, one receipt
+ * per captured payment, and nothing left undelivered in the outbox.
  */
-import type { Snapshot } from './snapshot.ts';
+import type { PostingRow, Snapshot } from './snapshot.ts';
 import type { Findings } from './verdict.ts';
+
+/** Which account each kind debits and credits: a capture credits the merchant, a refund debits it. */
+const ENTRY_OF: Record<string, { debit: string; credit: string }> = {
+  capture: { debit: 'psp_clearing', credit: 'merchant_balance' },
+  refund: { debit: 'merchant_balance', credit: 'psp_clearing' },
+};
+
+/** What a posting moves into the merchant's balance: its amount, in or out, or nothing. */
+function merchantMoved(posting: PostingRow): bigint {
+  const amount = BigInt(posting.amount_minor);
+  if (posting.credit_account === 'merchant_balance') return amount;
+  if (posting.debit_account === 'merchant_balance') return -amount;
+  return 0n;
+}
 
 export function auditLedger(snapshot: Snapshot, findings: Findings): void {
   const postings = new Map(snapshot.postings.map((p) => [`${p.tenant_id}/${p.id}`, p]));
@@ -29,9 +43,9 @@ export function auditLedger(snapshot: Snapshot, findings: Findings): void {
       return;
     findings.check(
       'ledger',
-      posting!.kind === input.kind && posting!.debits === input.amountMinor,
+      posting!.kind === input.kind && posting!.amount_minor === input.amountMinor,
       () =>
-        `${input.label}: posting ${input.id} is a ${posting!.kind} of ${posting!.debits}, expected a ${input.kind} of ${input.amountMinor}`,
+        `${input.label}: posting ${input.id} is a ${posting!.kind} of ${posting!.amount_minor}, expected a ${input.kind} of ${input.amountMinor}`,
     );
   };
   for (const payment of snapshot.payments) {
@@ -60,13 +74,16 @@ export function auditLedger(snapshot: Snapshot, findings: Findings): void {
       'ledger',
       expected.has(key),
       () =>
-        `posting ${posting.id} (${posting.kind} ${posting.debits}) matches no captured payment or succeeded refund`,
+        `posting ${posting.id} (${posting.kind} ${posting.amount_minor}) matches no captured payment or succeeded refund`,
     );
+    const entry = ENTRY_OF[posting.kind];
     findings.check(
       'ledger',
-      posting.lines === 2 && posting.debits === posting.credits,
+      entry !== undefined &&
+        posting.debit_account === entry.debit &&
+        posting.credit_account === entry.credit,
       () =>
-        `posting ${posting.id}: ${posting.lines} lines, debits ${posting.debits} ≠ credits ${posting.credits}`,
+        `posting ${posting.id}: a ${posting.kind} debiting ${posting.debit_account} and crediting ${posting.credit_account}`,
     );
   }
   auditBalances(snapshot, findings);
@@ -84,7 +101,7 @@ function auditBalances(snapshot: Snapshot, findings: Findings): void {
   const fromLedger = new Map<string, bigint>();
   for (const p of snapshot.postings) {
     const key = `${p.tenant_id}/${p.currency}`;
-    const moved = BigInt(p.merchant_credit) - BigInt(p.merchant_debit);
+    const moved = merchantMoved(p);
     fromLedger.set(key, (fromLedger.get(key) ?? 0n) + moved);
   }
   for (const key of new Set([...fromPayments.keys(), ...fromLedger.keys()])) {

@@ -47,11 +47,10 @@ export interface PostingRow {
   payment_id: string;
   kind: string;
   currency: string;
-  lines: number;
-  debits: string;
-  credits: string;
-  merchant_credit: string;
-  merchant_debit: string;
+  /** The posting's entry (ADR 0058): one account debited, one credited, with one amount. */
+  debit_account: string;
+  credit_account: string;
+  amount_minor: string;
 }
 
 export interface ProviderCharge {
@@ -117,15 +116,9 @@ export async function takeSnapshot(input: {
       `SELECT tenant_id, operation, key, state, resource_id FROM idempotency_keys`,
     ),
     postings: await q<PostingRow>(`
-      SELECT p.tenant_id, p.id, p.payment_id, p.kind, p.currency,
-             count(l.line)::int AS lines,
-             COALESCE(sum(l.debit_minor), 0)::text AS debits,
-             COALESCE(sum(l.credit_minor), 0)::text AS credits,
-             COALESCE(sum(l.credit_minor) FILTER (WHERE l.account = 'merchant_balance'), 0)::text AS merchant_credit,
-             COALESCE(sum(l.debit_minor) FILTER (WHERE l.account = 'merchant_balance'), 0)::text AS merchant_debit
-        FROM ledger_postings p
-        LEFT JOIN ledger_lines l ON l.tenant_id = p.tenant_id AND l.posting_id = p.id
-       GROUP BY p.tenant_id, p.id, p.payment_id, p.kind, p.currency`),
+      SELECT tenant_id, id, payment_id, kind, currency, debit_account, credit_account,
+             amount_minor::text AS amount_minor
+        FROM ledger_postings`),
     receipts: await q(`SELECT tenant_id, payment_id FROM receipts`),
     events: await q(`SELECT tenant_id, id, type FROM outbox_events`),
     // Delivery rows by status, and the events still after a log consumer's cursor (0016; the

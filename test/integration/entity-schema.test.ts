@@ -9,10 +9,9 @@ import { useTestDatabase } from '../support/test-database.ts';
  * change (or the reverse) fails here, with the SQL the generator would run as the message.
  *
  * Excluded: nothing. Partitioned tables are compared through their parents (the generator skips
- * partitions). What MikroORM 6 does not introspect at all, and so cannot drift here: the deferred
- * constraint trigger ledger_lines_posting_balanced and the functions behind it and fail_unless
- * (0006, 0009), the partitions themselves (0007, retention.ts), and storage parameters such as
- * the payments fillfactor (0008).
+ * partitions). What MikroORM 6 does not introspect at all, and so cannot drift here: functions
+ * such as fail_unless (0009) and the triggers that call them, the partitions themselves (0007,
+ * retention.ts), and storage parameters such as the payments fillfactor (0008).
  */
 const database = useTestDatabase('entity_schema');
 

@@ -95,6 +95,20 @@ export async function createTestDatabase(label: string): Promise<TestDatabase> {
   return database;
 }
 
+/** A fresh database with no schema at all, for a test that migrates it itself; drop it when done. */
+export async function createEmptyDatabase(label: string): Promise<TestDatabase> {
+  const adminUrl = inject('pgwAdminUrl');
+  const name = `pgw_t_${sanitiseLabel(label)}_${randomBytes(4).toString('hex')}`;
+  await withClient(adminUrl, (admin) =>
+    admin.query(`CREATE DATABASE ${admin.escapeIdentifier(name)}`),
+  );
+  return {
+    name,
+    url: urlWithDatabase(adminUrl, name),
+    drop: () => dropTestDatabase(adminUrl, name),
+  };
+}
+
 function anyFailed(tasks: readonly RunnerTask[]): boolean {
   return tasks.some(
     (task) => task.result?.state === 'fail' || ('tasks' in task && anyFailed(task.tasks)),

@@ -278,7 +278,7 @@ export class FinishedRunBuilder {
     this.snapshot.receipts.push({ tenant_id: row.tenant_id, payment_id: row.id });
   }
 
-  /** Two balanced lines: a capture credits the merchant, a refund debits it. */
+  /** One entry: a capture credits the merchant and debits clearing, a refund the reverse. */
   private post(input: {
     target: PaymentHandle;
     id: string;
@@ -293,11 +293,9 @@ export class FinishedRunBuilder {
       payment_id: row.id,
       kind: input.kind,
       currency: row.currency,
-      lines: 2,
-      debits: amount,
-      credits: amount,
-      merchant_credit: input.kind === 'capture' ? amount : '0',
-      merchant_debit: input.kind === 'refund' ? amount : '0',
+      debit_account: input.kind === 'capture' ? 'psp_clearing' : 'merchant_balance',
+      credit_account: input.kind === 'capture' ? 'merchant_balance' : 'psp_clearing',
+      amount_minor: amount,
     });
   }
 
