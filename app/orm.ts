@@ -40,10 +40,10 @@ export function createOrm(options: OrmOptions): Orm {
   const primary = primaryConnection(options.databaseUrl, session);
   return MikroORM.initSync({
     // The URL parsed as pg parses it: MikroORM's own parser refuses a unix socket's ?host=/dir.
-    ...ormConnection(options.databaseUrl),
+    ...ormConnection(options.databaseUrl, undefined, session),
     entities: ENTITIES,
     ...(primary === undefined
-      ? { pool: { min: 0, max: options.poolMax }, driverOptions: { connection: session } }
+      ? { pool: { min: 0, max: options.poolMax } }
       : {
           pool: { min: 0, max: options.poolMax, afterCreate: primary.afterCreate },
           driverOptions: { connection: primary.connection },

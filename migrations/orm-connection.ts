@@ -8,19 +8,29 @@ import { parseDatabaseUrl, type Endpoint } from '../lib/db/database-url.ts';
  * `pg` parses it and handed over as discrete fields. For a URL with several hosts, `endpoint`
  * says which one (the primary, found by the caller); without it the first is named, and the
  * caller must replace it (app/orm.ts does, per connection).
+ *
+ * The discrete fields are all MikroORM itself reads. The rest of what the URL says (`sslmode`
+ * and its certificates, `options`, `connect_timeout`) goes to the driver whole, as
+ * `driverOptions.connection`, with `session` on top: without it the ORM's connections would
+ * quietly drop TLS that the URL requires, while the request pool's kept it.
  */
 export function ormConnection(
   databaseUrl: string,
   endpoint?: Endpoint,
+  session: Record<string, unknown> = {},
 ): {
   host?: string;
   port?: number;
   user?: string;
   password?: string;
   dbName?: string;
+  driverOptions: { connection: Record<string, unknown> };
 } {
   const url = parseDatabaseUrl(databaseUrl);
   const parsed: pg.ClientConfig = url.configFor(endpoint ?? url.endpoints[0]!);
+  const given = Object.fromEntries(
+    Object.entries(parsed).filter(([, value]) => value !== undefined && value !== null),
+  );
   return {
     ...(parsed.host ? { host: parsed.host } : {}),
     ...(parsed.port ? { port: Number(parsed.port) } : {}),
@@ -29,5 +39,6 @@ export function ormConnection(
       ? { password: parsed.password }
       : {}),
     ...(parsed.database ? { dbName: parsed.database } : {}),
+    driverOptions: { connection: { ...given, ...session } },
   };
 }
