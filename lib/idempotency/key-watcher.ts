@@ -22,6 +22,18 @@ export interface KeySubscription {
 
 /** Backoff between attempts to listen again after the connection was lost. */
 const RELISTEN_DELAYS_MS = [0, 100, 500, 2_000] as const;
+/**
+ * How long connecting and LISTEN may take. pg's defaults wait for ever: a primary that accepts
+ * connections and never answers (stalled, or behind a route that drops replies) would hold
+ * `listening()`, every waiter, and every attempt to listen again.
+ */
+const LISTEN_TIMEOUT_MS = 5_000;
+/**
+ * TCP keepalive's idle time on the listening connection, which is idle between notifications by
+ * design: a peer that vanished without a reset is found dead by the kernel, the connection
+ * ends, and the waiters re-read their rows instead of sleeping until their timers run out.
+ */
+const LISTEN_KEEPALIVE_IDLE_MS = 10_000;
 
 /**
  * The process's one listening connection for key waits (`Prefer: wait`). A waiter subscribes
@@ -103,7 +115,14 @@ export class KeyWatcher {
     const { config, Client } = connectionFor(this.opts.connectionString, {
       applicationName: this.opts.applicationName,
     });
-    const client = new Client({ ...config, application_name: this.opts.applicationName });
+    const client = new Client({
+      ...config,
+      application_name: this.opts.applicationName,
+      connectionTimeoutMillis: LISTEN_TIMEOUT_MS,
+      query_timeout: LISTEN_TIMEOUT_MS,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: LISTEN_KEEPALIVE_IDLE_MS,
+    });
     // A lost connection (terminated backend, network) is an 'error' and an 'end'; both lead to
     // one relisten. Unhandled, 'error' would crash the process.
     client.on('error', () => undefined);

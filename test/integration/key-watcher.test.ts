@@ -1,7 +1,11 @@
+import { createServer, type Server, type Socket } from 'node:net';
 import pg from 'pg';
 import { afterEach, beforeAll, afterAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../lib/logging/logger.ts';
 import { KEY_SETTLED_CHANNEL, KeyWatcher } from '../../lib/idempotency/key-watcher.ts';
+import { waitForKey } from '../../lib/idempotency/key-wait.ts';
+import { defineOperation } from '../../lib/idempotency/operation.ts';
+import type { KeyRow } from '../../lib/idempotency/types.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import { waitUntil } from '../support/wait-until.ts';
 
@@ -25,9 +29,9 @@ afterEach(async () => {
   await watcher?.close();
 });
 
-function newWatcher(): KeyWatcher {
+function newWatcher(connectionString = database.url): KeyWatcher {
   watcher = new KeyWatcher({
-    connectionString: database.url,
+    connectionString,
     applicationName: APPLICATION,
     log: createLogger({ level: 'silent' }),
   });
@@ -99,4 +103,74 @@ describe('KeyWatcher', () => {
     await expect(keys.listening()).rejects.toThrow('key watcher closed');
     expect(await listenerPids()).toEqual([]);
   });
+});
+
+/**
+ * A server that takes TCP connections and never says a word: a stalled primary, or one behind a
+ * route that drops its replies. pg's own defaults would wait on it for ever.
+ */
+async function silentServer(): Promise<{ url: string; stop(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `postgresql://root@127.0.0.1:${port}/silent`,
+    stop: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+describe('KeyWatcher, against a database that never answers', () => {
+  const STALLED_OPERATION = defineOperation({
+    id: 'test.stalled.v1',
+    publicName: 'stalledTest',
+    service: 'payments',
+    answerVersion: 1,
+    outcomeOf: () => 'SUCCEEDED',
+  });
+
+  it('gives up listening instead of waiting for ever', async () => {
+    const silent = await silentServer();
+    try {
+      newWatcher(silent.url);
+      await expect(watcher.listening()).rejects.toThrow();
+    } finally {
+      await silent.stop();
+    }
+  }, 20_000);
+
+  it('answers a wait as unavailable within the wait, not after it', async () => {
+    // The wait is shorter than the watcher's own connect timeout: only the wait's bound can
+    // end it in time. The test's timeout is what fails if nothing does.
+    const silent = await silentServer();
+    try {
+      newWatcher(silent.url);
+      const woke = await waitForKey(
+        { pool: db, keyWatcher: watcher, log: createLogger({ level: 'silent' }) },
+        {
+          scope: {
+            tenantId: '6a7c1f7e-0000-4000-8000-000000000001',
+            operation: STALLED_OPERATION,
+            key: 'k',
+          },
+          row: {
+            id: '501',
+            operation: STALLED_OPERATION.id,
+            fencing_token: '1',
+            lease_remaining_seconds: 30,
+          } as KeyRow,
+          remainingMs: 300,
+        },
+      );
+      expect(woke).toBe('unavailable');
+    } finally {
+      await silent.stop();
+    }
+  }, 4_000);
 });
