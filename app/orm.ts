@@ -2,7 +2,7 @@ import { MikroORM } from '@mikro-orm/postgresql';
 import { ormConnection } from '../migrations/orm-connection.ts';
 import { ENTITIES } from './entities.ts';
 import { parseDatabaseUrl } from '../lib/db/database-url.ts';
-import { REQUEST_STATEMENT_TIMEOUT_MS } from '../lib/db/pool.ts';
+import { CONNECTION_BOUNDS, REQUEST_STATEMENT_TIMEOUT_MS } from '../lib/db/pool.ts';
 import {
   isPrimaryLost,
   isWritable,
@@ -36,6 +36,10 @@ export function createOrm(options: OrmOptions): Orm {
     // The same bound as the request pool's, for the same reason: a read stuck behind a
     // lock must not hold one of this pool's few connections indefinitely.
     statement_timeout: options.statementTimeoutMs ?? REQUEST_STATEMENT_TIMEOUT_MS,
+    // A connect that gets no answer fails, and a dead idle connection is found, as the request
+    // pool's are. No query_timeout: knex would put a connection whose statement it gave up on
+    // back in its pool, with the statement still running there.
+    ...CONNECTION_BOUNDS,
   };
   const primary = primaryConnection(options.databaseUrl, session);
   return MikroORM.initSync({

@@ -22,6 +22,20 @@ export type TxClient = Queryable;
 const POOL_CONNECTION_TIMEOUT_MS = 10_000;
 /** Idle connections are closed after this, so a restarted PostgreSQL is not met with dead ones. */
 const POOL_IDLE_TIMEOUT_MS = 30_000;
+/** Idle time before the first keepalive probe of a pooled connection. */
+const KEEPALIVE_IDLE_MS = 10_000;
+
+/**
+ * What every pooled connection of the process sets, the request pool's and the ORM's alike
+ * (app/orm.ts): a connect that gets no answer (a stalled primary, a route that drops replies)
+ * fails instead of waiting for ever, and TCP keepalives find an idle connection whose peer
+ * vanished (a host powered off, a network partition) dead, instead of keeping it for ever.
+ */
+export const CONNECTION_BOUNDS = {
+  connectionTimeoutMillis: POOL_CONNECTION_TIMEOUT_MS,
+  keepAlive: true,
+  keepAliveInitialDelayMillis: KEEPALIVE_IDLE_MS,
+} as const;
 
 /**
  * The longest one statement of request work may run (PostgreSQL's statement_timeout, set on
@@ -106,13 +120,9 @@ export function createPool(opts: {
     ...(statementTimeoutMs > 0
       ? { query_timeout: statementTimeoutMs + QUERY_TIMEOUT_MARGIN_MS }
       : {}),
-    connectionTimeoutMillis: POOL_CONNECTION_TIMEOUT_MS,
+    ...CONNECTION_BOUNDS,
     idleTimeoutMillis: POOL_IDLE_TIMEOUT_MS,
     application_name: opts.applicationName,
-    // TCP keepalives, so an idle connection whose peer vanished (a host powered off, a network
-    // partition) is found dead by the kernel instead of being kept for ever.
-    keepAlive: true,
-    keepAliveInitialDelayMillis: KEEPALIVE_IDLE_MS,
     Client: connection.Client,
   });
   // An idle connection whose backend was terminated emits 'error' on the pool. Unhandled, it
@@ -309,9 +319,6 @@ async function onClient<T>(
     if (lostSession) await endSession(pool, client);
   }
 }
-
-/** Idle time before the first keepalive probe of a pooled connection. */
-const KEEPALIVE_IDLE_MS = 10_000;
 
 /** How long ending a lost connection's session may wait for its backend to exit. */
 const END_SESSION_TIMEOUT_MS = 5_000;

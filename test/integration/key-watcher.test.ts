@@ -1,4 +1,3 @@
-import { createServer, type Server, type Socket } from 'node:net';
 import pg from 'pg';
 import { afterEach, beforeAll, afterAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../lib/logging/logger.ts';
@@ -6,6 +5,7 @@ import { KEY_SETTLED_CHANNEL, KeyWatcher } from '../../lib/idempotency/key-watch
 import { waitForKey } from '../../lib/idempotency/key-wait.ts';
 import { defineOperation } from '../../lib/idempotency/operation.ts';
 import type { KeyRow } from '../../lib/idempotency/types.ts';
+import { startSilentServer } from '../support/silent-server.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import { waitUntil } from '../support/wait-until.ts';
 
@@ -105,27 +105,6 @@ describe('KeyWatcher', () => {
   });
 });
 
-/**
- * A server that takes TCP connections and never says a word: a stalled primary, or one behind a
- * route that drops its replies. pg's own defaults would wait on it for ever.
- */
-async function silentServer(): Promise<{ url: string; stop(): Promise<void> }> {
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  return {
-    url: `postgresql://root@127.0.0.1:${port}/silent`,
-    stop: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => server.close(resolve));
-    },
-  };
-}
-
 describe('KeyWatcher, against a database that never answers', () => {
   const STALLED_OPERATION = defineOperation({
     id: 'test.stalled.v1',
@@ -136,7 +115,7 @@ describe('KeyWatcher, against a database that never answers', () => {
   });
 
   it('gives up listening instead of waiting for ever', async () => {
-    const silent = await silentServer();
+    const silent = await startSilentServer();
     try {
       newWatcher(silent.url);
       await expect(watcher.listening()).rejects.toThrow();
@@ -148,7 +127,7 @@ describe('KeyWatcher, against a database that never answers', () => {
   it('answers a wait as unavailable within the wait, not after it', async () => {
     // The wait is shorter than the watcher's own connect timeout: only the wait's bound can
     // end it in time. The test's timeout is what fails if nothing does.
-    const silent = await silentServer();
+    const silent = await startSilentServer();
     try {
       newWatcher(silent.url);
       const woke = await waitForKey(

@@ -2,6 +2,7 @@ import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createOrm, type Orm } from '../../app/orm.ts';
 import { ormConnection } from '../../migrations/orm-connection.ts';
+import { startSilentServer } from '../support/silent-server.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 
 /**
@@ -66,4 +67,16 @@ describe('the ORM connection keeps the URL’s settings', () => {
     );
     expect(driverOptions.connection['ssl']).toBeTruthy();
   });
+
+  it('gives up a connect that gets no answer, as the request pool does', async () => {
+    // Within the pools' connect timeout, not knex's own minute for a free connection: the
+    // test's timeout, between the two, is what fails if only knex's bound holds.
+    const silent = await startSilentServer();
+    try {
+      const read = ormOn(silent.url).em.fork().getConnection().execute('SELECT 1');
+      await expect(read).rejects.toThrow(/timeout/i);
+    } finally {
+      await silent.stop();
+    }
+  }, 25_000);
 });
