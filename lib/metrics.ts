@@ -340,6 +340,9 @@ export function initialiseSeries(
   for (const result of ['claimed', 'empty', 'error']) {
     metrics.recoverySweeps.inc({ service: known.jobs, result }, 0);
   }
+  // As its help says: 0 until the first sweep. Absent, a process whose worker never swept
+  // would show nothing rather than a sweep at the epoch.
+  metrics.recoveryLastSweep.set({ service: known.jobs }, 0);
   for (const result of ['done', 'skipped', 'error']) {
     metrics.retentionRuns.inc({ service: known.jobs, result }, 0);
   }

@@ -96,6 +96,10 @@ describe('the idempotency counters count each decision once, where it is made', 
         'outbox_deliveries_total{service="notifications",consumer="webhook",outcome="failed"}',
       ),
     ).toBe(0);
+    // This stack's recovery worker never sweeps: the gauge says so, as its help promises.
+    expect(
+      samples.get('idempotency_recovery_last_sweep_timestamp_seconds{service="gateway"}'),
+    ).toBe(0);
   });
 
   it('never puts a key, a tenant or a payment id in a label', async () => {
