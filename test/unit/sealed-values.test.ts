@@ -52,6 +52,18 @@ describe('the v1 envelope (AES-256-GCM)', () => {
     );
   });
 
+  it('refuses a tag cut short, even one that is a prefix of the true tag', () => {
+    // GCM accepts tags of 4 to 16 bytes unless told the length: a prefix of the true tag would
+    // then verify, and a forger would need to guess 32 bits instead of 128.
+    const sealed = keyring.seal(ANSWER, AAD);
+    const parts = sealed.split('.');
+    for (const bytes of [4, 8, 12]) {
+      const tag = Buffer.from(parts[3]!, 'base64url').subarray(0, bytes).toString('base64url');
+      const cut = [...parts.slice(0, 3), tag, parts[4]].join('.');
+      expect(() => keyring.open(cut, AAD, 'an answer')).toThrow(CiphertextRejectedError);
+    }
+  });
+
   it('refuses a truncated envelope, and text that is no envelope at all', () => {
     const sealed = keyring.seal(ANSWER, AAD);
     expect(() => keyring.open(sealed.slice(0, -4), AAD, 'an answer')).toThrow(
