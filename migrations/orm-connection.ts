@@ -28,8 +28,12 @@ export function ormConnection(
 } {
   const url = parseDatabaseUrl(databaseUrl);
   const parsed: pg.ClientConfig = url.configFor(endpoint ?? url.endpoints[0]!);
+  // What the URL leaves out stays out: an empty password or port would override PGPASSWORD
+  // and the default port rather than leave them to the driver.
   const given = Object.fromEntries(
-    Object.entries(parsed).filter(([, value]) => value !== undefined && value !== null),
+    Object.entries(parsed).filter(
+      ([, value]) => value !== undefined && value !== null && value !== '',
+    ),
   );
   return {
     ...(parsed.host ? { host: parsed.host } : {}),

@@ -92,10 +92,15 @@ describe('the configuration schema', () => {
 
 describe('DATABASE_URL in every form pg accepts', () => {
   it('hands MikroORM a unix socket as its host', () => {
+    // The same fields again for the driver, which also gets what MikroORM does not read
+    // (TLS, options: test/integration/orm-connection-settings.test.ts).
     expect(ormConnection('postgresql://root@/payments?host=/var/run/postgresql')).toEqual({
       host: '/var/run/postgresql',
       user: 'root',
       dbName: 'payments',
+      driverOptions: {
+        connection: { host: '/var/run/postgresql', user: 'root', database: 'payments' },
+      },
     });
     expect(ormConnection('postgres://u:p%40ss@db.internal:6543/pay')).toEqual({
       host: 'db.internal',
@@ -103,6 +108,15 @@ describe('DATABASE_URL in every form pg accepts', () => {
       user: 'u',
       password: 'p@ss',
       dbName: 'pay',
+      driverOptions: {
+        connection: {
+          host: 'db.internal',
+          port: '6543',
+          user: 'u',
+          password: 'p@ss',
+          database: 'pay',
+        },
+      },
     });
   });
 });
