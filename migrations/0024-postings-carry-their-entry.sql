@@ -9,7 +9,8 @@
 -- entries in the account index, each naming the posting by its text id.
 --
 -- The conversion reads every posting's two lines and refuses to run if any posting has other
--- than one debit line and one credit line of one amount, in the posting's currency: the books
+-- than one debit line and one credit line of one amount, on two accounts, in the posting's
+-- currency (a fee line beside them would otherwise vanish from the books): the books
 -- are not rewritten on a guess. On large books it rewrites every posting under the tables'
 -- locks: run it in a quiet window.
 ALTER TABLE ledger_postings
@@ -32,6 +33,7 @@ BEGIN
   SELECT p.id INTO odd
     FROM ledger_postings p
    WHERE p.amount_minor IS NULL
+      OR p.debit_account = p.credit_account
       OR (SELECT count(*) FROM ledger_lines l
            WHERE l.tenant_id = p.tenant_id AND l.posting_id = p.id) <> 2
    LIMIT 1;

@@ -122,6 +122,24 @@ describe('migration 0024: postings carry their entry', () => {
         ['merchant_balance', 0, 40],
       ] as Array<[string, number, number]>,
     },
+    {
+      // Balanced, and holding a debit and a credit of one amount: a pair the conversion could
+      // take while the other two lines (a fee) vanished from the books.
+      books: 'a posting of four lines',
+      lines: [
+        ['psp_clearing', 100, 0],
+        ['merchant_balance', 0, 100],
+        ['fees', 30, 0],
+        ['merchant_balance', 0, 30],
+      ] as Array<[string, number, number]>,
+    },
+    {
+      books: 'a posting whose two lines name one account',
+      lines: [
+        ['merchant_balance', 100, 0],
+        ['merchant_balance', 0, 100],
+      ] as Array<[string, number, number]>,
+    },
     { books: 'a posting with no lines', lines: [] as Array<[string, number, number]> },
   ])('refuses books with $books, and changes nothing', async ({ lines }) => {
     const id = `ledger_payment_${PAYMENT}_capture`;
