@@ -20,22 +20,30 @@ export async function waitForKey(
   if (watcher === null) return 'unavailable';
   const subscription = watcher.subscribe(row.id);
   const deadline = Date.now() + remainingMs;
+  // What getting ready had reached when the wait ran out: LISTEN not in effect yet (the
+  // database did not answer), or the mark on its way (an ordinary round trip, late).
+  let stage: 'listening' | 'marking' | 'gave up' = 'listening';
   try {
     const marked = await within(
       remainingMs,
-      watcher
-        .listening()
-        .then(() =>
-          deps.pool.query(MARK_WAITING, [
-            scope.tenantId,
-            row.operation,
-            scope.key,
-            row.id,
-            row.fencing_token,
-          ]),
-        ),
+      watcher.listening().then(() => {
+        // A waiter that has left marks nothing: a late mark would make the owner's next
+        // transition notify nobody.
+        if (stage === 'gave up') return null;
+        stage = 'marking';
+        return deps.pool.query(MARK_WAITING, [
+          scope.tenantId,
+          row.operation,
+          scope.key,
+          row.id,
+          row.fencing_token,
+        ]);
+      }),
     );
-    if (marked === 'timeout') {
+    if (marked === 'timeout' || marked === null) {
+      const listening = stage === 'listening';
+      stage = 'gave up';
+      if (!listening) return 'timeout';
       deps.log.warn({ msg: 'cannot wait for a key in flight: the database did not answer' });
       return 'unavailable';
     }

@@ -6,6 +6,7 @@ import { waitForKey } from '../../lib/idempotency/key-wait.ts';
 import { defineOperation } from '../../lib/idempotency/operation.ts';
 import type { KeyRow } from '../../lib/idempotency/types.ts';
 import { startSilentServer } from '../support/silent-server.ts';
+import { startTcpFaultProxy } from '../support/tcp-fault-proxy.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import { waitUntil } from '../support/wait-until.ts';
 
@@ -106,6 +107,7 @@ describe('KeyWatcher', () => {
 });
 
 describe('KeyWatcher, against a database that never answers', () => {
+  const TENANT = '6a7c1f7e-0000-4000-8000-000000000001';
   const STALLED_OPERATION = defineOperation({
     id: 'test.stalled.v1',
     publicName: 'stalledTest',
@@ -134,7 +136,7 @@ describe('KeyWatcher, against a database that never answers', () => {
         { pool: db, keyWatcher: watcher, log: createLogger({ level: 'silent' }) },
         {
           scope: {
-            tenantId: '6a7c1f7e-0000-4000-8000-000000000001',
+            tenantId: TENANT,
             operation: STALLED_OPERATION,
             key: 'k',
           },
@@ -152,4 +154,46 @@ describe('KeyWatcher, against a database that never answers', () => {
       await silent.stop();
     }
   }, 4_000);
+
+  it('marks nothing once it has given up, though LISTEN comes up later', async () => {
+    // A late mark would set `waiting` on a row nobody waits on, and the owner's next
+    // transition would notify for nothing.
+    const { rows } = await db.query<{ id: string; fencing_token: string }>(
+      `INSERT INTO idempotency_keys (tenant_id, operation, key, request_hash, state,
+                                     recovery_point, lease_expires_at, expires_at)
+       VALUES ($1, $2, 'k-late', '\\x00', 'started', 'first',
+               now() + interval '1 minute', now() + interval '1 day')
+       RETURNING id::text, fencing_token::text`,
+      [TENANT, STALLED_OPERATION.id],
+    );
+    const row = rows[0]!;
+    const url = new URL(database.url);
+    const proxy = await startTcpFaultProxy({ host: url.hostname, port: Number(url.port || 5432) });
+    try {
+      url.hostname = proxy.host;
+      url.port = String(proxy.port);
+      newWatcher(url.toString());
+      const held = proxy.inject('blackhole', { ms: 1_000 });
+      const woke = await waitForKey(
+        { pool: db, keyWatcher: watcher, log: createLogger({ level: 'silent' }) },
+        {
+          scope: { tenantId: TENANT, operation: STALLED_OPERATION, key: 'k-late' },
+          row: { ...row, operation: STALLED_OPERATION.id, lease_remaining_seconds: 60 } as KeyRow,
+          remainingMs: 200,
+        },
+      );
+      expect(woke).toBe('unavailable');
+      await held;
+      await watcher.listening();
+      // Whatever the given-up waiter sends once LISTEN is up leaves before this read.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const { rows: after } = await db.query<{ waiting: boolean }>(
+        'SELECT waiting FROM idempotency_keys WHERE id = $1',
+        [row.id],
+      );
+      expect(after).toEqual([{ waiting: false }]);
+    } finally {
+      await proxy.close();
+    }
+  }, 15_000);
 });
