@@ -39,7 +39,8 @@ export async function migrateDatabase(
   try {
     await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_ADVISORY_LOCK_ID]);
     const orm = await MikroORM.init({
-      ...ormConnection(databaseUrl, { host: lock.host, port: lock.port }),
+      // No statement timeout, whatever the URL's options set: a migration may rewrite a table.
+      ...ormConnection(databaseUrl, { host: lock.host, port: lock.port }, { statement_timeout: 0 }),
       entities: [],
       discovery: { warnWhenNoEntities: false },
       extensions: [Migrator],

@@ -28,8 +28,8 @@ export function ormConnection(
 } {
   const url = parseDatabaseUrl(databaseUrl);
   const parsed: pg.ClientConfig = url.configFor(endpoint ?? url.endpoints[0]!);
-  // What the URL leaves out stays out: an empty password or port would override PGPASSWORD
-  // and the default port rather than leave them to the driver.
+  // What the URL leaves out stays out of the driver's copy: an empty password or port there
+  // would replace the discrete fields above.
   const given = Object.fromEntries(
     Object.entries(parsed).filter(
       ([, value]) => value !== undefined && value !== null && value !== '',
