@@ -5,7 +5,7 @@ import { v7 } from 'uuid';
  * time in milliseconds and the rest random.
  *
  * Why not a random (v4) id: a payment's id is the tail of the keys of its events, ledger
- * postings and lines, inbox messages and receipts. Random ids scatter each insert onto a
+ * postings, inbox messages and receipts. Random ids scatter each insert onto a
  * different leaf page of every one of those indexes, and the first change to a page after a
  * checkpoint writes the whole page to the WAL. Ids that grow with time keep inserts on the
  * right-hand pages, so one page image serves many payments (ADR 0035).

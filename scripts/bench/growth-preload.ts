@@ -2,7 +2,7 @@
  * Payments made before the measurement, for `bench:growth`: the gateway measured on tables of
  * production size, not on empty ones whose every index fits in a few pages. Each payment leaves
  * what the product's path leaves (automatic capture, SUCCEEDED): the payment, its
- * payment.succeeded event, the ledger's posting and two lines, its receipt, a
+ * payment.succeeded event, the ledger's posting (its entry in its row), its receipt, a
  * delivered webhook delivery for one payment in ten, and, for one in four (keys are kept a day
  * plus a week, payments for ever), its idempotency key and its answer.
  * The others whose key's window ended within the week retention keeps leave that key as
