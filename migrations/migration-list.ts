@@ -33,6 +33,7 @@ const SQL_FILES = [
   '0022-payment-versions.sql',
   '0023-provider-keys-hashed.sql',
   '0024-postings-carry-their-entry.sql',
+  '0025-payments-changing-columns-last.sql',
 ] as const;
 
 function sqlMigration(file: string): MigrationObject {

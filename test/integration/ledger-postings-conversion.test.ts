@@ -1,7 +1,8 @@
-import pg from 'pg';
-import { afterEach, describe, expect, it } from 'vitest';
+import type pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { withClient } from '../../dev/embedded-postgres/database-server.ts';
 import { migrateDatabase } from '../../migrations/migrate.ts';
-import { createEmptyDatabase, type TestDatabase } from '../support/test-database.ts';
+import { useEmptyDatabases, type TestDatabase } from '../support/test-database.ts';
 
 /**
  * Migration 0024 (ADR 0058) turns each posting's two ledger lines into the posting's own entry
@@ -12,11 +13,7 @@ const BEFORE = '0023-provider-keys-hashed';
 const TENANT = '6a7c1f7e-0000-4000-8000-000000000001';
 const PAYMENT = '01a24c06-0000-7000-8000-000000000001';
 
-let database: TestDatabase | undefined;
-afterEach(async () => {
-  await database?.drop();
-  database = undefined;
-});
+const createEmptyDatabase = useEmptyDatabases();
 
 /** A database at the schema before 0024, holding `lines` under the postings they name. */
 async function booksBefore0024(
@@ -27,9 +24,9 @@ async function booksBefore0024(
     lines: Array<[string, number, number]>;
   }>,
 ): Promise<TestDatabase> {
-  database = await createEmptyDatabase(label);
+  const database = await createEmptyDatabase(label);
   await migrateDatabase(database.url, { to: BEFORE });
-  await withDb(database.url, async (db) => {
+  await withClient(database.url, async (db) => {
     await db.query('BEGIN');
     for (const posting of postings) {
       await db.query(
@@ -49,16 +46,6 @@ async function booksBefore0024(
     await db.query('COMMIT');
   });
   return database;
-}
-
-async function withDb<T>(url: string, use: (db: pg.Client) => Promise<T>): Promise<T> {
-  const db = new pg.Client({ connectionString: url });
-  await db.connect();
-  try {
-    return await use(db);
-  } finally {
-    await db.end();
-  }
 }
 
 const tableExists = (db: pg.Client, name: string) =>
@@ -88,7 +75,7 @@ describe('migration 0024: postings carry their entry', () => {
       },
     ]);
     await migrateDatabase(url);
-    await withDb(url, async (db) => {
+    await withClient(url, async (db) => {
       const { rows } = await db.query(
         `SELECT id, kind, debit_account, credit_account, amount_minor::text AS amount_minor
            FROM ledger_postings ORDER BY id`,
@@ -149,7 +136,7 @@ describe('migration 0024: postings carry their entry', () => {
     await expect(migrateDatabase(url)).rejects.toThrow(
       `ledger posting ${id} is not one debit and one credit of one amount`,
     );
-    await withDb(url, async (db) => {
+    await withClient(url, async (db) => {
       expect(await tableExists(db, 'ledger_lines')).toBe(true);
       const { rows } = await db.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM ledger_lines WHERE posting_id = $1`,

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, beforeEach, inject } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, inject } from 'vitest';
 import type { RunnerTask } from 'vitest';
 import {
   sqlState,
@@ -106,6 +106,22 @@ export async function createEmptyDatabase(label: string): Promise<TestDatabase> 
     name,
     url: urlWithDatabase(adminUrl, name),
     drop: () => dropTestDatabase(adminUrl, name),
+  };
+}
+
+/**
+ * createEmptyDatabase for the tests of one file, each database dropped after the test that made
+ * it, whether it passed or not.
+ */
+export function useEmptyDatabases(): (label: string) => Promise<TestDatabase> {
+  const created: TestDatabase[] = [];
+  afterEach(async () => {
+    await Promise.all(created.splice(0).map((database) => database.drop()));
+  });
+  return async (label) => {
+    const database = await createEmptyDatabase(label);
+    created.push(database);
+    return database;
   };
 }
 
