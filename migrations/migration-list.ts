@@ -34,6 +34,7 @@ const SQL_FILES = [
   '0023-provider-keys-hashed.sql',
   '0024-postings-carry-their-entry.sql',
   '0025-payments-changing-columns-last.sql',
+  '0026-answers-sealed-in-binary.sql',
 ] as const;
 
 function sqlMigration(file: string): MigrationObject {

@@ -43,11 +43,7 @@ export function sealEnvelope(
   plaintext: Buffer,
   aad: Buffer,
 ): string {
-  const iv = randomBytes(IV_BYTES);
-  const cipher = createCipheriv(ALGORITHM, key.bytes, iv, { authTagLength: TAG_BYTES });
-  cipher.setAAD(aad);
-  const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
-  const parts = [iv, cipher.getAuthTag(), ciphertext].map((b) => b.toString('base64url'));
+  const parts = gcmSeal(key.bytes, plaintext, aad).map((b) => b.toString('base64url'));
   return `${ENVELOPE_PREFIX}${key.id}.${parts.join('.')}`;
 }
 
@@ -60,20 +56,90 @@ export function openEnvelope(
   keyBytes: Buffer,
   context: { aad: Buffer; what: string },
 ): Buffer {
-  const { aad, what } = context;
   const match = ENVELOPE_PATTERN.exec(envelope);
-  if (match === null) throw new CiphertextRejectedError(`${what} (not a v1 envelope)`);
+  if (match === null) throw new CiphertextRejectedError(`${context.what} (not a v1 envelope)`);
   const [iv, tag, ciphertext] = [match[2]!, match[3]!, match[4]!].map((part) =>
     Buffer.from(part, 'base64url'),
   );
-  if (iv!.length !== IV_BYTES || tag!.length !== TAG_BYTES) {
+  return gcmOpen(keyBytes, [iv!, tag!, ciphertext!], context);
+}
+
+/**
+ * The binary form of the same envelope, for a `bytea` column: the format byte, the key id's
+ * length in one byte, the key id, then the IV, the tag and the ciphertext as raw bytes. It holds
+ * what the text form holds in three quarters of the room, since nothing is base64 (ADR 0060).
+ */
+const BINARY_FORMAT_V1 = 0x01;
+const BINARY_KEY_ID_AT = 2;
+
+export function sealBinaryEnvelope(
+  key: { id: string; bytes: Buffer },
+  plaintext: Buffer,
+  aad: Buffer,
+): Buffer {
+  return Buffer.concat([binaryEnvelopePrefix(key.id), ...gcmSeal(key.bytes, plaintext, aad)]);
+}
+
+/** The bytes every binary envelope sealed under `keyId` starts with. */
+export function binaryEnvelopePrefix(keyId: string): Buffer {
+  const id = Buffer.from(keyId, 'ascii');
+  return Buffer.concat([Buffer.from([BINARY_FORMAT_V1, id.length]), id]);
+}
+
+/** The key id a binary envelope names, or null when the bytes are not one. */
+export function binaryEnvelopeKeyId(sealed: Buffer): string | null {
+  if (sealed.length < BINARY_KEY_ID_AT || sealed[0] !== BINARY_FORMAT_V1) return null;
+  const end = BINARY_KEY_ID_AT + sealed[1]!;
+  if (sealed.length < end + IV_BYTES + TAG_BYTES) return null;
+  const keyId = sealed.toString('ascii', BINARY_KEY_ID_AT, end);
+  return KEY_ID_PATTERN.test(keyId) ? keyId : null;
+}
+
+/** openEnvelope for the binary form. */
+export function openBinaryEnvelope(
+  sealed: Buffer,
+  keyBytes: Buffer,
+  context: { aad: Buffer; what: string },
+): Buffer {
+  const keyId = binaryEnvelopeKeyId(sealed);
+  if (keyId === null) throw new CiphertextRejectedError(`${context.what} (not a v1 envelope)`);
+  const ivAt = BINARY_KEY_ID_AT + keyId.length;
+  const tagAt = ivAt + IV_BYTES;
+  const ciphertextAt = tagAt + TAG_BYTES;
+  return gcmOpen(
+    keyBytes,
+    [
+      sealed.subarray(ivAt, tagAt),
+      sealed.subarray(tagAt, ciphertextAt),
+      sealed.subarray(ciphertextAt),
+    ],
+    context,
+  );
+}
+
+/** [iv, tag, ciphertext] of `plaintext` sealed under `keyBytes`, bound to `aad`. */
+function gcmSeal(keyBytes: Buffer, plaintext: Buffer, aad: Buffer): [Buffer, Buffer, Buffer] {
+  const iv = randomBytes(IV_BYTES);
+  const cipher = createCipheriv(ALGORITHM, keyBytes, iv, { authTagLength: TAG_BYTES });
+  cipher.setAAD(aad);
+  const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
+  return [iv, cipher.getAuthTag(), ciphertext];
+}
+
+function gcmOpen(
+  keyBytes: Buffer,
+  [iv, tag, ciphertext]: [Buffer, Buffer, Buffer],
+  context: { aad: Buffer; what: string },
+): Buffer {
+  const { aad, what } = context;
+  if (iv.length !== IV_BYTES || tag.length !== TAG_BYTES) {
     throw new CiphertextRejectedError(`${what} (malformed envelope)`);
   }
   try {
-    const decipher = createDecipheriv(ALGORITHM, keyBytes, iv!, { authTagLength: TAG_BYTES });
+    const decipher = createDecipheriv(ALGORITHM, keyBytes, iv, { authTagLength: TAG_BYTES });
     decipher.setAAD(aad);
-    decipher.setAuthTag(tag!);
-    return Buffer.concat([decipher.update(ciphertext!), decipher.final()]);
+    decipher.setAuthTag(tag);
+    return Buffer.concat([decipher.update(ciphertext), decipher.final()]);
   } catch (error) {
     throw new CiphertextRejectedError(what, { cause: error });
   }

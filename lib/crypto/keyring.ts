@@ -1,6 +1,14 @@
 import { hkdfSync, randomBytes } from 'node:crypto';
 import { CiphertextRejectedError, DataKeyUnknownError } from '../errors.ts';
-import { envelopeKeyId, KEY_ID_PATTERN, openEnvelope, sealEnvelope } from './envelope.ts';
+import {
+  binaryEnvelopeKeyId,
+  envelopeKeyId,
+  KEY_ID_PATTERN,
+  openBinaryEnvelope,
+  openEnvelope,
+  sealBinaryEnvelope,
+  sealEnvelope,
+} from './envelope.ts';
 
 /** AES-256 and HMAC-SHA256 both want 32 bytes; a shorter configured key is a typo, refused. */
 export const DATA_KEY_BYTES = 32;
@@ -118,6 +126,23 @@ export class Keyring {
     if (keyId === null) throw new CiphertextRejectedError(`${what} (not a v1 envelope)`);
     const key = this.subkey('seal', keyId, what);
     return openEnvelope(envelope, key, { aad, what }).toString('utf8');
+  }
+
+  /** seal, in the binary form (envelope.ts sealBinaryEnvelope), for a `bytea` column. */
+  sealBinary(plaintext: string, aad: Buffer): Buffer {
+    return sealBinaryEnvelope(
+      { id: this.primaryId, bytes: this.subkey('seal', this.primaryId) },
+      Buffer.from(plaintext, 'utf8'),
+      aad,
+    );
+  }
+
+  /** open, for the binary form. */
+  openBinary(sealed: Buffer, aad: Buffer, what: string): string {
+    const keyId = binaryEnvelopeKeyId(sealed);
+    if (keyId === null) throw new CiphertextRejectedError(`${what} (not a v1 envelope)`);
+    const key = this.subkey('seal', keyId, what);
+    return openBinaryEnvelope(sealed, key, { aad, what }).toString('utf8');
   }
 
   /** The subkey of `purpose` derived from key `keyId` (the first key unless named). */

@@ -237,7 +237,7 @@ export class IdempotencyEngine {
                 tenantId,
                 operation.id,
                 key,
-                answer.body,
+                answer.sealed,
                 answer.version,
                 answer.storedAs,
                 answer.outcome,

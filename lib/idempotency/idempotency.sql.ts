@@ -31,6 +31,7 @@ const ROW_COLUMNS = `
   GREATEST(0, EXTRACT(EPOCH FROM k.lease_expires_at - now()))::float8 AS lease_remaining_seconds,
   (k.state = 'finished' AND k.expires_at <= now()) AS expired,
   r.version AS response_version, r.stored_as AS response_stored_as, r.body AS response,
+  r.sealed AS response_sealed,
   k.created_at, k.expires_at`;
 
 /**
@@ -131,19 +132,18 @@ SELECT admitted.id, admitted.fencing_token, admitted.operation, admitted.created
 /**
  * Stores a finished request's answer; used by both ways of finishing. `finished` is a CTE of the
  * finishing UPDATE returning id, tenant_id, operation, key, fencing_token, expires_at. $v version,
- * $b body (a JSON string holding the sealed answer; null when stored as a reference), $s
- * stored_as.
+ * $b the sealed answer (a binary envelope; null when stored as a reference), $s stored_as.
  *
  * The finish writes no phase-log row (ADR 0054): the finished key row says all such a row would.
  * Its token is the finishing owner's, since a token moves only by a takeover and a finished row
  * is never taken over; its updated_at is when it finished, since nothing updates it after; and
  * a second finish is refused by the row's own state, as every phase is by its recovery point.
  */
-function storeAnswer(version: string, body: string, storedAs: string): string {
+function storeAnswer(version: string, sealed: string, storedAs: string): string {
   return `
 stored AS (
-  INSERT INTO idempotency_responses (request_id, expires_at, version, stored_as, body)
-  SELECT id, expires_at, ${version}, ${storedAs}, ${body} FROM finished
+  INSERT INTO idempotency_responses (request_id, expires_at, version, stored_as, sealed)
+  SELECT id, expires_at, ${version}, ${storedAs}, ${sealed} FROM finished
 )`;
 }
 
@@ -160,7 +160,7 @@ WITH finished AS (
          lease_expires_at = NULL, updated_at = now()
    WHERE tenant_id = $1 AND operation = $2 AND key = $3 AND fencing_token = 1 AND state = 'started'
   RETURNING id, tenant_id, operation, key, fencing_token, expires_at
-), ${storeAnswer('$5::smallint', '$4::jsonb', '$6')}
+), ${storeAnswer('$5::smallint', '$4::bytea', '$6')}
 SELECT expires_at FROM finished`;
 
 /**
@@ -241,7 +241,7 @@ WITH finished AS (
      AND tenant_id = $1 AND operation = $2 AND key = $3
      AND fencing_token = $4 AND state = 'started' AND recovery_point = $5
   RETURNING id, tenant_id, operation, key, fencing_token, expires_at
-), ${storeAnswer('$7::smallint', '$6::jsonb', '$8')}${FINISHED_OR_FENCE_LOST}`;
+), ${storeAnswer('$7::smallint', '$6::bytea', '$8')}${FINISHED_OR_FENCE_LOST}`;
 
 /**
  * An owner's heartbeat while it waits outside a transaction (lease-heartbeat.ts): the lease moves

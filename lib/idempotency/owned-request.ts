@@ -194,7 +194,13 @@ export class OwnedRequest {
         admittedAs: this.row.operation,
       });
       const { ttlSeconds } = this.deps;
-      const stored = [toStore.body, toStore.version, toStore.storedAs, toStore.outcome, ttlSeconds];
+      const stored = [
+        toStore.sealed,
+        toStore.version,
+        toStore.storedAs,
+        toStore.outcome,
+        ttlSeconds,
+      ];
       return { text: FINISH_KEY, values: [...fence, ...stored, ...this.rowAt()] };
     };
     const fenced = (result: pg.QueryResult<{ expires_at?: Date }> | undefined) => {

@@ -6,9 +6,17 @@
  */
 
 /**
- * Inline answers not yet sealed under key $1 (in clear, or under another key), after the cursor
- * ($2 request id, $3 expires_at as text: microseconds survive the round trip), in key order,
- * at most $4. Each with the scope its seal is bound to.
+ * A stored answer as text, whichever column holds it: the binary envelope as bytea's text form
+ * (\x and hex), or `body` as JSON text. What a re-seal compares to know the row is unchanged.
+ */
+const STORED_AS_TEXT = `coalesce(r.sealed::text, r.body::text)`;
+
+/**
+ * Inline answers not yet in the binary form under key $1 (in clear, in the text form, or under
+ * another key), after the cursor ($2 request id, $3 expires_at as text: microseconds survive the
+ * round trip), in key order, at most $4. Each with the scope its seal is bound to. A binary
+ * envelope under $1 starts with the format byte (1), the key id's length and the key id
+ * (envelope.ts binaryEnvelopePrefix).
  *
  * The key is looked up per answer (LATERAL with a LIMIT, which the planner cannot flatten into
  * a join): a batch then reads its answers from the cursor in primary-key order and stops at $4.
@@ -17,7 +25,8 @@
  * N²/$4.
  */
 export const SELECT_ANSWERS_TO_RESEAL = `
-SELECT r.request_id::text AS request_id, r.expires_at::text AS expires_at, r.body::text AS body,
+SELECT r.request_id::text AS request_id, r.expires_at::text AS expires_at,
+       ${STORED_AS_TEXT} AS stored, r.sealed, r.body::text AS body,
        k.tenant_id, k.operation, k.key
   FROM idempotency_responses r
  CROSS JOIN LATERAL (
@@ -27,24 +36,32 @@ SELECT r.request_id::text AS request_id, r.expires_at::text AS expires_at, r.bod
     LIMIT 1) k
  WHERE r.stored_as = 'inline'
    AND (r.request_id, r.expires_at) > ($2::bigint, $3::timestamptz)
-   AND NOT (jsonb_typeof(r.body) = 'string' AND starts_with(r.body #>> '{}', 'v1.' || $1 || '.'))
+   AND (r.sealed IS NULL
+        OR substring(r.sealed FROM 1 FOR 2 + octet_length($1::text))
+           <> ('\\x01'::bytea || set_byte('\\x00'::bytea, 0, octet_length($1::text))
+               || convert_to($1::text, 'UTF8')))
  ORDER BY r.request_id, r.expires_at
  LIMIT $4`;
 
 /**
- * Writes re-sealed bodies, each only if the row still holds the body it was read with.
- * $1 request ids, $2 expires_at (text), $3 bodies as read (JSON text), $4 sealed envelopes.
+ * Writes re-sealed answers in the binary form, each only if the row still holds the answer it
+ * was read with. $1 request ids, $2 expires_at (text), $3 answers as read (STORED_AS_TEXT),
+ * $4 sealed envelopes (bytea's text form).
  */
 export const WRITE_RESEALED_ANSWERS = `
 UPDATE idempotency_responses r
-   SET body = to_jsonb(u.sealed)
+   SET sealed = u.sealed::bytea, body = NULL
   FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::text[])
        AS u(request_id, expires_at, was, sealed)
- WHERE r.request_id = u.request_id AND r.expires_at = u.expires_at AND r.body = u.was::jsonb`;
+ WHERE r.request_id = u.request_id AND r.expires_at = u.expires_at
+   AND ${STORED_AS_TEXT} = u.was`;
 
 /** Inline answers by the key that sealed them ('' for answers in clear). */
 export const COUNT_ANSWERS_BY_KEY = `
-SELECT CASE WHEN jsonb_typeof(body) = 'string' THEN split_part(body #>> '{}', '.', 2) ELSE '' END
+SELECT CASE WHEN sealed IS NOT NULL
+            THEN convert_from(substring(sealed FROM 3 FOR get_byte(sealed, 1)), 'UTF8')
+            WHEN jsonb_typeof(body) = 'string' THEN split_part(body #>> '{}', '.', 2)
+            ELSE '' END
          AS key_id,
        count(*)::int AS n
   FROM idempotency_responses

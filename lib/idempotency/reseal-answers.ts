@@ -23,15 +23,20 @@ const START: AnswerCursor = { requestId: '0', expiresAt: '-infinity' };
 interface AnswerRow {
   request_id: string;
   expires_at: string;
-  body: string;
+  /** The answer as read, as text (reseal-answers.sql.ts STORED_AS_TEXT). */
+  stored: string;
+  /** One of these two holds it: the binary envelope, or the JSON text of `body`. */
+  sealed: Buffer | null;
+  body: string | null;
   tenant_id: string;
   operation: string;
   key: string;
 }
 
 /**
- * Re-seals up to `limit` stored answers after `after` under the keyring's first key: answers in
- * clear (written before sealing) and answers under older keys. One SELECT and one UPDATE, no
+ * Re-seals up to `limit` stored answers after `after` under the keyring's first key, in the
+ * envelope's binary form: answers in clear (written before sealing), in the text form (written
+ * before 0026) and under older keys. One SELECT and one UPDATE, no
  * transaction held across them; see reseal-answers.sql.ts for why that is safe while serving.
  */
 export async function resealAnswers(
@@ -58,10 +63,12 @@ function resealAnswer(keyring: Keyring): ResealSpec<AnswerRow, AnswerCursor> {
   return {
     write: WRITE_RESEALED_ANSWERS,
     identity: (row) => [row.request_id, row.expires_at],
-    stored: (row) => row.body,
+    stored: (row) => row.stored,
     reseal: (row) => {
-      const answer = openStoredAnswer(keyring, scopeOf(row), JSON.parse(row.body) as JsonValue);
-      return keyring.seal(JSON.stringify(answer), answerAssociatedData(scopeOf(row)));
+      const stored = row.sealed ?? (JSON.parse(row.body!) as JsonValue);
+      const answer = openStoredAnswer(keyring, scopeOf(row), stored);
+      const sealed = keyring.sealBinary(JSON.stringify(answer), answerAssociatedData(scopeOf(row)));
+      return `\\x${sealed.toString('hex')}`;
     },
     describe: (row) => `answer of request ${row.request_id} (${row.operation})`,
     cursorOf: (row) => ({ requestId: row.request_id, expiresAt: row.expires_at }),

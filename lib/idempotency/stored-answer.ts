@@ -7,10 +7,10 @@ import type { KeyRow, Scope, StoredAnswer } from './types.ts';
 /** The columns an answer is stored as (FINISH_KEY, FINISH_AT_ADMISSION). */
 export interface AnswerToStore {
   /**
-   * JSON text for the jsonb column: a string holding the answer sealed under the keyring's first
-   * key, or null when the body is over the cap and stored as a reference.
+   * The answer sealed under the keyring's first key, in the envelope's binary form, or null when
+   * the body is over the cap and stored as a reference.
    */
-  body: string | null;
+  sealed: Buffer | null;
   version: number;
   storedAs: 'inline' | 'reference';
   /** The summary kept with the metadata after the body is gone. */
@@ -28,11 +28,11 @@ export function answerToStore(
 ): AnswerToStore {
   const { operation } = scope;
   const json = JSON.stringify(body);
-  // The cap is on the answer itself: sealing adds a fixed overhead and a third for base64url.
+  // The cap is on the answer itself: sealing adds a fixed overhead (key id, IV, tag).
   const inline = Buffer.byteLength(json, 'utf8') <= store.maxBytes;
   const boundTo = answerAssociatedData({ ...scope, operation: { id: store.admittedAs } });
   return {
-    body: inline ? JSON.stringify(store.keyring.seal(json, boundTo)) : null,
+    sealed: inline ? store.keyring.sealBinary(json, boundTo) : null,
     version: operation.answerVersion,
     storedAs: inline ? 'inline' : 'reference',
     outcome: operation.outcomeOf(body),
@@ -54,20 +54,24 @@ export function answerAssociatedData(scope: {
 }
 
 /**
- * The answer a stored body holds: a sealed envelope (a JSON string) opened under the key it
- * names, or, for a row written before sealing, the answer itself (a JSON object: no answer is
- * ever a bare string). An unknown key or a failed authentication throws; never a wrong answer.
+ * The answer a stored value holds, opened under the key it names: a binary envelope (the
+ * `sealed` column), or, in `body` for a row written before 0026, a text envelope (a JSON string)
+ * or, written before sealing, the answer itself (a JSON object: no answer is ever a bare string).
+ * An unknown key or a failed authentication throws; never a wrong answer.
  */
 export function openStoredAnswer(
   keyring: Keyring,
   scope: Parameters<typeof answerAssociatedData>[0],
-  stored: JsonValue,
+  stored: JsonValue | Buffer,
 ): JsonValue {
+  const what = `the stored answer of ${scope.operation.id}`;
+  if (Buffer.isBuffer(stored)) {
+    return JSON.parse(keyring.openBinary(stored, answerAssociatedData(scope), what)) as JsonValue;
+  }
   if (typeof stored !== 'string') return stored;
   if (!isEnvelope(stored)) {
     throw new Error(`${scope.operation.id}: a stored answer is a string but not an envelope`);
   }
-  const what = `the stored answer of ${scope.operation.id}`;
   return JSON.parse(keyring.open(stored, answerAssociatedData(scope), what)) as JsonValue;
 }
 
@@ -130,9 +134,10 @@ export function storedAnswer(row: KeyRow, scope: Scope, keyring: Keyring): Store
   if (row.response_stored_as === 'reference') {
     return { ...common, version: row.response_version, storedAs: 'reference', body: null };
   }
-  if (row.response === null) throw new Error('an inline answer without a body'); // a CHECK
+  const stored = row.response_sealed ?? row.response;
+  if (stored === null) throw new Error('an inline answer without a body'); // a CHECK
   // Bound to the id the row was admitted under, which may be an earlier version's.
   const admitted = { ...scope, operation: { id: row.operation } };
-  const body = openStoredAnswer(keyring, admitted, row.response);
+  const body = openStoredAnswer(keyring, admitted, stored);
   return { ...common, version: row.response_version, storedAs: 'inline', body };
 }

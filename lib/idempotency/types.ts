@@ -79,8 +79,13 @@ export interface KeyRow {
   lease_remaining_seconds: number | null;
   /** Finished and past its replay window: a retry now is a new request. */
   expired: boolean;
-  /** A JSON string holding a sealed envelope, or (written before sealing) the answer itself. */
+  /**
+   * The answer as stored before 0026: a JSON string holding a sealed envelope, or (written before
+   * sealing) the answer itself. Null when it is in response_sealed.
+   */
   response: JsonValue | null;
+  /** The answer sealed in the envelope's binary form (0026). */
+  response_sealed: Buffer | null;
   response_version: number | null;
   response_stored_as: 'inline' | 'reference' | null;
   created_at: Date;

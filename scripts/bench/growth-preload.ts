@@ -161,8 +161,9 @@ function finishedKeys(p: { last: string; outcome: string; expiry: string }): str
  * A key and its answer, from one set of rows (ids from the key's own sequence); a payment
  * admitted and finished at once writes no phase-log row (ADRs 0054, 0056). $11 operation,
  * $12 answer version, $13 outcome, $14 last point.
- * The answer has a sealed answer's form and length, under a key id no keyring holds: a replay
- * of one of these keys would fail to open it, and none comes (the keys are this run's own).
+ * The answer has a sealed answer's binary form and length (envelope.ts), under a key id
+ * ("preload") no keyring holds: a replay of one of these keys would fail to open it, and none
+ * comes (the keys are this run's own).
  */
 const KEYS_STATEMENT = `${SOURCE}, kk AS MATERIALIZED (
   SELECT src.*, nextval('idempotency_request_id_seq') AS request_id,
@@ -170,11 +171,10 @@ const KEYS_STATEMENT = `${SOURCE}, kk AS MATERIALIZED (
     FROM src WHERE n % ${KEY_EVERY} = 0
 ), k AS (${finishedKeys({ last: '$14', outcome: '$13', expiry: 'expires_at' })}
 )
-INSERT INTO idempotency_responses (request_id, expires_at, version, stored_as, body)
+INSERT INTO idempotency_responses (request_id, expires_at, version, stored_as, sealed)
 SELECT request_id, expires_at, $12::smallint, 'inline',
-       to_jsonb('v1.preload.' || left(${b64url(`decode(h, 'hex')`)}, 16) || '.'
-                || ${b64url(`decode(h2, 'hex')`)} || '.'
-                || ${b64url(`convert_to(jsonb_build_object('payment', view)::text, 'UTF8')`)})
+       '\\x0107'::bytea || convert_to('preload', 'UTF8') || substring(decode(h, 'hex') FROM 1 FOR 12)
+       || decode(h2, 'hex') || convert_to(jsonb_build_object('payment', view)::text, 'UTF8')
   FROM kk`;
 
 /**

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { JsonValue } from '../../lib/canonical-json.ts';
-import { envelopeKeyId } from '../../lib/crypto/envelope.ts';
+import { binaryEnvelopeKeyId, envelopeKeyId } from '../../lib/crypto/envelope.ts';
 import { DataKeyUnknownError } from '../../lib/errors.ts';
 import { answerAssociatedData, openStoredAnswer } from '../../lib/idempotency/stored-answer.ts';
 import { openWebhookSecret } from '../../services/notifications/webhook-secret.ts';
@@ -68,7 +68,13 @@ async function replays(on: TestStack): Promise<string[]> {
 async function sealingKeys(on: TestStack): Promise<string[]> {
   const { answers, secrets } = await sealedValues(on.db);
   return [
-    ...answers.map((a) => (typeof a.body === 'string' ? envelopeKeyId(a.body) : 'clear')),
+    ...answers.map((a) =>
+      Buffer.isBuffer(a.body)
+        ? binaryEnvelopeKeyId(a.body)
+        : typeof a.body === 'string'
+          ? envelopeKeyId(a.body)
+          : 'clear',
+    ),
     ...secrets.map((s) => envelopeKeyId(s.secret) ?? 'clear'),
   ].map(String);
 }
@@ -76,7 +82,7 @@ async function sealingKeys(on: TestStack): Promise<string[]> {
 describe('a rotation from key A to key B', () => {
   let underA: string[];
 
-  it('under A: answers, one of them left in clear as an older release wrote it', async () => {
+  it('under A: answers, one left in clear and one in the text form, as older releases wrote them', async () => {
     const a = await restartWith(KEY_A);
     for (const request of REQUESTS) expect((await send(a, request)).status).toBe(200);
     // An answer written before sealing: its body in clear.
@@ -85,12 +91,22 @@ describe('a rotation from key A to key B', () => {
     const body = openStoredAnswer(
       a.app.services.deps.keyring,
       { tenantId: clear.tenantId, operation: { id: clear.operation }, key: clear.key },
-      clear.body as JsonValue,
+      clear.body as JsonValue | Buffer,
     );
     await a.db.query(
-      `UPDATE idempotency_responses r SET body = $1::jsonb
+      `UPDATE idempotency_responses r SET body = $1::jsonb, sealed = NULL
          FROM idempotency_keys k WHERE k.key = 'rot-clear' AND r.request_id = k.id`,
       [JSON.stringify(body)],
+    );
+    // An answer sealed in the text form (before 0026), under A.
+    const hook = answers.find((x) => x.key === 'rot-hook')!;
+    const hookScope = { tenantId: hook.tenantId, operation: { id: hook.operation }, key: hook.key };
+    const { keyring } = a.app.services.deps;
+    const hookAnswer = openStoredAnswer(keyring, hookScope, hook.body as Buffer);
+    await a.db.query(
+      `UPDATE idempotency_responses r SET body = to_jsonb($1::text), sealed = NULL
+         FROM idempotency_keys k WHERE k.key = 'rot-hook' AND r.request_id = k.id`,
+      [keyring.seal(JSON.stringify(hookAnswer), answerAssociatedData(hookScope))],
     );
     underA = await replays(a);
     expect(underA.every((text) => text.includes('"replayed":true'))).toBe(true);
@@ -132,6 +148,9 @@ describe('a rotation from key A to key B', () => {
     expect(run.stdout).toMatch(/│ kb +│ answers 4, secrets 1, live request hashes 1 +│/);
 
     expect(await sealingKeys(ba)).toEqual(['kb', 'kb', 'kb', 'kb', 'kb']);
+    // Every answer in the binary form, the text form's and the clear one's too.
+    const { answers } = await sealedValues(ba.db);
+    expect(answers.map((x) => Buffer.isBuffer(x.body))).toEqual([true, true, true, true]);
     expect(await replays(ba)).toEqual(underA);
 
     const again = await runOpsCli(ba.app.url, ['reencrypt']);
@@ -146,7 +165,7 @@ describe('a rotation from key A to key B', () => {
     expect(answers).toHaveLength(4);
     for (const a of answers) {
       const scope = { tenantId: a.tenantId, operation: { id: a.operation }, key: a.key };
-      expect(openStoredAnswer(onlyB, scope, a.body as JsonValue)).toBeTypeOf('object');
+      expect(openStoredAnswer(onlyB, scope, a.body as JsonValue | Buffer)).toBeTypeOf('object');
     }
     expect(secrets).toHaveLength(1);
     for (const s of secrets) {
@@ -177,10 +196,14 @@ describe('a rotation from key A to key B', () => {
       operation: { id: target.operation },
       key: target.key,
     };
-    const answer = openStoredAnswer(b.app.services.deps.keyring, scope, target.body as JsonValue);
+    const answer = openStoredAnswer(
+      b.app.services.deps.keyring,
+      scope,
+      target.body as JsonValue | Buffer,
+    );
     const underGhost = ghost.seal(JSON.stringify(answer), answerAssociatedData(scope));
     await b.db.query(
-      `UPDATE idempotency_responses r SET body = to_jsonb($1::text)
+      `UPDATE idempotency_responses r SET body = to_jsonb($1::text), sealed = NULL
          FROM idempotency_keys k WHERE k.key = 'rot-new' AND r.request_id = k.id`,
       [underGhost],
     );

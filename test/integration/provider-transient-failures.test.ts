@@ -26,7 +26,7 @@ async function keyRow(stack: TestStack, key: string) {
     attempts: number;
     response: unknown;
   }>(
-    `SELECT k.state, k.recovery_point, k.attempts, r.body AS response
+    `SELECT k.state, k.recovery_point, k.attempts, coalesce(r.sealed::text, r.body::text) AS response
        FROM idempotency_keys k LEFT JOIN idempotency_responses r ON r.request_id = k.id
       WHERE k.key = $1`,
     [key],

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import type { JsonValue } from '../../lib/canonical-json.ts';
+import { binaryEnvelopeKeyId } from '../../lib/crypto/envelope.ts';
 import { Keyring } from '../../lib/crypto/keyring.ts';
 import { CiphertextRejectedError, DataKeyUnknownError } from '../../lib/errors.ts';
 import { requestHash } from '../../lib/idempotency/request-hash.ts';
@@ -41,29 +43,44 @@ function codeOf(text: string): unknown {
   return body.errors?.[0]?.extensions?.code;
 }
 
-/** The stored answer row of `key`: its scope and the body column as stored. */
+/**
+ * The stored answer row of `key`: its scope, and its answer as stored (`sealed`, a binary
+ * envelope; `body` for rows written before 0026).
+ */
 async function answerRowOf(key: string) {
   const { rows } = await stack.db.query<{
     request_id: string;
     tenant_id: string;
     operation: string;
+    sealed: Buffer | null;
     body: unknown;
   }>(
-    `SELECT r.request_id, k.tenant_id, k.operation, r.body
+    `SELECT r.request_id, k.tenant_id, k.operation, r.sealed, r.body
        FROM idempotency_keys k JOIN idempotency_responses r ON r.request_id = k.id
       WHERE k.key = $1`,
     [key],
   );
   const row = rows[0];
   if (row === undefined) throw new Error(`no stored answer for ${key}`);
-  return { ...row, scope: { tenantId: row.tenant_id, operation: { id: row.operation }, key } };
+  const scope = { tenantId: row.tenant_id, operation: { id: row.operation }, key };
+  return { ...row, stored: row.sealed ?? (row.body as JsonValue), scope };
 }
 
+/** Writes `key`'s answer in `body`, as a release before 0026 stored it. */
 async function setAnswerBody(key: string, bodyJson: string): Promise<void> {
   const { rowCount } = await stack.db.query(
-    `UPDATE idempotency_responses r SET body = $2::jsonb
+    `UPDATE idempotency_responses r SET body = $2::jsonb, sealed = NULL
        FROM idempotency_keys k WHERE k.key = $1 AND r.request_id = k.id`,
     [key, bodyJson],
+  );
+  expect(rowCount).toBe(1);
+}
+
+async function setAnswerSealed(key: string, sealed: Buffer): Promise<void> {
+  const { rowCount } = await stack.db.query(
+    `UPDATE idempotency_responses r SET sealed = $2, body = NULL
+       FROM idempotency_keys k WHERE k.key = $1 AND r.request_id = k.id`,
+    [key, sealed],
   );
   expect(rowCount).toBe(1);
 }
@@ -102,7 +119,8 @@ describe('at rest', () => {
     );
     // And what is there is an envelope under the test key, for both.
     const payment = await answerRowOf('rest-pay');
-    expect(payment.body).toMatch(/^v1\.test1\./);
+    expect(payment.body).toBeNull();
+    expect(binaryEnvelopeKeyId(payment.sealed!)).toBe('test1');
     const { rows } = await stack.db.query<{ secret: string }>(
       'SELECT secret FROM webhook_endpoints',
     );
@@ -114,7 +132,7 @@ describe('at rest', () => {
     const first = await send(REGISTER_ENDPOINT, input);
     const secret = secretOf(first.text);
     const row = await answerRowOf('ref-hook');
-    const stored = openStoredAnswer(stack.app.services.deps.keyring, row.scope, row.body as string);
+    const stored = openStoredAnswer(stack.app.services.deps.keyring, row.scope, row.stored);
     expect(stored).toEqual({
       endpoint: {
         id: expect.any(String) as unknown,
@@ -137,10 +155,10 @@ describe('a stored value that cannot be opened', () => {
     expect(codeOf(first.text)).toBeUndefined();
     const row = await answerRowOf('ghost-pay');
     const ghost = Keyring.parse(`ghost:${Buffer.alloc(32, 0x66).toString('base64')}`);
-    const answer = openStoredAnswer(stack.app.services.deps.keyring, row.scope, row.body as string);
-    await setAnswerBody(
+    const answer = openStoredAnswer(stack.app.services.deps.keyring, row.scope, row.stored);
+    await setAnswerSealed(
       'ghost-pay',
-      JSON.stringify(ghost.seal(JSON.stringify(answer), answerAssociatedData(row.scope))),
+      ghost.sealBinary(JSON.stringify(answer), answerAssociatedData(row.scope)),
     );
     stack.errors.length = 0;
 
@@ -159,7 +177,7 @@ describe('a stored value that cannot be opened', () => {
     const input = paymentInput('copy-to');
     await send(CREATE_PAYMENT, input);
     const from = await answerRowOf('copy-from');
-    await setAnswerBody('copy-to', JSON.stringify(from.body));
+    await setAnswerSealed('copy-to', from.sealed!);
     stack.errors.length = 0;
 
     const replay = await send(CREATE_PAYMENT, input);
@@ -169,12 +187,27 @@ describe('a stored value that cannot be opened', () => {
   });
 });
 
+describe('answers stored in the text form, before 0026', () => {
+  it('replays byte for byte, and is left as it was', async () => {
+    const input = paymentInput('text-pay');
+    const first = await send(CREATE_PAYMENT, input);
+    const row = await answerRowOf('text-pay');
+    const { keyring } = stack.app.services.deps;
+    const answer = openStoredAnswer(keyring, row.scope, row.stored);
+    const envelope = keyring.seal(JSON.stringify(answer), answerAssociatedData(row.scope));
+    await setAnswerBody('text-pay', JSON.stringify(envelope));
+
+    const replay = await send(CREATE_PAYMENT, input);
+    expect(replay.text).toBe(asReplay(first.text));
+    expect((await answerRowOf('text-pay')).body).toBe(envelope);
+  });
+});
+
 describe('rows written before keyed hashes and sealing', () => {
   /** Rewrites a key's row as the previous release wrote it: plain SHA-256, body in clear. */
   async function asWrittenBefore(key: string, legacyHash: Buffer, body?: unknown): Promise<void> {
     const row = await answerRowOf(key);
-    const answer =
-      body ?? openStoredAnswer(stack.app.services.deps.keyring, row.scope, row.body as string);
+    const answer = body ?? openStoredAnswer(stack.app.services.deps.keyring, row.scope, row.stored);
     const { rowCount } = await stack.db.query(
       `UPDATE idempotency_keys SET request_hash = $2, request_hash_key = NULL WHERE key = $1`,
       [key, legacyHash],

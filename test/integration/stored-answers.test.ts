@@ -59,6 +59,8 @@ function withoutReplayMarker(data: Record<string, unknown>) {
 interface StoredRow {
   version: number;
   stored_as: string;
+  /** The answer as stored: a binary envelope, or in body for a row written before 0026. */
+  sealed: Buffer | null;
   body: JsonValue | null;
   tenant_id: string;
   operation: string;
@@ -66,7 +68,7 @@ interface StoredRow {
 
 async function storedRowOf(key: string): Promise<StoredRow | undefined> {
   const { rows } = await stack.db.query<StoredRow>(
-    `SELECT r.version, r.stored_as, r.body, k.tenant_id, k.operation
+    `SELECT r.version, r.stored_as, r.sealed, r.body, k.tenant_id, k.operation
        FROM idempotency_keys k JOIN idempotency_responses r ON r.request_id = k.id
       WHERE k.key = $1`,
     [key],
@@ -80,7 +82,8 @@ async function storedAnswerOf(key: string) {
   if (row === undefined) return undefined;
   const scope = { tenantId: row.tenant_id, operation: { id: row.operation }, key };
   const { keyring } = stack.app.services.deps;
-  const body = row.body === null ? null : openStoredAnswer(keyring, scope, row.body);
+  const stored = row.sealed ?? row.body;
+  const body = stored === null ? null : openStoredAnswer(keyring, scope, stored);
   return { version: row.version, stored_as: row.stored_as, body };
 }
 
@@ -102,12 +105,12 @@ async function downgradeTo(version: number, key: string): Promise<void> {
   const dropped = new Set(later.flatMap(([, fields]) => fields));
   const older = Object.fromEntries(Object.entries(payment).filter(([name]) => !dropped.has(name)));
   const scope = { tenantId: row!.tenant_id, operation: { id: row!.operation }, key };
-  const sealed = stack.app.services.deps.keyring.seal(
+  const sealed = stack.app.services.deps.keyring.sealBinary(
     JSON.stringify({ ...rest, payment: older }),
     answerAssociatedData(scope),
   );
   const { rowCount } = await stack.db.query(
-    `UPDATE idempotency_responses r SET version = $3, body = to_jsonb($2::text)
+    `UPDATE idempotency_responses r SET version = $3, sealed = $2
        FROM idempotency_keys k WHERE k.key = $1 AND r.request_id = k.id`,
     [key, sealed, version],
   );

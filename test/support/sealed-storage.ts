@@ -66,7 +66,11 @@ export function tablesHolding(dump: Map<string, string>, needle: string): string
   return [...dump].filter(([, text]) => text.includes(needle)).map(([name]) => name);
 }
 
-/** Every sealed value in the database (answers and signing secrets), with what it is bound to. */
+/**
+ * Every sealed value in the database (answers and signing secrets), with what it is bound to. An
+ * answer's body is as stored: a Buffer (a binary envelope), or for a row written before 0026 a
+ * JSON string (a text envelope) or the answer in clear.
+ */
 export async function sealedValues(db: pg.Pool): Promise<{
   answers: Array<{ tenantId: string; operation: string; key: string; body: unknown }>;
   secrets: Array<{ tenantId: string; endpointId: string; secret: string }>;
@@ -75,9 +79,10 @@ export async function sealedValues(db: pg.Pool): Promise<{
     tenant_id: string;
     operation: string;
     key: string;
+    sealed: Buffer | null;
     body: unknown;
   }>(
-    `SELECT k.tenant_id, k.operation, k.key, r.body
+    `SELECT k.tenant_id, k.operation, k.key, r.sealed, r.body
        FROM idempotency_responses r
        JOIN idempotency_keys k ON k.id = r.request_id AND k.expires_at = r.expires_at
       WHERE r.stored_as = 'inline' ORDER BY r.request_id`,
@@ -90,7 +95,7 @@ export async function sealedValues(db: pg.Pool): Promise<{
       tenantId: r.tenant_id,
       operation: r.operation,
       key: r.key,
-      body: r.body,
+      body: r.sealed ?? r.body,
     })),
     secrets: secrets.rows.map((r) => ({
       tenantId: r.tenant_id,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { associatedData, envelopeKeyId } from '../../lib/crypto/envelope.ts';
+import { associatedData, binaryEnvelopeKeyId, envelopeKeyId } from '../../lib/crypto/envelope.ts';
 import { Keyring } from '../../lib/crypto/keyring.ts';
 import { CiphertextRejectedError, DataKeyUnknownError } from '../../lib/errors.ts';
 import {
@@ -107,6 +107,59 @@ describe('the v1 envelope (AES-256-GCM)', () => {
     const rotated = Keyring.parse(`${KEY_B},${KEY_A}`);
     expect(envelopeKeyId(rotated.seal(ANSWER, AAD))).toBe('b');
     expect(rotated.open(old, AAD, 'an answer')).toBe(ANSWER);
+  });
+});
+
+describe('the v1 envelope in binary form (ADR 0060)', () => {
+  const keyring = Keyring.parse(KEY_A);
+  /** Where each part starts in a binary envelope under key id `a`: 1 format, 1 length, 1 id. */
+  const AT = { iv: 3, tag: 15, ciphertext: 31 };
+
+  it('opens what it sealed, names its key, and is the text form without base64', () => {
+    const sealed = keyring.sealBinary(ANSWER, AAD);
+    expect([...sealed.subarray(0, 3)]).toEqual([1, 1, 'a'.charCodeAt(0)]);
+    expect(binaryEnvelopeKeyId(sealed)).toBe('a');
+    expect(sealed.toString('latin1')).not.toContain('order-77');
+    expect(keyring.openBinary(sealed, AAD, 'an answer')).toBe(ANSWER);
+    expect(sealed.length).toBe(AT.ciphertext + Buffer.byteLength(ANSWER));
+    expect(sealed.length).toBeLessThan(keyring.seal(ANSWER, AAD).length * 0.8);
+    expect(keyring.sealBinary(ANSWER, AAD).equals(sealed)).toBe(false); // a fresh IV every time
+  });
+
+  it.each(Object.entries(AT))('refuses a changed byte in its %s', (_, at) => {
+    const sealed = keyring.sealBinary(ANSWER, AAD);
+    sealed[at + 1] = sealed[at + 1]! ^ 0x01;
+    expect(() => keyring.openBinary(sealed, AAD, 'an answer')).toThrow(CiphertextRejectedError);
+  });
+
+  it('refuses other associated data, a cut envelope, and bytes that are no envelope', () => {
+    const sealed = keyring.sealBinary(ANSWER, AAD);
+    const otherRow = associatedData([
+      'idempotency-response',
+      'tenant-2',
+      'payments.create.v1',
+      'k-1',
+    ]);
+    expect(() => keyring.openBinary(sealed, otherRow, 'x')).toThrow(CiphertextRejectedError);
+    for (const bytes of [
+      sealed.subarray(0, sealed.length - 1), // a byte short of its ciphertext
+      sealed.subarray(0, AT.ciphertext - 1), // a tag cut short, no ciphertext
+      Buffer.concat([Buffer.from([2]), sealed.subarray(1)]), // another format
+      Buffer.from([1, 40, ...Buffer.from('a')]), // a key id longer than the bytes
+      Buffer.from(ANSWER),
+      Buffer.alloc(0),
+    ]) {
+      expect(() => keyring.openBinary(bytes, AAD, 'x')).toThrow(CiphertextRejectedError);
+    }
+  });
+
+  it('refuses one under a key it does not hold by name, and one relabelled to another key', () => {
+    const underB = Keyring.parse(KEY_B).sealBinary(ANSWER, AAD);
+    expect(() => keyring.openBinary(underB, AAD, 'x')).toThrow(/data key "b"/);
+    const both = Keyring.parse(`${KEY_B},${KEY_A}`);
+    const relabelled = both.sealBinary(ANSWER, AAD);
+    relabelled[2] = 'a'.charCodeAt(0);
+    expect(() => both.openBinary(relabelled, AAD, 'x')).toThrow(CiphertextRejectedError);
   });
 });
 
