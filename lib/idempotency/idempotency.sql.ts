@@ -335,6 +335,22 @@ INSERT INTO idempotency_interventions (tenant_id, operation, key, action, decide
 VALUES ($1, $2, $3, $4, $5, $6, $7)`;
 
 /**
+ * The recovery worker's look at the requests finished since its last sweep, before its claim.
+ * A finish is not a heap-only update (it changes `state`, which the partial index of unfinished
+ * rows is defined by), so it leaves the key row's admitted version dead, with its entry in that
+ * index at the lease it was admitted with. CLAIM_STALE_KEYS first reaches such an entry when that
+ * lease would have ended, and its visit then prunes the dead version. With a checkpoint in
+ * between, that prune writes the whole page to the WAL. This statement reads the entries whose
+ * lease is still to come, so each dead version is found within a sweep of its finish: its page
+ * is pruned while it has likely been written since the last checkpoint anyway, and its entry is
+ * marked dead and skipped from then on. It reads the requests in flight too.
+ */
+export const VISIT_RECENT_FINISHES = `
+SELECT count(*)::int AS in_flight
+  FROM idempotency_keys
+ WHERE state <> 'finished' AND lease_expires_at > now()`;
+
+/**
  * The recovery worker's claim: takes over up to $2 expired, unfinished requests in one
  * statement. SKIP LOCKED lets several gateway processes sweep the same table without waiting
  * on, or claiming, each other's rows. $1 lease ms, $2 batch size, $3 operations it can resume.

@@ -5,7 +5,7 @@ import { PeriodicJob } from '../periodic-job.ts';
 import { randomUUID } from 'node:crypto';
 import type { IdempotencyEngine } from './engine.ts';
 import { metricLabels, scopeAnnotation } from './scope-identity.ts';
-import { CLAIM_STALE_KEYS } from './idempotency.sql.ts';
+import { CLAIM_STALE_KEYS, VISIT_RECENT_FINISHES } from './idempotency.sql.ts';
 import { scopeIdsOf, type OperationDef } from './operation.ts';
 import { FINISHED, type OwnedRequest } from './owned-request.ts';
 import type { OwnedRow } from './types.ts';
@@ -73,6 +73,7 @@ export class RecoveryWorker {
   /** Claims and resumes one batch; returns how many requests it claimed. */
   async sweepOnce(): Promise<number> {
     const { pool, leaseMs, metrics, log } = this.engine.deps;
+    await pool.query(VISIT_RECENT_FINISHES);
     const { rows } = await pool.query<
       OwnedRow & { tenant_id: string; operation: string; key: string }
     >(CLAIM_STALE_KEYS, [leaseMs, SWEEP_BATCH_SIZE, [...this.resumers.keys()]]);
