@@ -342,8 +342,10 @@ VALUES ($1, $2, $3, $4, $5, $6, $7)`;
  * lease would have ended, and its visit then prunes the dead version. With a checkpoint in
  * between, that prune writes the whole page to the WAL. This statement reads the entries whose
  * lease is still to come, so each dead version is found within a sweep of its finish: its page
- * is pruned while it has likely been written since the last checkpoint anyway, and its entry is
- * marked dead and skipped from then on. It reads the requests in flight too.
+ * is pruned while it has likely been written since the last checkpoint anyway. An index scan
+ * also marks the entry dead, skipped from then on; a bitmap scan (the plan on small tables)
+ * leaves it for the claim, which then finds the page already pruned. It reads the requests in
+ * flight too.
  */
 export const VISIT_RECENT_FINISHES = `
 SELECT count(*)::int AS in_flight

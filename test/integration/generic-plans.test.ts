@@ -9,6 +9,7 @@ import {
   RELEASE_KEY,
   SELECT_KEY,
   SELECT_LIVE_KEY,
+  VISIT_RECENT_FINISHES,
 } from '../../lib/idempotency/idempotency.sql.ts';
 import { LIST_UNFINISHED } from '../../lib/idempotency/inspection.sql.ts';
 import { SELECT_ANSWERS_TO_RESEAL } from '../../lib/idempotency/reseal-answers.sql.ts';
@@ -54,7 +55,7 @@ async function genericPlan(text: string, literals: string[]): Promise<string> {
     await client.query(`PREPARE probe AS ${text}`);
     try {
       const { rows } = await client.query<{ 'QUERY PLAN': string }>(
-        `EXPLAIN EXECUTE probe(${literals.join(', ')})`,
+        `EXPLAIN EXECUTE probe${literals.length > 0 ? `(${literals.join(', ')})` : ''}`,
       );
       return rows.map((row) => row['QUERY PLAN']).join('\n');
     } finally {
@@ -85,6 +86,13 @@ describe("each statement's one plan reaches the index meant for it", () => {
   it("on call's unfinished list: the unfinished-lease partial index, not every key", async () => {
     const plan = await genericPlan(LIST_UNFINISHED, [`'{started,unknown}'`, '50']);
     expect(plan).toContain('lease_expires_at_idx');
+    expect(plan).not.toMatch(/Scan using \S*(tenant_id_operation_key|pkey) on idempotency_keys/);
+  });
+
+  it("the sweep's look at recent finishes: the unfinished-lease partial index, by lease", async () => {
+    const plan = await genericPlan(VISIT_RECENT_FINISHES, []);
+    expect(plan).toMatch(/Scan (using|on) \S*lease_expires_at_idx/);
+    expect(plan).toMatch(/Index Cond: \(lease_expires_at > now\(\)\)/);
     expect(plan).not.toMatch(/Scan using \S*(tenant_id_operation_key|pkey) on idempotency_keys/);
   });
 
