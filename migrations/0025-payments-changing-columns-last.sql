@@ -12,7 +12,9 @@
 -- hold that lock for their whole length: run this migration in a quiet window. Columns added to
 -- payments later land at the end, among the changing ones: a column set once belongs before
 -- created_at, which takes another rebuild.
-LOCK TABLE payments IN ACCESS EXCLUSIVE MODE;
+-- Both tables at once, in the order the payment phases lock them: taking payment_operations
+-- later, for its foreign key, could deadlock with a phase that holds it and waits for payments.
+LOCK TABLE payments, payment_operations IN ACCESS EXCLUSIVE MODE;
 
 CREATE TABLE payments_rebuilt (
   -- Set once, at insert.

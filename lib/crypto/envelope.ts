@@ -91,7 +91,9 @@ export function binaryEnvelopeKeyId(sealed: Buffer): string | null {
   if (sealed.length < BINARY_KEY_ID_AT || sealed[0] !== BINARY_FORMAT_V1) return null;
   const end = BINARY_KEY_ID_AT + sealed[1]!;
   if (sealed.length < end + IV_BYTES + TAG_BYTES) return null;
-  const keyId = sealed.toString('ascii', BINARY_KEY_ID_AT, end);
+  // latin1: one character a byte, so a byte with its high bit set fails the pattern ('ascii'
+  // would drop that bit and read another key's id).
+  const keyId = sealed.toString('latin1', BINARY_KEY_ID_AT, end);
   return KEY_ID_PATTERN.test(keyId) ? keyId : null;
 }
 

@@ -73,7 +73,8 @@ export class RecoveryWorker {
   /** Claims and resumes one batch; returns how many requests it claimed. */
   async sweepOnce(): Promise<number> {
     const { pool, leaseMs, metrics, log } = this.engine.deps;
-    await pool.query(VISIT_RECENT_FINISHES);
+    // A look that fails (a timeout, a failover) must not cost the sweep its claim.
+    await pool.query(VISIT_RECENT_FINISHES).catch((error: unknown) => this.opts.onError(error));
     const { rows } = await pool.query<
       OwnedRow & { tenant_id: string; operation: string; key: string }
     >(CLAIM_STALE_KEYS, [leaseMs, SWEEP_BATCH_SIZE, [...this.resumers.keys()]]);

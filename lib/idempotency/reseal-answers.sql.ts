@@ -59,7 +59,7 @@ UPDATE idempotency_responses r
 /** Inline answers by the key that sealed them ('' for answers in clear). */
 export const COUNT_ANSWERS_BY_KEY = `
 SELECT CASE WHEN sealed IS NOT NULL
-            THEN convert_from(substring(sealed FROM 3 FOR get_byte(sealed, 1)), 'UTF8')
+            THEN encode(substring(sealed FROM 3 FOR get_byte(sealed, 1)), 'escape')
             WHEN jsonb_typeof(body) = 'string' THEN split_part(body #>> '{}', '.', 2)
             ELSE '' END
          AS key_id,

@@ -1,7 +1,8 @@
 import { defineEntity, p } from '@mikro-orm/core';
 
 /**
- * `payments` (migrations/0001, fillfactor in 0008, the reference guard in 0017, version in 0022).
+ * `payments` (migrations/0001, fillfactor in 0008, the reference guard in 0017, version in 0022,
+ * rebuilt with the columns updates change last in 0025).
  * Amounts are bigint minor units, read as strings so no amount is ever rounded through a JS
  * number. Written only by the payment phases (payments.sql.ts); read here for queries.
  */

@@ -61,9 +61,15 @@ export async function dumpTables(db: pg.Pool): Promise<Map<string, string>> {
   return dump;
 }
 
-/** The tables whose dump contains `needle`. */
+/**
+ * The tables whose dump contains `needle`, as text or as the hex that a `bytea` column (a sealed
+ * answer, say) is dumped as.
+ */
 export function tablesHolding(dump: Map<string, string>, needle: string): string[] {
-  return [...dump].filter(([, text]) => text.includes(needle)).map(([name]) => name);
+  const hex = Buffer.from(needle, 'utf8').toString('hex');
+  return [...dump]
+    .filter(([, text]) => text.includes(needle) || text.includes(hex))
+    .map(([name]) => name);
 }
 
 /**

@@ -146,6 +146,7 @@ describe('the v1 envelope in binary form (ADR 0060)', () => {
       sealed.subarray(0, AT.ciphertext - 1), // a tag cut short, no ciphertext
       Buffer.concat([Buffer.from([2]), sealed.subarray(1)]), // another format
       Buffer.from([1, 40, ...Buffer.from('a')]), // a key id longer than the bytes
+      Buffer.concat([sealed.subarray(0, 2), Buffer.from([0xe1]), sealed.subarray(3)]), // 'a' | 0x80
       Buffer.from(ANSWER),
       Buffer.alloc(0),
     ]) {
