@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { createPaymentOn, paymentInput, useTestStack } from '../support/test-stack.ts';
+import { VISIT_RECENT_FINISHES } from '../../lib/idempotency/idempotency.sql.ts';
+import { CREATE_PAYMENT } from '../support/operations.ts';
+import { rawGraphql } from '../support/sealed-storage.ts';
+import { createPaymentOn, paymentInput, TENANT_A, useTestStack } from '../support/test-stack.ts';
 
 /**
  * A finish leaves the key row's admitted version dead, with an entry in the partial index of
@@ -8,7 +11,7 @@ import { createPaymentOn, paymentInput, useTestStack } from '../support/test-sta
  * the prune writes the page's full image to the WAL. The worker's sweep looks at requests
  * finished since its last sweep first (VISIT_RECENT_FINISHES), so the claim's later scan finds
  * nothing left to prune. The first test shows the cost without that look; the second, that a
- * sweep removes it.
+ * sweep removes it; the third, that a look that fails leaves the claim to run.
  */
 const LEASE_MS = 1_000;
 /** Enough key rows to fill several heap pages: only a full page is pruned on a read. */
@@ -67,5 +70,47 @@ describe('dead versions left by finishes', () => {
     expect(await stack.app.services.worker.sweepOnce()).toBe(0);
     const wal = await walOfTheClaimScanAfterACheckpoint();
     expect(wal).toEqual({ records: 0, images: 0 });
+  });
+
+  it('a look that fails does not cost the sweep its claim', async () => {
+    // A request whose owner died after the provider's answer: stale once its lease ends.
+    const input = paymentInput('stale-after-a-failed-look');
+    stack.app.faults.arm('createPayment.provider_charge.after-call', { kind: 'throw' });
+    try {
+      const send = () =>
+        rawGraphql(stack.app.url, {
+          apiKey: TENANT_A.apiKey,
+          query: CREATE_PAYMENT,
+          variables: { input },
+        });
+      expect((await send()).status).toBe(500);
+    } finally {
+      stack.app.faults.disarm('createPayment.provider_charge.after-call');
+    }
+    await new Promise((resolve) => setTimeout(resolve, LEASE_MS + 200));
+
+    // The look fails, as a statement timeout or a failover would fail it.
+    const { pool } = stack.app.services.deps;
+    const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>;
+    const looks: string[] = [];
+    (pool as unknown as { query: typeof query }).query = (...args: unknown[]) => {
+      if (args[0] === VISIT_RECENT_FINISHES) {
+        looks.push('failed');
+        return Promise.reject(new Error('the look failed'));
+      }
+      return query(...args);
+    };
+    stack.errors.length = 0;
+    try {
+      expect(await stack.app.services.worker.sweepOnce()).toBe(1);
+    } finally {
+      (pool as unknown as { query: typeof query }).query = query;
+    }
+    expect(looks).toEqual(['failed']);
+    expect(stack.errors.map(String)).toContain('Error: the look failed');
+    const { rows } = await stack.db.query<{ state: string }>(
+      `SELECT state FROM idempotency_keys WHERE key = 'stale-after-a-failed-look'`,
+    );
+    expect(rows).toEqual([{ state: 'finished' }]);
   });
 });
