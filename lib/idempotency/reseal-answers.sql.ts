@@ -5,6 +5,9 @@
  * and a later run picks up whatever it missed.
  */
 
+/** The key id COUNT_ANSWERS_BY_KEY gives a `sealed` value that names none. */
+export const NOT_AN_ENVELOPE = '(not an envelope)';
+
 /**
  * A stored answer as text, whichever column holds it: the binary envelope as bytea's text form
  * (\x and hex), or `body` as JSON text. What a re-seal compares to know the row is unchanged.
@@ -12,11 +15,11 @@
 const STORED_AS_TEXT = `coalesce(r.sealed::text, r.body::text)`;
 
 /**
- * Inline answers not yet in the binary form under key $1 (in clear, in the text form, or under
- * another key), after the cursor ($2 request id, $3 expires_at as text: microseconds survive the
- * round trip), in key order, at most $4. Each with the scope its seal is bound to. A binary
- * envelope under $1 starts with the format byte (1), the key id's length and the key id
- * (envelope.ts binaryEnvelopePrefix).
+ * Inline answers not yet in the binary form under the first key (in clear, in the text form, or
+ * under another key), after the cursor ($2 request id, $3 expires_at as text: microseconds
+ * survive the round trip), in key order, at most $4. Each with the scope its seal is bound to.
+ * $1 is the bytes every binary envelope under the first key starts with (envelope.ts
+ * binaryEnvelopePrefix), so the format is spelled out in one place.
  *
  * The key is looked up per answer (LATERAL with a LIMIT, which the planner cannot flatten into
  * a join): a batch then reads its answers from the cursor in primary-key order and stops at $4.
@@ -36,10 +39,7 @@ SELECT r.request_id::text AS request_id, r.expires_at::text AS expires_at,
     LIMIT 1) k
  WHERE r.stored_as = 'inline'
    AND (r.request_id, r.expires_at) > ($2::bigint, $3::timestamptz)
-   AND (r.sealed IS NULL
-        OR substring(r.sealed FROM 1 FOR 2 + octet_length($1::text))
-           <> ('\\x01'::bytea || set_byte('\\x00'::bytea, 0, octet_length($1::text))
-               || convert_to($1::text, 'UTF8')))
+   AND (r.sealed IS NULL OR substring(r.sealed FROM 1 FOR octet_length($1::bytea)) <> $1::bytea)
  ORDER BY r.request_id, r.expires_at
  LIMIT $4`;
 
@@ -56,9 +56,15 @@ UPDATE idempotency_responses r
  WHERE r.request_id = u.request_id AND r.expires_at = u.expires_at
    AND ${STORED_AS_TEXT} = u.was`;
 
-/** Inline answers by the key that sealed them ('' for answers in clear). */
+/**
+ * Inline answers by the key that sealed them ('' for answers in clear, NOT_AN_ENVELOPE for bytes
+ * too short or of another format to name one: counted, so that a bad row cannot fail the count).
+ * CASE, unlike AND, tests its branches in order, so get_byte never reads past the end.
+ */
 export const COUNT_ANSWERS_BY_KEY = `
-SELECT CASE WHEN sealed IS NOT NULL
+SELECT CASE WHEN sealed IS NOT NULL AND octet_length(sealed) < 2 THEN '${NOT_AN_ENVELOPE}'
+            WHEN sealed IS NOT NULL AND get_byte(sealed, 0) <> 1 THEN '${NOT_AN_ENVELOPE}'
+            WHEN sealed IS NOT NULL
             THEN encode(substring(sealed FROM 3 FOR get_byte(sealed, 1)), 'escape')
             WHEN jsonb_typeof(body) = 'string' THEN split_part(body #>> '{}', '.', 2)
             ELSE '' END

@@ -1,5 +1,6 @@
 import type { JsonValue } from '../canonical-json.ts';
 import type { Queryable } from '../db/pool.ts';
+import { binaryEnvelopePrefix } from '../crypto/envelope.ts';
 import type { Keyring } from '../crypto/keyring.ts';
 import { resealRows, type ResealBatch, type ResealSpec } from '../crypto/reseal-batch.ts';
 import { answerAssociatedData, openStoredAnswer } from './stored-answer.ts';
@@ -46,7 +47,7 @@ export async function resealAnswers(
 ): Promise<ResealBatch<AnswerCursor>> {
   const after = batch.after ?? START;
   const { rows } = await db.query<AnswerRow>(SELECT_ANSWERS_TO_RESEAL, [
-    keyring.primaryId,
+    binaryEnvelopePrefix(keyring.primaryId),
     after.requestId,
     after.expiresAt,
     batch.limit,

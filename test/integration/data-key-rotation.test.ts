@@ -218,4 +218,21 @@ describe('a rotation from key A to key B', () => {
     const after = (await sealedValues(b.db)).answers.find((a) => a.key === 'rot-new');
     expect(after?.body).toBe(underGhost);
   });
+
+  it('ops reencrypt counts bytes that are not an envelope as such, and cannot open them', async () => {
+    const b = stack!;
+    // One byte: too short to name a key. Only a hand edit could store it; the count must still
+    // run, or the operator learns nothing about any key.
+    await b.db.query(
+      `UPDATE idempotency_responses r SET sealed = '\\x01'::bytea, body = NULL
+         FROM idempotency_keys k WHERE k.key = 'rot-hook' AND r.request_id = k.id`,
+    );
+
+    const run = await runOpsCli(b.app.url, ['reencrypt']);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/│ could not be opened +│ 2 +│/);
+    expect(run.stdout).toMatch(
+      /│ \(not an envelope\) +│ answers 1, secrets 0, live request hashes 0 +│/,
+    );
+  });
 });

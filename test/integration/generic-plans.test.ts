@@ -109,7 +109,7 @@ describe("each statement's one plan reaches the index meant for it", () => {
 
   it('a batch of answers to re-seal: from its cursor in key order, each key by its own', async () => {
     const plan = await genericPlan(SELECT_ANSWERS_TO_RESEAL, [
-      `'k2'`,
+      `'\\x01026b32'::bytea`,
       '1000',
       `'2026-12-06 00:00:00+00'`,
       '500',
