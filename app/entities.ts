@@ -1,5 +1,9 @@
 import { IdempotencyIntervention } from '../lib/idempotency/idempotency-intervention.entity.ts';
 import { IdempotencyKey } from '../lib/idempotency/idempotency-key.entity.ts';
+import {
+  IdempotencyLowWater,
+  IdempotencyParked,
+} from '../lib/idempotency/idempotency-low-water.entity.ts';
 import { IdempotencyPartition } from '../lib/idempotency/idempotency-partition.entity.ts';
 import { IdempotencyPhaseLogEntry } from '../lib/idempotency/idempotency-phase-log.entity.ts';
 import { IdempotencyAnswer } from '../lib/idempotency/idempotency-answer.entity.ts';
@@ -32,6 +36,8 @@ export const ENTITIES = [
   IdempotencyAnswer,
   IdempotencyIntervention,
   IdempotencyPartition,
+  IdempotencyLowWater,
+  IdempotencyParked,
   Payment,
   PaymentOperation,
   PaymentSetting,

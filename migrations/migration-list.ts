@@ -35,6 +35,7 @@ const SQL_FILES = [
   '0024-postings-carry-their-entry.sql',
   '0025-payments-changing-columns-last.sql',
   '0026-answers-sealed-in-binary.sql',
+  '0027-unfinished-found-by-low-water.sql',
 ] as const;
 
 function sqlMigration(file: string): MigrationObject {

@@ -10,8 +10,9 @@ export const IdempotencyKey = defineEntity({
   name: 'IdempotencyKey',
   tableName: 'idempotency_keys',
   properties: {
-    // From idempotency_request_id_seq (not a serial column: the sequence outlives the v1 table).
-    id: p.bigint('string').primary().autoincrement(),
+    // From idempotency_request_id_seq through idempotency_next_request_id() (migrations/0027: the
+    // transaction's xid first), not a serial column: the sequence outlives the v1 table.
+    id: p.bigint('string').primary().autoincrement(false).defaultRaw('idempotency_next_request_id()'),
     tenantId: p.uuid(),
     operation: p.text(),
     key: p.text(),
@@ -54,10 +55,6 @@ export const IdempotencyKey = defineEntity({
     {
       name: 'idempotency_keys_scope_ix',
       properties: ['tenantId', 'operation', 'key', 'expiresAt'],
-    },
-    {
-      name: 'idempotency_keys_unfinished_lease_ix',
-      expression: `CREATE INDEX idempotency_keys_unfinished_lease_ix ON idempotency_keys (lease_expires_at) WHERE state <> 'finished'`,
     },
   ],
 });

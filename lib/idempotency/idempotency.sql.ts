@@ -45,9 +45,9 @@ const ROW_COLUMNS = `
  * id, from a sequence, makes the match exact.
  *
  * A row whose expires_at moved since the owner read it matches nothing, and the statement
- * fails its fence as a row taken over would. Only two things move it: finishing, after which
- * the owner sends nothing more, and retention's MOVE_UNFINISHED_KEYS, which leaves a row under
- * a live lease where it is (retention.sql.ts).
+ * fails its fence as a row taken over would. Only two things move it: finishing later than
+ * admission's grace (INSERT_KEY), after which the owner sends nothing more, and retention's
+ * MOVE_UNFINISHED_KEYS, which leaves a row under a live lease where it is (retention.sql.ts).
  */
 function ownersRow(id: string, expiresAt: string): string {
   return `id = ${id}
@@ -108,6 +108,11 @@ export function lockingScope(lockKey: bigint): Statement {
  * holds the scope too). Fails with CHECKS.admissionLost when a live row exists (someone else
  * admitted the key first). `after_expiry`: the scope had earlier generations, all expired (the
  * request is a retry of a forgotten key), which admission may not have read before (engine.ts).
+ *
+ * The window is set longer than the ttl by a lease, or a tenth of the ttl if that is less. A
+ * request that finishes within that grace of its admission keeps it, so its finish changes no
+ * indexed column: a heap-only update (ADR 0062). Its answer is then replayable for at least a
+ * whole window after it was stored, as ever; a little longer, at most by the grace.
  */
 export const INSERT_KEY = `
 WITH earlier AS (
@@ -119,7 +124,8 @@ WITH earlier AS (
          (tenant_id, operation, key, request_hash, request_hash_key, state, recovery_point,
           resource_id, lease_expires_at, expires_at)
   SELECT $1, $2, $3, $4, $9, 'started', $5, $6,
-         now() + make_interval(secs => $7::float8 / 1000), now() + make_interval(secs => $8)
+         now() + make_interval(secs => $7::float8 / 1000),
+         now() + make_interval(secs => $8::float8 + least($7::float8 / 1000, $8::float8 / 10))
     FROM earlier
    WHERE earlier.live IS NOT TRUE
   RETURNING id, fencing_token, operation, created_at, expires_at
@@ -223,7 +229,9 @@ const FINISHED_OR_FENCE_LOST = theRowOrFail('finished', ['expires_at'], CHECKS.f
  * The final phase's fence: finishes the request with its answer, only while we still hold the
  * token. The answer stays replayable for a whole window from now, however long the request took
  * (one that was unknown for days is not forgotten the moment it settles), so expires_at moves
- * later if it must. $1 tenant, $2 the row's operation, $3 key, $4 our token, $5 expected current point,
+ * later if it must. Admission set it past a window by a grace (INSERT_KEY), so a request that
+ * finishes within that grace leaves it as it is, and the finish is heap-only: no index of
+ * the table holds a column it changes (ADR 0062). $1 tenant, $2 the row's operation, $3 key, $4 our token, $5 expected current point,
  * $6 response, $7 response version, $8 stored_as, $9 outcome, $10 ttl seconds, $11 and $12 the
  * row's id and expires_at (ownersRow).
  * Returns the final expires_at; fails with CHECKS.fenceLost when we no longer hold the request.
@@ -323,7 +331,7 @@ RETURNING id, fencing_token, operation, recovery_point, resource_id, created_at,
 /** Requests awaiting settlement, oldest first. $1 operations, $2 limit. */
 export const SELECT_UNKNOWN_KEYS = `
 SELECT tenant_id, operation, key, fencing_token, resource_id, attempts, last_attempt_at, created_at
-  FROM idempotency_keys
+  FROM idempotency_unfinished_keys
  WHERE state = 'unknown' AND operation = ANY($1)
  ORDER BY updated_at
  LIMIT $2`;
@@ -335,26 +343,9 @@ INSERT INTO idempotency_interventions (tenant_id, operation, key, action, decide
 VALUES ($1, $2, $3, $4, $5, $6, $7)`;
 
 /**
- * The recovery worker's look at the requests finished since its last sweep, before its claim.
- * A finish is not a heap-only update (it changes `state`, which the partial index of unfinished
- * rows is defined by), so it leaves the key row's admitted version dead, with its entry in that
- * index at the lease it was admitted with. CLAIM_STALE_KEYS first reaches such an entry when that
- * lease would have ended, and its visit then prunes the dead version. With a checkpoint in
- * between, that prune writes the whole page to the WAL. This statement reads the entries whose
- * lease is still to come, so each dead version is found within a sweep of its finish: its page
- * is pruned while it has likely been written since the last checkpoint anyway. An index scan
- * also marks the entry dead, skipped from then on; a bitmap scan (the plan on small tables)
- * leaves it for the claim, which then finds the page already pruned. It reads the requests in
- * flight too.
- */
-export const VISIT_RECENT_FINISHES = `
-SELECT count(*)::int AS in_flight
-  FROM idempotency_keys
- WHERE state <> 'finished' AND lease_expires_at > now()`;
-
-/**
  * The recovery worker's claim: takes over up to $2 expired, unfinished requests in one
- * statement. SKIP LOCKED lets several gateway processes sweep the same table without waiting
+ * statement, among the unfinished (idempotency_unfinished_keys, migrations/0027), each locked
+ * and tested again in the table itself: the view is a union, which cannot be locked. SKIP LOCKED lets several gateway processes sweep the same table without waiting
  * on, or claiming, each other's rows. $1 lease ms, $2 batch size, $3 operations it can resume.
  */
 export const CLAIM_STALE_KEYS = `
@@ -362,19 +353,20 @@ UPDATE idempotency_keys AS k
    SET fencing_token = k.fencing_token + 1,
        lease_expires_at = now() + make_interval(secs => $1::float8 / 1000),
        updated_at = now()
-  FROM (SELECT id, expires_at
-          FROM idempotency_keys
-         WHERE state = 'started' AND lease_expires_at <= now() AND operation = ANY($3)
-           AND (next_attempt_at IS NULL OR next_attempt_at <= now())
-         ORDER BY lease_expires_at
+  FROM (SELECT c.id, c.expires_at
+          FROM idempotency_keys c
+         WHERE (c.id, c.expires_at) IN (SELECT id, expires_at FROM idempotency_unfinished_keys)
+           AND c.state = 'started' AND c.lease_expires_at <= now() AND c.operation = ANY($3)
+           AND (c.next_attempt_at IS NULL OR c.next_attempt_at <= now())
+         ORDER BY c.lease_expires_at
          LIMIT $2
-           FOR UPDATE SKIP LOCKED) AS stale
+           FOR UPDATE OF c SKIP LOCKED) AS stale
  WHERE k.id = stale.id AND k.expires_at = stale.expires_at
 RETURNING k.id, k.tenant_id, k.operation, k.key, k.fencing_token, k.recovery_point, k.resource_id,
           k.created_at, k.expires_at`;
 
 /**
- * Fleet-wide gauges, per operation, from the partial index of unfinished rows. The age is of
+ * Fleet-wide gauges, per operation, over the unfinished requests (migrations/0027). The age is of
  * started requests only (someone, or the worker, should be finishing them); an unknown outcome
  * waits for reconciliation and is counted by its own gauge. A stale lease is one that ran out
  * under an owner that stopped (died, wedged, paused): a live owner renews its lease, and a
@@ -389,6 +381,5 @@ SELECT operation,
                           AND (last_attempt_at IS NULL OR lease_expires_at > last_attempt_at))::int
          AS stale_leases,
        count(*) FILTER (WHERE state = 'unknown')::int AS unknown_outcomes
-  FROM idempotency_keys
- WHERE state <> 'finished'
+  FROM idempotency_unfinished_keys
  GROUP BY operation`;

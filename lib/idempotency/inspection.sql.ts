@@ -2,9 +2,8 @@
  * Unfinished requests for people on call, oldest first, each with its phase history and every
  * intervention. A request that never advanced has no phase-log rows (ADR 0056; idempotency.sql.ts,
  * ADVANCE_KEY): its history is its admission, at the point it still stands at, under token 1, at
- * its created_at. $1 states, $2 limit. `state <> 'finished'` repeats what $1 holds, for the plan:
- * the pool plans once for any $1 (lib/db/pool.ts, PlanCacheMode), and only a literal predicate
- * lets that plan read the unfinished-lease partial index instead of every key of every partition.
+ * its created_at. $1 states, $2 limit. Read from idempotency_unfinished_keys (migrations/0027),
+ * not from every key of every partition.
  */
 export const LIST_UNFINISHED = `
 SELECT k.tenant_id, k.operation, k.key, k.state, k.recovery_point, k.resource_id, k.fencing_token,
@@ -23,7 +22,7 @@ SELECT k.tenant_id, k.operation, k.key, k.state, k.recovery_point, k.resource_id
                                                    'reason', i.reason, 'decidedAt', i.decided_at) ORDER BY i.decided_at)
                    FROM idempotency_interventions i
                   WHERE i.tenant_id = k.tenant_id AND i.operation = k.operation AND i.key = k.key), '[]') AS interventions
-  FROM idempotency_keys k
- WHERE k.state <> 'finished' AND k.state = ANY($1)
+  FROM idempotency_unfinished_keys k
+ WHERE k.state = ANY($1)
  ORDER BY k.created_at
  LIMIT $2`;

@@ -5,7 +5,8 @@ import { PeriodicJob } from '../periodic-job.ts';
 import { randomUUID } from 'node:crypto';
 import type { IdempotencyEngine } from './engine.ts';
 import { metricLabels, scopeAnnotation } from './scope-identity.ts';
-import { CLAIM_STALE_KEYS, VISIT_RECENT_FINISHES } from './idempotency.sql.ts';
+import { CLAIM_STALE_KEYS } from './idempotency.sql.ts';
+import { moveLowWater } from './low-water.ts';
 import { scopeIdsOf, type OperationDef } from './operation.ts';
 import { FINISHED, type OwnedRequest } from './owned-request.ts';
 import type { OwnedRow } from './types.ts';
@@ -73,8 +74,10 @@ export class RecoveryWorker {
   /** Claims and resumes one batch; returns how many requests it claimed. */
   async sweepOnce(): Promise<number> {
     const { pool, leaseMs, metrics, log } = this.engine.deps;
-    // A look that fails (a timeout, a failover) must not cost the sweep its claim.
-    await pool.query(VISIT_RECENT_FINISHES).catch((error: unknown) => this.opts.onError(error));
+    // The mark first, so that its reading of the rows admitted since the last sweep also prunes
+    // their pages while they are fresh. A move that fails (a timeout, a failover) leaves the mark
+    // where it was, which loses nothing (low-water.ts), and must not cost the sweep its claim.
+    await moveLowWater(pool).catch((error: unknown) => this.opts.onError(error));
     const { rows } = await pool.query<
       OwnedRow & { tenant_id: string; operation: string; key: string }
     >(CLAIM_STALE_KEYS, [leaseMs, SWEEP_BATCH_SIZE, [...this.resumers.keys()]]);

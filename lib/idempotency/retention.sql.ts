@@ -64,8 +64,8 @@ INSERT INTO idempotency_partitions (name, parent, lower_bound, upper_bound) VALU
 /**
  * Moves every unfinished request no one holds out of a keys partition about to be dropped: its
  * window is renewed from now, so it lands in a live partition. An unfinished request is never
- * forgotten, however old. Only unfinished rows are touched (the partial index finds them), so
- * the cost does not grow with the partition. Its phase log follows when the log's own partition
+ * forgotten, however old. Only unfinished rows are read (idempotency_unfinished_keys,
+ * migrations/0027), so the cost does not grow with the partition. Its phase log follows when the log's own partition
  * goes (MOVE_UNFINISHED_PHASE_LOG; keys partitions are handled first).
  *
  * A row under a live lease stays: its owner names the row by its partition key
@@ -79,8 +79,9 @@ WITH bounds AS (
 ), moved AS (
   UPDATE idempotency_keys k
      SET expires_at = now() + make_interval(secs => $2), updated_at = now()
-    FROM bounds b
-   WHERE k.state <> 'finished' AND k.expires_at >= b.lower_bound AND k.expires_at < b.upper_bound
+    FROM bounds b, idempotency_unfinished_keys u
+   WHERE k.id = u.id AND k.expires_at = u.expires_at
+     AND k.state <> 'finished' AND k.expires_at >= b.lower_bound AND k.expires_at < b.upper_bound
      AND (k.lease_expires_at IS NULL OR k.lease_expires_at <= now())
   RETURNING k.id
 )
@@ -96,8 +97,8 @@ WITH bounds AS (
 )
 UPDATE idempotency_phase_log l
    SET expires_at = k.expires_at
-  FROM idempotency_keys k, bounds b
- WHERE k.state <> 'finished' AND l.request_id = k.id
+  FROM idempotency_unfinished_keys k, bounds b
+ WHERE l.request_id = k.id
    AND l.expires_at >= b.lower_bound AND l.expires_at < b.upper_bound`;
 
 /**
@@ -110,13 +111,13 @@ WITH bounds AS (
   SELECT parent, lower_bound, upper_bound FROM idempotency_partitions WHERE name = $1
 )
 SELECT EXISTS (
-         SELECT 1 FROM idempotency_keys k, bounds b
-          WHERE b.parent = 'idempotency_keys' AND k.state <> 'finished'
+         SELECT 1 FROM idempotency_unfinished_keys k, bounds b
+          WHERE b.parent = 'idempotency_keys'
             AND k.expires_at >= b.lower_bound AND k.expires_at < b.upper_bound)
     OR EXISTS (
-         SELECT 1 FROM idempotency_keys k
+         SELECT 1 FROM idempotency_unfinished_keys k
            JOIN idempotency_phase_log l ON l.request_id = k.id, bounds b
-          WHERE b.parent = 'idempotency_phase_log' AND k.state <> 'finished'
+          WHERE b.parent = 'idempotency_phase_log'
             AND l.expires_at >= b.lower_bound AND l.expires_at < b.upper_bound) AS holds`;
 
 /**

@@ -9,8 +9,11 @@ import {
   RELEASE_KEY,
   SELECT_KEY,
   SELECT_LIVE_KEY,
-  VISIT_RECENT_FINISHES,
+  SELECT_UNKNOWN_KEYS,
+  UNFINISHED_SUMMARY,
+  CLAIM_STALE_KEYS,
 } from '../../lib/idempotency/idempotency.sql.ts';
+import { MOVE_UNFINISHED_KEYS } from '../../lib/idempotency/retention.sql.ts';
 import { LIST_UNFINISHED } from '../../lib/idempotency/inspection.sql.ts';
 import { SELECT_ANSWERS_TO_RESEAL } from '../../lib/idempotency/reseal-answers.sql.ts';
 import { RECORD_FAILURE } from '../../lib/outbox/remote-deliveries.sql.ts';
@@ -83,17 +86,29 @@ describe("each statement's one plan reaches the index meant for it", () => {
     );
   });
 
-  it("on call's unfinished list: the unfinished-lease partial index, not every key", async () => {
-    const plan = await genericPlan(LIST_UNFINISHED, [`'{started,unknown}'`, '50']);
-    expect(plan).toContain('lease_expires_at_idx');
-    expect(plan).not.toMatch(/Scan using \S*(tenant_id_operation_key|pkey) on idempotency_keys/);
+  // The unfinished requests (migrations/0027): the keys from the low-water mark up, by their
+  // primary key, and the parked ones, by id. Never every key of every partition.
+  const readsUnfinishedOnly = (plan: string) => {
+    expect(plan).toMatch(/Index Cond: \(id >= \$\d+\)/);
+    expect(plan).toMatch(/Scan \S* ?on idempotency_parked/);
+    expect(plan).not.toMatch(/Seq Scan on idempotency_keys/);
+    expect(plan).not.toMatch(/Scan using \S*tenant_id_operation_key\S* on idempotency_keys/);
+  };
+
+  it("on call's unfinished list: the unfinished requests only", async () => {
+    readsUnfinishedOnly(await genericPlan(LIST_UNFINISHED, [`'{started,unknown}'`, '50']));
   });
 
-  it("the sweep's look at recent finishes: the unfinished-lease partial index, by lease", async () => {
-    const plan = await genericPlan(VISIT_RECENT_FINISHES, []);
-    expect(plan).toMatch(/Scan (using|on) \S*lease_expires_at_idx/);
-    expect(plan).toMatch(/Index Cond: \(lease_expires_at > now\(\)\)/);
-    expect(plan).not.toMatch(/Scan using \S*(tenant_id_operation_key|pkey) on idempotency_keys/);
+  it("the sweep's claim, the gauges and the unknown outcomes: the unfinished requests only", async () => {
+    readsUnfinishedOnly(
+      await genericPlan(CLAIM_STALE_KEYS, ['30000', '16', `'{payments.create.v1}'`]),
+    );
+    readsUnfinishedOnly(await genericPlan(UNFINISHED_SUMMARY, []));
+    readsUnfinishedOnly(await genericPlan(SELECT_UNKNOWN_KEYS, [`'{payments.create.v1}'`, '10']));
+  });
+
+  it("retention's move of unfinished requests: the unfinished requests only", async () => {
+    readsUnfinishedOnly(await genericPlan(MOVE_UNFINISHED_KEYS, [`'p'`, '86400']));
   });
 
   it("turning the reference guard off: only the claims, on the guard's partial index", async () => {
