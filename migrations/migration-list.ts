@@ -36,6 +36,7 @@ const SQL_FILES = [
   '0025-payments-changing-columns-last.sql',
   '0026-answers-sealed-in-binary.sql',
   '0027-unfinished-found-by-low-water.sql',
+  '0028-key-waiters-woken-after-the-update.sql',
 ] as const;
 
 function sqlMigration(file: string): MigrationObject {

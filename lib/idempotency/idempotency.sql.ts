@@ -163,7 +163,7 @@ export const FINISH_AT_ADMISSION = `
 WITH finished AS (
   UPDATE idempotency_keys
      SET state = 'finished', recovery_point = 'finished', outcome = $7,
-         lease_expires_at = NULL, updated_at = now()
+         lease_expires_at = NULL, updated_at = now(), waiting = false
    WHERE tenant_id = $1 AND operation = $2 AND key = $3 AND fencing_token = 1 AND state = 'started'
   RETURNING id, tenant_id, operation, key, fencing_token, expires_at
 ), ${storeAnswer('$5::smallint', '$4::bytea', '$6')}
@@ -178,7 +178,7 @@ export const TAKE_OVER_KEY = `
 UPDATE idempotency_keys
    SET fencing_token = fencing_token + 1,
        lease_expires_at = now() + make_interval(secs => $5::float8 / 1000),
-       updated_at = now()
+       updated_at = now(), waiting = false
  WHERE tenant_id = $1 AND operation = $2 AND key = $3
    AND state = 'started' AND fencing_token = $4 AND lease_expires_at <= now()
 RETURNING id, fencing_token, operation, recovery_point, resource_id, created_at, expires_at`;
@@ -244,7 +244,7 @@ WITH finished AS (
          outcome = $9,
          lease_expires_at = NULL,
          expires_at = greatest(expires_at, now() + make_interval(secs => $10)),
-         updated_at = now()
+         updated_at = now(), waiting = false
    WHERE ${ownersRow('$11', '$12')}
      AND tenant_id = $1 AND operation = $2 AND key = $3
      AND fencing_token = $4 AND state = 'started' AND recovery_point = $5
@@ -267,7 +267,8 @@ RETURNING 1`;
 
 /**
  * Marks a key in flight as waited for (Prefer: wait): its next transition out of its owner's
- * hands notifies (the trigger of migrations/0011). Only at the token and lease the waiter saw:
+ * hands notifies (the trigger of migrations/0011, after the update since 0028). The statements
+ * that make such a transition (finishes, release, takeover, claims) clear the mark themselves. Only at the token and lease the waiter saw:
  * a row that moved on since is not marked, and the waiter reads it again instead.
  * $1 tenant, $2 the row's operation, $3 key, $4 row id, $5 observed token.
  */
@@ -308,7 +309,7 @@ UPDATE idempotency_keys
        state = CASE WHEN $5 = 'timeout' AND attempts + 1 >= $6 THEN 'unknown' ELSE 'started' END,
        lease_expires_at = CASE WHEN $5 = 'timeout' AND attempts + 1 >= $6 THEN NULL ELSE now() END,
        next_attempt_at = now() + make_interval(secs => least($7::float8 * power(2, attempts), $8::float8) / 1000),
-       updated_at = now()
+       updated_at = now(), waiting = false
  WHERE ${ownersRow('$9', '$10')}
    AND tenant_id = $1 AND operation = $2 AND key = $3 AND fencing_token = $4 AND state = 'started'
 RETURNING state`;
@@ -323,7 +324,7 @@ UPDATE idempotency_keys
    SET state = 'started',
        fencing_token = fencing_token + 1,
        lease_expires_at = now() + make_interval(secs => $5::float8 / 1000),
-       updated_at = now()
+       updated_at = now(), waiting = false
  WHERE tenant_id = $1 AND operation = ANY($2::text[]) AND key = $3 AND fencing_token = $4
    AND (state = 'unknown' OR (state = 'started' AND lease_expires_at <= now()))
 RETURNING id, fencing_token, operation, recovery_point, resource_id, created_at, expires_at`;
@@ -352,7 +353,7 @@ export const CLAIM_STALE_KEYS = `
 UPDATE idempotency_keys AS k
    SET fencing_token = k.fencing_token + 1,
        lease_expires_at = now() + make_interval(secs => $1::float8 / 1000),
-       updated_at = now()
+       updated_at = now(), waiting = false
   FROM (SELECT c.id, c.expires_at
           FROM idempotency_keys c
          WHERE (c.id, c.expires_at) IN (SELECT id, expires_at FROM idempotency_unfinished_keys)

@@ -202,6 +202,16 @@ describe('across gateways', () => {
 });
 
 describe('the wake-up trigger', () => {
+  it('runs after the update: no trigger on key rows runs before one', async () => {
+    // A BEFORE ROW trigger locks each row before it is updated, with a WAL record for the lock,
+    // on every phase and finish of every request (migrations/0028, ADR 0063).
+    const { rows } = await stack.db.query<{ name: string; before: boolean; row: boolean }>(
+      `SELECT tgname AS name, (tgtype & 2) <> 0 AS before, (tgtype & 1) <> 0 AS row
+         FROM pg_trigger WHERE tgrelid = 'idempotency_keys'::regclass AND NOT tgisinternal`,
+    );
+    expect(rows).toEqual([{ name: 'idempotency_keys_wake_waiters', before: false, row: true }]);
+  });
+
   it('notifies only for a row a duplicate marked, once, and clears the mark', async () => {
     const listener = new pg.Client({ connectionString: database.url });
     await listener.connect();
