@@ -12,7 +12,11 @@ export const IdempotencyKey = defineEntity({
   properties: {
     // From idempotency_request_id_seq through idempotency_next_request_id() (migrations/0027: the
     // transaction's xid first), not a serial column: the sequence outlives the v1 table.
-    id: p.bigint('string').primary().autoincrement(false).defaultRaw('idempotency_next_request_id()'),
+    id: p
+      .bigint('string')
+      .primary()
+      .autoincrement(false)
+      .defaultRaw('idempotency_next_request_id()'),
     tenantId: p.uuid(),
     operation: p.text(),
     key: p.text(),

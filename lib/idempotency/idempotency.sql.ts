@@ -230,10 +230,10 @@ const FINISHED_OR_FENCE_LOST = theRowOrFail('finished', ['expires_at'], CHECKS.f
  * token. The answer stays replayable for a whole window from now, however long the request took
  * (one that was unknown for days is not forgotten the moment it settles), so expires_at moves
  * later if it must. Admission set it past a window by a grace (INSERT_KEY), so a request that
- * finishes within that grace leaves it as it is, and the finish is heap-only: no index of
- * the table holds a column it changes (ADR 0062). $1 tenant, $2 the row's operation, $3 key, $4 our token, $5 expected current point,
- * $6 response, $7 response version, $8 stored_as, $9 outcome, $10 ttl seconds, $11 and $12 the
- * row's id and expires_at (ownersRow).
+ * finishes within that grace leaves it as it is, and the finish is heap-only: no index of the
+ * table holds a column it changes (ADR 0062). $1 tenant, $2 the row's operation, $3 key, $4 our
+ * token, $5 expected current point, $6 response, $7 response version, $8 stored_as, $9 outcome,
+ * $10 ttl seconds, $11 and $12 the row's id and expires_at (ownersRow).
  * Returns the final expires_at; fails with CHECKS.fenceLost when we no longer hold the request.
  */
 export const FINISH_KEY = `
@@ -268,8 +268,9 @@ RETURNING 1`;
 /**
  * Marks a key in flight as waited for (Prefer: wait): its next transition out of its owner's
  * hands notifies (the trigger of migrations/0011, after the update since 0028). The statements
- * that make such a transition (finishes, release, takeover, claims) clear the mark themselves. Only at the token and lease the waiter saw:
- * a row that moved on since is not marked, and the waiter reads it again instead.
+ * that make such a transition (finishes, release, takeover, claims) clear the mark themselves.
+ * Only at the token and lease the waiter saw: a row that moved on since is not marked, and the
+ * waiter reads it again instead.
  * $1 tenant, $2 the row's operation, $3 key, $4 row id, $5 observed token.
  */
 export const MARK_WAITING = `
@@ -346,8 +347,9 @@ VALUES ($1, $2, $3, $4, $5, $6, $7)`;
 /**
  * The recovery worker's claim: takes over up to $2 expired, unfinished requests in one
  * statement, among the unfinished (idempotency_unfinished_keys, migrations/0027), each locked
- * and tested again in the table itself: the view is a union, which cannot be locked. SKIP LOCKED lets several gateway processes sweep the same table without waiting
- * on, or claiming, each other's rows. $1 lease ms, $2 batch size, $3 operations it can resume.
+ * and tested again in the table itself: the view is a union, which cannot be locked. SKIP
+ * LOCKED lets several gateway processes sweep the same table without waiting on, or claiming,
+ * each other's rows. $1 lease ms, $2 batch size, $3 operations it can resume.
  */
 export const CLAIM_STALE_KEYS = `
 UPDATE idempotency_keys AS k

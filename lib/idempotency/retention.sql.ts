@@ -65,8 +65,8 @@ INSERT INTO idempotency_partitions (name, parent, lower_bound, upper_bound) VALU
  * Moves every unfinished request no one holds out of a keys partition about to be dropped: its
  * window is renewed from now, so it lands in a live partition. An unfinished request is never
  * forgotten, however old. Only unfinished rows are read (idempotency_unfinished_keys,
- * migrations/0027), so the cost does not grow with the partition. Its phase log follows when the log's own partition
- * goes (MOVE_UNFINISHED_PHASE_LOG; keys partitions are handled first).
+ * migrations/0027), so the cost does not grow with the partition. Its phase log follows when
+ * the log's own partition goes (MOVE_UNFINISHED_PHASE_LOG; keys partitions are handled first).
  *
  * A row under a live lease stays: its owner names the row by its partition key
  * (idempotency.sql.ts, ownersRow), and a moved row would fail the owner's next phase as if it
