@@ -9,14 +9,15 @@
 -- Instead, every unfinished request has an id at or above idempotency_low_water.low_water, or is
 -- listed in idempotency_parked. Ids come from a sequence, so the rows at or above the mark are
 -- the ones admitted since it, and the primary key, led by id, reads them. The recovery sweep
--- moves the mark up (recovery-low-water.sql.ts) and parks each unfinished row it passes; the
+-- moves the mark up (lib/idempotency/low-water.sql.ts) and parks each unfinished row it passes; the
 -- view idempotency_unfinished_keys is the union of both, and is what every reader of unfinished
 -- requests reads.
 --
 -- The mark may only pass an id once the row with that id, if any, is committed: a row still
 -- being inserted is invisible, and passing it unparked would lose it. So an id is taken only
--- after its transaction has an xid (idempotency_next_request_id), and the sweep moves the mark
--- only to the sequence's position it read before a transaction id it has since seen ended. The
+-- after its transaction has an xid (idempotency_next_request_id). A sweep reads the sequence's
+-- position before its own transaction has an xid, and a later sweep moves the mark to that
+-- position only once every transaction with an xid below that sweep's has ended. The
 -- sequence must keep CACHE 1: with a cache, a session hands out ids from a block of its own,
 -- after the sweep read a later position.
 
@@ -39,8 +40,8 @@ CREATE TABLE idempotency_low_water (
   only_row        boolean NOT NULL DEFAULT true,
   -- Every unfinished request has an id at or above this, or is parked.
   low_water       bigint  NOT NULL,
-  -- The next mark: the first id the sequence had not handed out when it was read, and the next
-  -- xid to be assigned just after. Once every transaction before that xid has ended, every id
+  -- The next mark: the first id the sequence had not handed out when a sweep read it, and the
+  -- xid that sweep got just after. Once every transaction below that xid has ended, every id
   -- below the next mark belongs to a committed row, or to none.
   next_low_water  bigint  NOT NULL,
   next_after      xid8    NOT NULL,
@@ -63,7 +64,7 @@ INSERT INTO idempotency_parked (request_id)
 SELECT id FROM idempotency_keys WHERE state <> 'finished';
 
 INSERT INTO idempotency_low_water (low_water, next_low_water, next_after)
-SELECT n.next_id, n.next_id, pg_snapshot_xmax(pg_current_snapshot())
+SELECT n.next_id, n.next_id, pg_current_xact_id()
   FROM (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END AS next_id
           FROM idempotency_request_id_seq) AS n;
 

@@ -10,14 +10,19 @@
 -- and this trigger only notifies, under the same condition as before. A row updated some other
 -- way (by hand) still notifies; its mark stays, and its next transition notifies again, which
 -- only wakes a waiter to read the key once more.
+--
+-- An update that moves a row to another partition (a finish that moves expires_at past the
+-- day's end) is a DELETE from one partition and an INSERT into the other, and fires no UPDATE
+-- trigger. The BEFORE trigger fired for it; an AFTER DELETE trigger on marked rows does now.
 
 DROP TRIGGER idempotency_keys_wake_waiters ON idempotency_keys;
 DROP FUNCTION wake_key_waiters();
 
+-- OLD for both events: a row's id never changes, and a DELETE has no NEW.
 CREATE FUNCTION notify_key_waiters() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM pg_notify('idempotency_key_settled', NEW.id::text);
+  PERFORM pg_notify('idempotency_key_settled', OLD.id::text);
   RETURN NULL;
 END
 $$;
@@ -29,4 +34,10 @@ CREATE TRIGGER idempotency_keys_wake_waiters
                          OR NEW.fencing_token <> OLD.fencing_token
                          OR (NEW.lease_expires_at IS DISTINCT FROM OLD.lease_expires_at
                              AND (NEW.lease_expires_at IS NULL OR NEW.lease_expires_at <= now()))))
+  EXECUTE FUNCTION notify_key_waiters();
+
+CREATE TRIGGER idempotency_keys_wake_waiters_moved
+  AFTER DELETE ON idempotency_keys
+  FOR EACH ROW
+  WHEN (OLD.waiting)
   EXECUTE FUNCTION notify_key_waiters();

@@ -195,10 +195,10 @@ SELECT count(*) FROM k`;
 
 /**
  * Non-unique indexes that back no constraint, on the loaded tables. Partial ones stay: they are
- * what a running gateway's background work polls (due deliveries, the event log, unfinished
- * keys), which would scan the whole table on every poll without them, and the loaded rows are
- * outside most of their predicates. A partitioned table's index reads `ON ONLY` (the parent
- * alone); recreated without it, it is built on every partition too, as the migration made it.
+ * what a running gateway's background work polls (due deliveries, the event log), which would
+ * scan the whole table on every poll without them, and the loaded rows are outside most of
+ * their predicates. A partitioned table's index reads `ON ONLY` (the parent alone); recreated
+ * without it, it is built on every partition too, as the migration made it.
  */
 const SELECT_SECONDARY_INDEXES = `
 SELECT i.indexrelid::regclass::text AS name,
@@ -271,9 +271,9 @@ export async function preload(pool: pg.Pool, spec: PreloadSpec): Promise<void> {
 }
 
 /**
- * The mark and the next one at the sequence's position, to wait for the transactions now, and
- * any unfinished request below it parked (none is loaded; one admitted before the load would be).
- * Run with nothing else admitting, as the load is.
+ * The mark and the next one at the sequence's position at once, and any unfinished request
+ * below it parked (none is loaded; one admitted before the load would be). Only with nothing
+ * else admitting, as during the load: no transaction can hold an id below the position unseen.
  */
 const SKIP_LOW_WATER_PAST_LOAD = `
 WITH position AS (
@@ -287,7 +287,7 @@ WITH position AS (
 )
 UPDATE idempotency_low_water
    SET low_water = (SELECT next_id FROM position), next_low_water = (SELECT next_id FROM position),
-       next_after = pg_snapshot_xmax(pg_current_snapshot())
+       next_after = pg_current_xact_id()
  WHERE low_water < (SELECT next_id FROM position)`;
 
 /**

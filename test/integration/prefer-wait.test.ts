@@ -209,7 +209,51 @@ describe('the wake-up trigger', () => {
       `SELECT tgname AS name, (tgtype & 2) <> 0 AS before, (tgtype & 1) <> 0 AS row
          FROM pg_trigger WHERE tgrelid = 'idempotency_keys'::regclass AND NOT tgisinternal`,
     );
-    expect(rows).toEqual([{ name: 'idempotency_keys_wake_waiters', before: false, row: true }]);
+    expect(rows.sort((x, y) => x.name.localeCompare(y.name))).toEqual([
+      { name: 'idempotency_keys_wake_waiters', before: false, row: true },
+      { name: 'idempotency_keys_wake_waiters_moved', before: false, row: true },
+    ]);
+  });
+
+  it('notifies for a marked row whose finish moves it to another partition', async () => {
+    // Such an update is a DELETE and an INSERT, and fires no UPDATE trigger (a finish long after
+    // admission, whose new window ends on another day).
+    const far = 'idempotency_keys_test_far';
+    await stack.db.query(
+      `CREATE TABLE ${far} PARTITION OF idempotency_keys
+         FOR VALUES FROM ('2100-01-01') TO ('2100-01-02')`,
+    );
+    const listener = new pg.Client({ connectionString: database.url });
+    await listener.connect();
+    const heard: string[] = [];
+    listener.on('notification', (message) => heard.push(message.payload ?? ''));
+    await listener.query('LISTEN idempotency_key_settled');
+    try {
+      const { rows } = await stack.db.query<{ id: string }>(
+        `INSERT INTO idempotency_keys (tenant_id, operation, key, request_hash, state,
+                                       recovery_point, lease_expires_at, waiting, expires_at)
+         SELECT gen_random_uuid(), 'payments.create.v1', 'moved-on-finish', '\\x00', 'started',
+                'provider_charge_sent', now() + interval '1 minute', true,
+                (SELECT max(upper_bound) FROM idempotency_partitions
+                  WHERE parent = 'idempotency_keys') - interval '1 second'
+         RETURNING id::text`,
+      );
+      const id = rows[0]!.id;
+      await stack.db.query(
+        `UPDATE idempotency_keys
+            SET state = 'finished', recovery_point = 'finished', outcome = 'SUCCEEDED',
+                lease_expires_at = NULL, waiting = false, expires_at = '2100-01-01 12:00+00'
+          WHERE id = $1`,
+        [id],
+      );
+      const moved = await stack.db.query(`SELECT 1 FROM ${far} WHERE id = $1`, [id]);
+      expect(moved.rows).toHaveLength(1);
+      await waitUntil(() => heard.length > 0, { timeoutMs: 2_000, what: 'the notification' });
+      expect(heard).toEqual([id]);
+    } finally {
+      await listener.end();
+      await stack.db.query(`DROP TABLE ${far}`);
+    }
   });
 
   it('notifies only for a row a duplicate marked, once, and clears the mark', async () => {

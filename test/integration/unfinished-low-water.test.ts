@@ -117,6 +117,40 @@ describe('the low-water mark of unfinished requests', () => {
     expect(await claimedKeys()).toEqual(['lw-later', 'lw-open']);
   });
 
+  it('never passes a row whose admission is still open, though nothing else commits', async () => {
+    // Only the sweeps' own transactions end while the admission is open. A snapshot's xmax is
+    // the last xid to end, plus one, so a wait for "every xid below the next to be assigned"
+    // read from a snapshot would have named the admission's own xid, and been met at once.
+    const open = await db.connect();
+    let openId: string;
+    try {
+      await open.query('BEGIN');
+      openId = await insertStarted(open, 'lw-alone');
+      for (let i = 0; i < 4; i++) await moveLowWater(db);
+      expect(await lowWater()).toBeLessThanOrEqual(BigInt(openId));
+      await open.query('COMMIT');
+    } finally {
+      open.release();
+    }
+    await markPast(openId);
+    expect(await claimedKeys()).toContain('lw-alone');
+  });
+
+  it('stays while the sequence has a cache; a mark from another server does not hold it', async () => {
+    const id = await insertStarted(db, 'lw-cache');
+    // With a cache, sessions hand out ids from blocks of their own, out of order.
+    await db.query('ALTER SEQUENCE idempotency_request_id_seq CACHE 10');
+    try {
+      for (let i = 0; i < 3; i++) await moveLowWater(db);
+      expect(await lowWater()).toBeLessThanOrEqual(BigInt(id));
+    } finally {
+      await db.query('ALTER SEQUENCE idempotency_request_id_seq CACHE 1');
+    }
+    // As after a restore into a server whose xids are all lower than the one recorded.
+    await db.query(`UPDATE idempotency_low_water SET next_after = '900000000000'::xid8`);
+    await markPast(id);
+  });
+
   it('catches up a step at a time, parking what each step passes', async () => {
     const first = await insertStarted(db, 'lw-step-1');
     await db.query(INSERT_FINISHED, [TENANT, OPERATION, 'lw-step-done-', 5, '1 day']);
