@@ -223,11 +223,7 @@ describe('the wake-up trigger', () => {
       `CREATE TABLE ${far} PARTITION OF idempotency_keys
          FOR VALUES FROM ('2100-01-01') TO ('2100-01-02')`,
     );
-    const listener = new pg.Client({ connectionString: database.url });
-    await listener.connect();
-    const heard: string[] = [];
-    listener.on('notification', (message) => heard.push(message.payload ?? ''));
-    await listener.query('LISTEN idempotency_key_settled');
+    const { listener, heard } = await listenForSettledKeys();
     try {
       const { rows } = await stack.db.query<{ id: string }>(
         `INSERT INTO idempotency_keys (tenant_id, operation, key, request_hash, state,
@@ -257,11 +253,7 @@ describe('the wake-up trigger', () => {
   });
 
   it('notifies only for a row a duplicate marked, once, and clears the mark', async () => {
-    const listener = new pg.Client({ connectionString: database.url });
-    await listener.connect();
-    const heard: string[] = [];
-    listener.on('notification', (message) => heard.push(message.payload ?? ''));
-    await listener.query('LISTEN idempotency_key_settled');
+    const { listener, heard } = await listenForSettledKeys();
     try {
       const unmarked = slowPayment();
       await create(stack.app.url, unmarked);
@@ -280,3 +272,13 @@ describe('the wake-up trigger', () => {
     }
   });
 });
+
+/** A connection of its own listening to the wake-up channel, and the ids it has heard so far. */
+async function listenForSettledKeys(): Promise<{ listener: pg.Client; heard: string[] }> {
+  const listener = new pg.Client({ connectionString: database.url });
+  await listener.connect();
+  const heard: string[] = [];
+  listener.on('notification', (message) => heard.push(message.payload ?? ''));
+  await listener.query('LISTEN idempotency_key_settled');
+  return { listener, heard };
+}
