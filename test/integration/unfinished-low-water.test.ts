@@ -208,11 +208,15 @@ describe('migration 0027', () => {
   it('parks every unfinished request of before, and starts the mark after every row', async () => {
     const empty = await createEmptyDatabase('low_water_conversion');
     await migrateDatabase(empty.url, { to: '0026-answers-sealed-in-binary' });
-    // Within the one partition a migrated database starts with (up to tomorrow).
-    const started = INSERT_STARTED.replace("interval '1 day'", "interval '1 hour'");
+    // Within the one partition a migrated database starts with, whatever the time of day (it
+    // ends at the next midnight after the migration).
+    const withinInitial = `(SELECT upper_bound FROM idempotency_partitions
+                             WHERE name = 'idempotency_keys_initial') - interval '1 minute'`;
+    const started = INSERT_STARTED.replace("now() + interval '1 day'", withinInitial);
+    const finished = INSERT_FINISHED.replace('now() + $5::interval', withinInitial);
     await withClient(empty.url, async (c) => {
       await c.query(started, [TENANT, OPERATION, 'old-open']);
-      await c.query(INSERT_FINISHED, [TENANT, OPERATION, 'old-done-', 3, '1 hour']);
+      await c.query(finished, [TENANT, OPERATION, 'old-done-', 3]);
       await c.query(started, [TENANT, OPERATION, 'old-open-last']);
     });
 
