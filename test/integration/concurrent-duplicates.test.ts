@@ -18,22 +18,64 @@ const DUPLICATES = 100;
 const BODY_DWELL_MS = 200;
 /** Hit once by each admission transaction, just before it is sent. */
 const ADMISSION_SENT = 'createPayment.provider_charge_sent.before-commit';
+/** The longest the first admission waits for its duplicates to arrive; a bound, not a timing. */
+const FOLLOWERS_BOUND_MS = 10_000;
 
 /**
- * Holds every admission BODY_DWELL_MS before it is sent, so that duplicates arrive meanwhile,
- * and counts them; `after` sees each one's number once it has dwelt, and may throw.
+ * Counts, until `stop`, the requests that find this process's admission of their key on its way
+ * and wait for it (AdmissionsInFlight), by wrapping the engine's own instance.
  */
-function holdAdmissions(after?: (nth: number) => void): { sent: () => number } {
+function countFollowers(): { waiting: () => number; stop: () => void } {
+  const admissions = stack.app.services.deps.engine.deps.admissions;
+  const pending = admissions.pending.bind(admissions);
+  let waiting = 0;
+  admissions.pending = (scope) => {
+    const settling = pending(scope);
+    if (settling !== undefined) waiting += 1;
+    return settling;
+  };
+  return {
+    waiting: () => waiting,
+    stop: () => void Reflect.deleteProperty(admissions, 'pending'),
+  };
+}
+
+/**
+ * Holds the first admission before it is sent until `followers` duplicates wait on it, so that
+ * each test sees the storm it names however slowly a loaded machine delivers the requests; a
+ * duplicate that arrived after the payment finished would be answered as a replay instead.
+ * Every later admission dwells BODY_DWELL_MS. `before` and `after` see each admission's number
+ * around its hold, and `after` may throw.
+ */
+function holdAdmissions(options: {
+  followers: number;
+  before?: (nth: number) => void;
+  after?: (nth: number) => void;
+}): { sent: () => number; release: () => void } {
   let sent = 0;
+  const followers = countFollowers();
   stack.app.faults.arm(ADMISSION_SENT, {
     kind: 'call',
     run: async () => {
       const nth = (sent += 1);
-      await new Promise((resolve) => setTimeout(resolve, BODY_DWELL_MS));
-      after?.(nth);
+      options.before?.(nth);
+      if (nth === 1) {
+        const bound = Date.now() + FOLLOWERS_BOUND_MS;
+        while (followers.waiting() < options.followers && Date.now() < bound)
+          await new Promise((resolve) => setTimeout(resolve, 5));
+      } else {
+        await new Promise((resolve) => setTimeout(resolve, BODY_DWELL_MS));
+      }
+      options.after?.(nth);
     },
   });
-  return { sent: () => sent };
+  return {
+    sent: () => sent,
+    release: () => {
+      stack.app.faults.disarm(ADMISSION_SENT);
+      followers.stop();
+    },
+  };
 }
 
 /**
@@ -107,7 +149,7 @@ describe('100 concurrent identical createPayment requests', () => {
     // The first admission dwells before it is sent; every duplicate reads no row meanwhile.
     // Each admission sent hits this point once: without AdmissionsInFlight, all 20 would, and
     // 19 would queue on the scope lock and roll back.
-    const admissions = holdAdmissions();
+    const admissions = holdAdmissions({ followers: 19 });
     try {
       const input = paymentInput('storm-one-admission', { reference: 'storm-one-admission' });
       const answers = await Promise.all(
@@ -118,7 +160,7 @@ describe('100 concurrent identical createPayment requests', () => {
       expect(answers.filter((a) => errorCodeOf(a) === 'IDEMPOTENCY_KEY_IN_USE')).toHaveLength(19);
       expect(stack.sandbox.charges({ reference: 'storm-one-admission' })).toHaveLength(1);
     } finally {
-      stack.app.faults.disarm(ADMISSION_SENT);
+      admissions.release();
     }
   });
 
@@ -127,15 +169,12 @@ describe('100 concurrent identical createPayment requests', () => {
     // committed between the read and the check) sends an admission of its own, which loses:
     // a rolled-back transaction per unlucky duplicate. So none reads until the admission is done.
     const trips = countRoundTrips();
-    let duringDwell = -1;
+    let duringHold = -1;
     let atHold = 0;
-    stack.app.faults.arm(ADMISSION_SENT, {
-      kind: 'call',
-      run: async () => {
-        atHold = trips();
-        await new Promise((resolve) => setTimeout(resolve, BODY_DWELL_MS));
-        duringDwell = trips() - atHold;
-      },
+    const admissions = holdAdmissions({
+      followers: 19,
+      before: () => void (atHold = trips()),
+      after: () => void (duringHold = trips() - atHold),
     });
     try {
       const input = paymentInput('storm-wait-first', { reference: 'storm-wait-first' });
@@ -143,9 +182,9 @@ describe('100 concurrent identical createPayment requests', () => {
         Array.from({ length: 20 }, () => createPaymentOn(stack, input)),
       );
       expect(answers.filter((a) => errorCodeOf(a) === 'IDEMPOTENCY_KEY_IN_USE')).toHaveLength(19);
-      expect(duringDwell).toBe(0);
+      expect(duringHold).toBe(0);
     } finally {
-      stack.app.faults.disarm(ADMISSION_SENT);
+      admissions.release();
     }
   });
 
@@ -164,7 +203,7 @@ describe('100 concurrent identical createPayment requests', () => {
         ...frames.map((f) => `${f.getFileName() ?? '?'}:${f.getLineNumber() ?? '?'}`),
       ].join('\n    at ');
     };
-    holdAdmissions();
+    const admissions = holdAdmissions({ followers: 9 });
     try {
       const input = paymentInput('storm-located', { reference: 'storm-located' });
       const answers = await Promise.all(
@@ -181,13 +220,16 @@ describe('100 concurrent identical createPayment requests', () => {
     } finally {
       if (saved === undefined) Reflect.deleteProperty(Error, 'prepareStackTrace');
       else Object.defineProperty(Error, 'prepareStackTrace', saved);
-      stack.app.faults.disarm(ADMISSION_SENT);
+      admissions.release();
     }
   });
 
   it('when that first admission fails, its duplicates admit the key themselves, once', async () => {
-    const admissions = holdAdmissions((nth) => {
-      if (nth === 1) throw new Error('the first admission fails');
+    const admissions = holdAdmissions({
+      followers: 19,
+      after: (nth) => {
+        if (nth === 1) throw new Error('the first admission fails');
+      },
     });
     try {
       const input = paymentInput('storm-leader-fails', { reference: 'storm-leader-fails' });
@@ -200,7 +242,7 @@ describe('100 concurrent identical createPayment requests', () => {
       expect(admissions.sent()).toBe(2);
       expect(stack.sandbox.charges({ reference: 'storm-leader-fails' })).toHaveLength(1);
     } finally {
-      stack.app.faults.disarm(ADMISSION_SENT);
+      admissions.release();
     }
   });
 
