@@ -7,6 +7,7 @@ import {
 } from '../../lib/idempotency/idempotency.sql.ts';
 import { LIST_UNFINISHED } from '../../lib/idempotency/inspection.sql.ts';
 import { moveLowWater } from '../../lib/idempotency/low-water.ts';
+import { LOCK_LOW_WATER, SEQUENCE_POSITION } from '../../lib/idempotency/low-water.sql.ts';
 import { withClient } from '../../dev/embedded-postgres/database-server.ts';
 import { migrateDatabase } from '../../migrations/migrate.ts';
 import { useEmptyDatabases, useTestDatabase } from '../support/test-database.ts';
@@ -63,6 +64,32 @@ async function markPast(id: string): Promise<void> {
     intervalMs: 20,
     what: `the low-water mark to pass ${id}`,
   });
+}
+
+/**
+ * A pool for one sweep that runs `between` once, just before whichever of the sweep's first two
+ * statements (the sequence's position and the mark's lock, which gives it its xid) is sent
+ * second: between the two, in whatever order the sweep sends them.
+ */
+function poolRunningBetween(between: () => Promise<void>): pg.Pool {
+  const firstTwo = new Set([SEQUENCE_POSITION, LOCK_LOW_WATER]);
+  let sent = 0;
+  return {
+    connect: async () => {
+      const client = await db.connect();
+      const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
+      const release = client.release.bind(client);
+      (client as { query: unknown }).query = (...args: unknown[]) =>
+        typeof args[0] === 'string' && firstTwo.has(args[0]) && ++sent === 2
+          ? between().then(() => query(...args))
+          : query(...args);
+      client.release = (error?: Error | boolean) => {
+        Reflect.deleteProperty(client, 'query');
+        release(error);
+      };
+      return client;
+    },
+  } as unknown as pg.Pool;
 }
 
 async function claimedKeys(): Promise<string[]> {
@@ -134,6 +161,37 @@ describe('the low-water mark of unfinished requests', () => {
     }
     await markPast(openId);
     expect(await claimedKeys()).toContain('lw-alone');
+  });
+
+  it('reads the sequence before its transaction has an xid', async () => {
+    // An admission that takes its xid after the sweep's and its id before the sweep reads the
+    // sequence would have an id below the next mark, and the wait for the sweep's xid would
+    // not wait for it. Reading the sequence first leaves no such moment: an admission opened
+    // between the two statements has an id at or past the position.
+    const open = await db.connect();
+    let openId: string | undefined;
+    let committed = false;
+    try {
+      await moveLowWater(
+        poolRunningBetween(async () => {
+          await open.query('BEGIN');
+          openId = await insertStarted(open, 'lw-between');
+        }),
+      );
+      expect(openId).toBeDefined();
+      for (let i = 0; i < 6; i++) {
+        await moveLowWater(db);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(await lowWater()).toBeLessThanOrEqual(BigInt(openId!));
+      await open.query('COMMIT');
+      committed = true;
+    } finally {
+      if (!committed) await open.query('ROLLBACK');
+      open.release();
+    }
+    await markPast(openId!);
+    expect(await claimedKeys()).toContain('lw-between');
   });
 
   it('stays while the sequence has a cache; a mark from another server does not hold it', async () => {
