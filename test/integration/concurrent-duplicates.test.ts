@@ -18,8 +18,16 @@ const DUPLICATES = 100;
 const BODY_DWELL_MS = 200;
 /** Hit once by each admission transaction, just before it is sent. */
 const ADMISSION_SENT = 'createPayment.provider_charge_sent.before-commit';
-/** The longest the first admission waits for its duplicates to arrive; a bound, not a timing. */
-const FOLLOWERS_BOUND_MS = 10_000;
+/** Hit by the winner just before it charges, after its admission has committed. */
+const CHARGE = 'createPayment.provider_charge.before-call';
+/** The longest a hold waits for the duplicates it waits for; a bound, not a timing. */
+const HOLD_BOUND_MS = 10_000;
+
+/** Resolves once `done` is true, or once HOLD_BOUND_MS have passed (the test then fails). */
+async function until(done: () => boolean): Promise<void> {
+  const bound = Date.now() + HOLD_BOUND_MS;
+  while (!done() && Date.now() < bound) await new Promise((resolve) => setTimeout(resolve, 5));
+}
 
 /**
  * Counts, until `stop`, the requests that find this process's admission of their key on its way
@@ -41,41 +49,63 @@ function countFollowers(): { waiting: () => number; stop: () => void } {
 }
 
 /**
- * Holds the first admission before it is sent until `followers` duplicates wait on it, so that
- * each test sees the storm it names however slowly a loaded machine delivers the requests; a
- * duplicate that arrived after the payment finished would be answered as a replay instead.
- * Every later admission dwells BODY_DWELL_MS. `before` and `after` see each admission's number
- * around its hold, and `after` may throw.
+ * A storm of `followers` + 1 identical requests (`send`) whose answers do not depend on how
+ * slowly a loaded machine delivers them. The first admission waits before it is sent until
+ * `followers` duplicates wait on it, and the winner's charge waits until every other request
+ * has its answer: a duplicate that arrived, or read the key, after the payment finished would
+ * be answered as a replay instead. Every later admission dwells BODY_DWELL_MS. `before` and
+ * `after` see each admission's number around its hold, and `after` may throw.
  */
 function holdAdmissions(options: {
   followers: number;
   before?: (nth: number) => void;
   after?: (nth: number) => void;
-}): { sent: () => number; release: () => void } {
+}): {
+  send: (input: ReturnType<typeof paymentInput>) => ReturnType<typeof sendAll>;
+  sent: () => number;
+  release: () => void;
+} {
   let sent = 0;
+  let answered = 0;
   const followers = countFollowers();
   stack.app.faults.arm(ADMISSION_SENT, {
     kind: 'call',
     run: async () => {
       const nth = (sent += 1);
       options.before?.(nth);
-      if (nth === 1) {
-        const bound = Date.now() + FOLLOWERS_BOUND_MS;
-        while (followers.waiting() < options.followers && Date.now() < bound)
-          await new Promise((resolve) => setTimeout(resolve, 5));
-      } else {
-        await new Promise((resolve) => setTimeout(resolve, BODY_DWELL_MS));
-      }
+      if (nth === 1) await until(() => followers.waiting() >= options.followers);
+      else await new Promise((resolve) => setTimeout(resolve, BODY_DWELL_MS));
       options.after?.(nth);
     },
   });
+  stack.app.faults.arm(CHARGE, {
+    kind: 'call',
+    run: () => until(() => answered >= options.followers),
+  });
   return {
+    send: (input) =>
+      sendAll(options.followers + 1, input, () => {
+        answered += 1;
+      }),
     sent: () => sent,
     release: () => {
       stack.app.faults.disarm(ADMISSION_SENT);
+      stack.app.faults.disarm(CHARGE);
       followers.stop();
     },
   };
+}
+
+/** `count` identical createPayment requests at once; `onAnswer` sees each answer arrive. */
+function sendAll(count: number, input: ReturnType<typeof paymentInput>, onAnswer: () => void) {
+  return Promise.all(
+    Array.from({ length: count }, () =>
+      createPaymentOn(stack, input).then((answer) => {
+        onAnswer();
+        return answer;
+      }),
+    ),
+  );
 }
 
 /**
@@ -101,7 +131,7 @@ describe('100 concurrent identical createPayment requests', () => {
     let inBody = 0;
     let maxInBody = 0;
     let bodyRuns = 0;
-    stack.app.faults.arm('createPayment.provider_charge.before-call', {
+    stack.app.faults.arm(CHARGE, {
       kind: 'call',
       run: async () => {
         inBody += 1;
@@ -141,7 +171,7 @@ describe('100 concurrent identical createPayment requests', () => {
     // Once finished, every retry is the stored payment.
     const late = await createPaymentOn(stack, input);
     expect(paymentOf(late).id).toBe(paymentOf(succeeded[0]!).id);
-    stack.app.faults.disarm('createPayment.provider_charge.before-call');
+    stack.app.faults.disarm(CHARGE);
     stack.app.faults.disarm('createPayment.provider_charge.after-call');
   });
 
@@ -152,9 +182,7 @@ describe('100 concurrent identical createPayment requests', () => {
     const admissions = holdAdmissions({ followers: 19 });
     try {
       const input = paymentInput('storm-one-admission', { reference: 'storm-one-admission' });
-      const answers = await Promise.all(
-        Array.from({ length: 20 }, () => createPaymentOn(stack, input)),
-      );
+      const answers = await admissions.send(input);
       expect(admissions.sent()).toBe(1);
       expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
       expect(answers.filter((a) => errorCodeOf(a) === 'IDEMPOTENCY_KEY_IN_USE')).toHaveLength(19);
@@ -178,9 +206,7 @@ describe('100 concurrent identical createPayment requests', () => {
     });
     try {
       const input = paymentInput('storm-wait-first', { reference: 'storm-wait-first' });
-      const answers = await Promise.all(
-        Array.from({ length: 20 }, () => createPaymentOn(stack, input)),
-      );
+      const answers = await admissions.send(input);
       expect(answers.filter((a) => errorCodeOf(a) === 'IDEMPOTENCY_KEY_IN_USE')).toHaveLength(19);
       expect(duringHold).toBe(0);
     } finally {
@@ -206,9 +232,7 @@ describe('100 concurrent identical createPayment requests', () => {
     const admissions = holdAdmissions({ followers: 9 });
     try {
       const input = paymentInput('storm-located', { reference: 'storm-located' });
-      const answers = await Promise.all(
-        Array.from({ length: 10 }, () => createPaymentOn(stack, input)),
-      );
+      const answers = await admissions.send(input);
       const inUse = answers.filter((a) => errorCodeOf(a) === 'IDEMPOTENCY_KEY_IN_USE');
       expect(inUse).toHaveLength(9);
       for (const answer of inUse) {
@@ -233,9 +257,7 @@ describe('100 concurrent identical createPayment requests', () => {
     });
     try {
       const input = paymentInput('storm-leader-fails', { reference: 'storm-leader-fails' });
-      const answers = await Promise.all(
-        Array.from({ length: 20 }, () => createPaymentOn(stack, input)),
-      );
+      const answers = await admissions.send(input);
       expect(answers.filter((a) => a.status === 500)).toHaveLength(1);
       expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
       expect(answers.filter((a) => errorCodeOf(a) === 'IDEMPOTENCY_KEY_IN_USE')).toHaveLength(18);
