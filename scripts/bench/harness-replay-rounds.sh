@@ -3,6 +3,10 @@
 # how a replay's gateway CPU moves from the first round after new payments to later ones (the
 # harness itself measures only the first 3,000 replays). Used for docs/performance.md's
 # "Replays after 0051"; run it for two checkouts in turn, several times, to compare builds.
+# For the 6,000 new payments first and for each round, it also splits the gateway's CPU into
+# user and system time (/proc, 10 ms ticks): what the process computes, and what the kernel
+# does for it (its sockets, its log writes). So that those ticks are the measured requests',
+# the load generator warms itself up with 16 requests to a 404, not its default 2,000.
 #
 #   bash scripts/bench/harness-replay-rounds.sh HARNESS_DIR CHECKOUT OUT_DIR [ROUNDS] [--cpu-prof]
 #
@@ -39,11 +43,24 @@ load() {
   node load.mjs --url "http://127.0.0.1:$port" --db "$DB" --label product --psp "$PSP" \
     --settle-ms 0 --pids "target=$GW,psp=$PSP_PID" --adapter ./product-adapter.mjs "$@"
 }
-load --key-prefix warm --mode new --n 6000 --duration 30 --c 16 --save-keys "$OUT/keys.txt" >/dev/null 2>&1
+ticks() { awk '{print $14, $15}' "/proc/$GW/stat"; }
+# Runs the load generator with "$@" and prints its rate, its CPU split by process, and the
+# gateway's user and system CPU a request over the same stretch.
+measured() {
+  local before out u0 s0 u1 s1 n
+  before=$(ticks)
+  out=$(load --self-warmup 16 "$@" 2>&1)
+  read -r u0 s0 <<<"$before"
+  read -r u1 s1 < <(ticks)
+  n=$(grep -o '\] [0-9]* req in' <<<"$out" | grep -o '[0-9]*')
+  grep -o '= [0-9.]* req/s\|cpu ms/req {[^}]*}' <<<"$out" | tr '\n' ' '
+  awk -v u=$((u1 - u0)) -v s=$((s1 - s0)) -v n="$n" \
+    'BEGIN { printf "gateway user %.3f + system %.3f ms/req\n", u * 10 / n, s * 10 / n }'
+}
+printf 'new payments: '
+measured --key-prefix warm --mode new --n 6000 --duration 30 --c 16 --save-keys "$OUT/keys.txt"
 psql -d "$DB" -qc ANALYZE
 for r in $(seq 1 "$ROUNDS"); do
   printf 'round %s: ' "$r"
-  load --key-prefix "r$r" --mode replay --n 500 --duration 10 --c 16 --keys-file "$OUT/keys.txt" 2>&1 |
-    grep -o '= [0-9.]* req/s\|cpu ms/req {[^}]*}' | tr '\n' ' '
-  echo
+  measured --key-prefix "r$r" --mode replay --n 500 --duration 10 --c 16 --keys-file "$OUT/keys.txt"
 done
