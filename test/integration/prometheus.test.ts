@@ -42,6 +42,8 @@ const RULES_FILE = fileURLToPath(
 const PROVIDER_TIMEOUT_MS = 800;
 /** pm_card_slow answers within the provider timeout: a slow provider, not a timed-out one. */
 const SLOW_MS = 400;
+/** Hit by a payment just before it charges, after its admission has committed. */
+const CHARGE_POINT = 'createPayment.provider_charge.before-call';
 /**
  * Longer than one attempt (a call and a probe, twice the provider timeout), so the recovery
  * worker never takes a request from an owner still working on it; short, so a request whose
@@ -237,15 +239,27 @@ async function generateTraffic(): Promise<void> {
   }
   expectCode(await createPaymentOn(stack, paymentInput('not a key!')), 'IDEMPOTENCY_KEY_INVALID');
   for (let i = 0; i < 3; i++) {
-    // A duplicate while the slow original is still at the provider. It is sent once the
-    // original holds the key: sent on a timer instead, a loaded machine could let the
-    // duplicate in first, and the two would swap roles.
+    // A duplicate while the slow original is still in flight. It is sent once the original
+    // holds the key: sent on a timer instead, a loaded machine could let the duplicate in
+    // first, and the two would swap roles. The original's charge waits for the duplicate's
+    // answer: a duplicate that read the key after the payment finished would be a replay.
     const key = `prom-slow-${i}`;
     const input = paymentInput(key, { paymentMethod: 'pm_card_slow' });
-    const original = createPaymentOn(stack, input);
-    await until(async () => (await keyRowOf(stack.db, key)) !== undefined, `${key} admitted`);
-    expectCode(await createPaymentOn(stack, input), 'IDEMPOTENCY_KEY_IN_USE');
-    expect(paymentOf(await original).status).toBe('SUCCEEDED');
+    let duplicateAnswered = false;
+    stack.app.faults.arm(CHARGE_POINT, {
+      kind: 'call',
+      run: () => until(() => Promise.resolve(duplicateAnswered), `${key}'s duplicate answered`),
+    });
+    try {
+      const original = createPaymentOn(stack, input);
+      await until(async () => (await keyRowOf(stack.db, key)) !== undefined, `${key} admitted`);
+      const duplicate = await createPaymentOn(stack, input);
+      duplicateAnswered = true;
+      expectCode(duplicate, 'IDEMPOTENCY_KEY_IN_USE');
+      expect(paymentOf(await original).status).toBe('SUCCEEDED');
+    } finally {
+      stack.app.faults.disarm(CHARGE_POINT);
+    }
   }
   for (let i = 0; i < 3; i++) {
     const declined = paymentInput(`prom-declined-${i}`, { paymentMethod: 'pm_card_declined' });
