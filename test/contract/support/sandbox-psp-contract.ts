@@ -22,6 +22,8 @@ export const STATEMENT_LAG_MS = 100;
 export const BOOKS_SLOW_MS = 1_000;
 /** A blackhole that outlasts every statement test, so "during the blackhole" is never racy. */
 export const LONG_BLACKHOLE_MS = 60_000;
+/** How long a call that must be answered may take (answeredSoon). */
+export const ANSWERED_SOON_MS = 5_000;
 /** Pause between two charges so their createdAt differ by whole milliseconds. */
 export const DISTINCT_MS_GAP_MS = 5;
 
@@ -91,20 +93,29 @@ export async function postCharge(request: {
   return toAnswer(response);
 }
 
-export async function get(path: string, signal?: AbortSignal): Promise<Answer> {
-  return toAnswer(await fetch(`${psp.url}${path}`, { signal }));
+export async function get(path: string, signal?: AbortSignal, baseUrl?: string): Promise<Answer> {
+  return toAnswer(await fetch(`${baseUrl ?? psp.url}${path}`, { signal }));
 }
 
-export const probeByKey = (key: string, signal?: AbortSignal): Promise<Answer> =>
-  get(`/v1/charges/by-idempotency-key/${encodeURIComponent(key)}`, signal);
+export const probeByKey = (key: string, signal?: AbortSignal, baseUrl?: string): Promise<Answer> =>
+  get(`/v1/charges/by-idempotency-key/${encodeURIComponent(key)}`, signal, baseUrl);
 
-export const listByReference = (reference: string, signal?: AbortSignal): Promise<Answer> =>
-  get(`/v1/charges?reference=${encodeURIComponent(reference)}`, signal);
+export const listByReference = (
+  reference: string,
+  signal?: AbortSignal,
+  baseUrl?: string,
+): Promise<Answer> =>
+  get(`/v1/charges?reference=${encodeURIComponent(reference)}`, signal, baseUrl);
 
 export const chargeOf = (answer: Answer): Charge => answer.json['charge'] as Charge;
 export const errorCodeOf = (answer: Answer): unknown =>
   (answer.json['error'] as { code?: unknown } | undefined)?.code;
 export const giveUp = (): AbortSignal => AbortSignal.timeout(CLIENT_GIVE_UP_MS);
+/**
+ * For a call that must be answered, not held: long enough for any stall of a loaded machine,
+ * far shorter than LONG_BLACKHOLE_MS, so an answer within it was not held by a blackhole.
+ */
+export const answeredSoon = (): AbortSignal => AbortSignal.timeout(ANSWERED_SOON_MS);
 export const pause = (ms: number): Promise<void> =>
   new Promise((resolve) => setTimeout(resolve, ms));
 
