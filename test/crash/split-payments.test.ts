@@ -5,7 +5,7 @@ import {
   RECOVERY_WORKER_ON,
   useGatewayProcessRig,
   SPLIT_FINAL_DEADLINE_MS,
-  INTO_SLOW_CHARGE_MS,
+  untilCharging,
   GATEWAY_SIDE,
 } from '../support/gateway-process-rig.ts';
 import { errorCodeOf, graphql, paymentOf } from '../support/graphql-client.ts';
@@ -127,7 +127,7 @@ describe('two gateways, two payments processes and a provider process', () => {
     try {
       const input = paymentInput('split-payments-wait', { paymentMethod: 'pm_card_slow' });
       const first = create(gateways[0]!, input);
-      await new Promise((resolve) => setTimeout(resolve, INTO_SLOW_CHARGE_MS));
+      await untilCharging(rig.sandbox, 'split-payments-wait');
       // Through the other gateway and payments process, while the first still runs.
       const waited = await graphql(gateways[1]!.url, {
         apiKey: TENANT_A.apiKey,
@@ -149,7 +149,7 @@ describe('two gateways, two payments processes and a provider process', () => {
       const key = 'split-payments-killed';
       const input = paymentInput(key, { paymentMethod: 'pm_card_slow' });
       const first = create(gateways[0]!, input);
-      await new Promise((resolve) => setTimeout(resolve, INTO_SLOW_CHARGE_MS));
+      await untilCharging(rig.sandbox, key);
       await payments[0]!.kill('SIGKILL');
       // The hop lost the answer and no resend found a process: retry later, with the same key.
       expect(errorCodeOf(await first)).toBe('SERVICE_UNAVAILABLE');

@@ -3,7 +3,7 @@ import {
   RECOVERY_WORKER_OFF,
   useGatewayProcessRig,
   SPLIT_FINAL_DEADLINE_MS,
-  INTO_SLOW_CHARGE_MS,
+  untilCharging,
 } from '../support/gateway-process-rig.ts';
 import { errorCodeOf, graphql, paymentOf } from '../support/graphql-client.ts';
 import { CREATE_PAYMENT, createUntilFinal } from '../support/operations.ts';
@@ -73,7 +73,7 @@ describe('the provider service in a process of its own', () => {
         query: CREATE_PAYMENT,
         variables: { input },
       });
-      await new Promise((resolve) => setTimeout(resolve, INTO_SLOW_CHARGE_MS));
+      await untilCharging(rig.sandbox, key);
       await provider.kill('SIGKILL');
       // The hop lost the answer: the outcome is unknown, never a success or a failure.
       const lost = await first;
