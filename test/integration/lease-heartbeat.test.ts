@@ -6,7 +6,7 @@ import { resolveWithProvider } from '../../services/payments/provider-resolution
 import { errorCodeOf, graphql, paymentOf, type GraphQLAnswer } from '../support/graphql-client.ts';
 import { startGatewayProcess } from '../support/gateway-process.ts';
 import { CREATE_PAYMENT } from '../support/operations.ts';
-import { paymentInput, TENANT_A, useTestStackOn } from '../support/test-stack.ts';
+import { keyRowOf, paymentInput, TENANT_A, useTestStackOn } from '../support/test-stack.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import { waitUntil } from '../support/wait-until.ts';
 import { committedPhases } from '../support/committed-phases.ts';
@@ -48,7 +48,13 @@ describe('an owner whose provider call outlasts its lease', () => {
   it('keeps its request: it answers the payment, no duplicate or worker takes over, one charge', async () => {
     const key = 'hb-slow';
     const original = send(stack.app.url, key);
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    // Sent once the original holds the key: sent on a timer instead, a loaded machine could
+    // let the duplicate in first, and the two would swap roles.
+    await waitUntil(async () => (await keyRowOf(stack.db, key)) !== undefined, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      what: `${key} admitted`,
+    });
     const duplicate = send(stack.app.url, key, { prefer: 'wait=10' });
     let done = false;
     void original.finally(() => (done = true));

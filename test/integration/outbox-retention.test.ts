@@ -3,6 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { pruneOutbox, type OutboxRetentionPolicy } from '../../lib/outbox/outbox-retention.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import { useTestStackOn } from '../support/test-stack.ts';
+import { waitUntil } from '../support/wait-until.ts';
 
 const database = useTestDatabase('outbox-retention');
 // The app's own run (its policy from OUTBOX_RETENTION_SECONDS, its metric); no job runs by itself.
@@ -136,7 +137,20 @@ describe('outbox retention', () => {
         `UPDATE outbox_deliveries SET status = 'pending' WHERE event_id = 'evt_redelivered'`,
       );
       const pruning = pruneOutbox(db, POLICY);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      // Committed once the prune waits on the delivery row, not after a guess at when it does.
+      // Asked on the redelivery's own connection: the pool's two are both taken. pg_locks is
+      // read live, not from the statistics snapshot a transaction keeps.
+      await waitUntil(
+        async () =>
+          (
+            await redelivery.query<{ blocked: boolean }>(
+              `SELECT EXISTS (SELECT FROM pg_locks
+                               WHERE NOT granted AND pg_backend_pid() = ANY (pg_blocking_pids(pid)))
+                        AS blocked`,
+            )
+          ).rows[0]!.blocked,
+        { timeoutMs: 10_000, intervalMs: 10, what: 'the prune to wait on the redelivery' },
+      );
       await redelivery.query('COMMIT');
       await expect(pruning).rejects.toThrow(/foreign key/);
     } finally {
