@@ -20,8 +20,8 @@ const MIGRATED_TABLES = ['idempotency_keys', 'idempotency_phase_log', 'payments'
 
 /** The server's own wait for sessions to leave a template before failing with 55006. */
 const SERVER_TEMPLATE_WAIT_MS = 5_000;
-/** Just past the server's wait, so the first clone attempt must fail and a retry succeed. */
-const TEMPLATE_HOLD_MS = SERVER_TEMPLATE_WAIT_MS + 1_000;
+/** The test's bound: the server's wait, the hold past it, and the clone's retries. */
+const RETRY_TEST_TIMEOUT_MS = 4 * (SERVER_TEMPLATE_WAIT_MS + 1_000);
 /** initdb + start + migrate + stop of a throwaway cluster; seconds, but slow CI disks vary. */
 const EMBEDDED_TEST_TIMEOUT_MS = 120_000;
 
@@ -103,18 +103,23 @@ describe('test databases cloned from the migrated template', () => {
   // A private template, so holding a session on it does not stall the other test files' clones.
   test(
     'a clone retries while a session holds the template past the server wait (55006)',
-    { timeout: 4 * TEMPLATE_HOLD_MS },
+    { timeout: RETRY_TEST_TIMEOUT_MS },
     async () => {
       const source = await create('retry_source');
       const adminUrl = inject('pgwAdminUrl');
+      // The holder stays on the template until the unretried clone has given up, however long
+      // that takes on a loaded machine; then it leaves, and the retrying clone gets through.
+      let leave!: () => void;
+      const left = new Promise<void>((resolve) => (leave = resolve));
       const holding = withClient(source.url, async (client) => {
-        await client.query('SELECT pg_sleep($1)', [TEMPLATE_HOLD_MS / 1_000]);
+        await client.query("SELECT 'holding the template'");
+        await left;
       });
       await waitUntil(
         () =>
           withClient(adminUrl, async (admin) => {
             const { rowCount } = await admin.query(
-              `SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND query LIKE 'SELECT pg_sleep%'`,
+              `SELECT 1 FROM pg_stat_activity WHERE datname = $1`,
               [source.name],
             );
             return rowCount === 1;
@@ -127,12 +132,14 @@ describe('test databases cloned from the migrated template', () => {
       );
 
       const started = Date.now();
-      const [unretried, clone] = await Promise.allSettled([
-        withClient(adminUrl, (admin) =>
-          admin.query(
-            `CREATE DATABASE ${admin.escapeIdentifier(`${source.name}_x`)} TEMPLATE ${admin.escapeIdentifier(source.name)}`,
-          ),
+      const unretrying = withClient(adminUrl, (admin) =>
+        admin.query(
+          `CREATE DATABASE ${admin.escapeIdentifier(`${source.name}_x`)} TEMPLATE ${admin.escapeIdentifier(source.name)}`,
         ),
+      );
+      void unretrying.then(leave, leave);
+      const [unretried, clone] = await Promise.allSettled([
+        unretrying,
         cloneDatabase({ adminUrl: adminUrl, template: source.name, label: 'retry_clone' }),
       ]);
       await holding;

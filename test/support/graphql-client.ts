@@ -21,6 +21,8 @@ export async function graphql(
     query: string;
     variables?: Record<string, unknown>;
     timeoutMs?: number;
+    /** Ends the request when it aborts, instead of timeoutMs: a client that gives up on cue. */
+    signal?: AbortSignal;
     requestId?: string;
     /** More request headers (Prefer, Idempotency-Attempt). */
     headers?: Record<string, string>;
@@ -36,7 +38,7 @@ export async function graphql(
     method: 'POST',
     headers,
     body: JSON.stringify({ query: request.query, variables: request.variables }),
-    signal: AbortSignal.timeout(request.timeoutMs ?? 30_000),
+    signal: request.signal ?? AbortSignal.timeout(request.timeoutMs ?? 30_000),
   });
   return {
     status: response.status,
