@@ -5,7 +5,7 @@ import { graphql, paymentOf } from '../support/graphql-client.ts';
 import { CREATE_PAYMENT } from '../support/operations.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import { TENANT_A } from '../support/test-stack.ts';
-import { waitUntil } from '../support/wait-until.ts';
+import { untilCharging } from '../support/until-charging.ts';
 
 const database = useTestDatabase('shutdown');
 let sandbox: SandboxPsp;
@@ -33,11 +33,7 @@ describe('SIGTERM', () => {
       variables: { input },
     });
     // SIGTERM while the request is in flight: once the provider has the (slow) charge.
-    await waitUntil(() => sandbox.attempts({ reference: 'drain-1' }) === 1, {
-      timeoutMs: 10_000,
-      intervalMs: 20,
-      what: 'the charge to reach the provider',
-    });
+    await untilCharging(sandbox, 'drain-1');
     gateway.child.kill('SIGTERM');
     const answer = await inFlight;
     expect(paymentOf(answer).status).toBe('SUCCEEDED');

@@ -5,10 +5,10 @@ import {
   RECOVERY_WORKER_ON,
   useGatewayProcessRig,
   SPLIT_FINAL_DEADLINE_MS,
-  untilCharging,
   GATEWAY_SIDE,
 } from '../support/gateway-process-rig.ts';
 import { errorCodeOf, graphql, paymentOf } from '../support/graphql-client.ts';
+import { untilCharging } from '../support/until-charging.ts';
 import {
   CAPTURE_PAYMENT,
   CREATE_PAYMENT,

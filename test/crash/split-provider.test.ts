@@ -3,9 +3,9 @@ import {
   RECOVERY_WORKER_OFF,
   useGatewayProcessRig,
   SPLIT_FINAL_DEADLINE_MS,
-  untilCharging,
 } from '../support/gateway-process-rig.ts';
 import { errorCodeOf, graphql, paymentOf } from '../support/graphql-client.ts';
+import { untilCharging } from '../support/until-charging.ts';
 import { CREATE_PAYMENT, createUntilFinal } from '../support/operations.ts';
 import {
   freePort,

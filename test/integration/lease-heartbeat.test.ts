@@ -8,6 +8,7 @@ import { startGatewayProcess } from '../support/gateway-process.ts';
 import { CREATE_PAYMENT } from '../support/operations.ts';
 import { keyRowOf, paymentInput, TENANT_A, useTestStackOn } from '../support/test-stack.ts';
 import { useTestDatabase } from '../support/test-database.ts';
+import { untilCharging } from '../support/until-charging.ts';
 import { waitUntil } from '../support/wait-until.ts';
 import { committedPhases } from '../support/committed-phases.ts';
 
@@ -93,11 +94,7 @@ describe('an owner that stops (SIGSTOP) during its provider call', () => {
     });
     try {
       const stopped = send(gateway.url, key);
-      await waitUntil(() => stack.sandbox.attempts({ reference: key }) === 1, {
-        timeoutMs: 10_000,
-        intervalMs: 10,
-        what: 'the owner to send its charge',
-      });
+      await untilCharging(stack.sandbox, key);
       gateway.child.kill('SIGSTOP');
       await new Promise((resolve) => setTimeout(resolve, LEASE_MS + 500));
 

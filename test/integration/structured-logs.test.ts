@@ -6,6 +6,7 @@ import { graphql, paymentOf } from '../support/graphql-client.ts';
 import { CREATE_PAYMENT } from '../support/operations.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import { paymentInput, startTestStack, TENANT_A, useTestStackOn } from '../support/test-stack.ts';
+import { untilCharging } from '../support/until-charging.ts';
 import { waitUntil } from '../support/wait-until.ts';
 
 /** pino's numeric levels. */
@@ -248,11 +249,7 @@ describe('structured logs', () => {
       requestId: 'req-log-gave-up',
       signal: giveUp.signal,
     });
-    await waitUntil(() => stack.sandbox.attempts({ reference: 'log-gave-up' }) === 1, {
-      timeoutMs: 10_000,
-      intervalMs: 10,
-      what: 'the charge of the request whose client gives up',
-    });
+    await untilCharging(stack.sandbox, 'log-gave-up');
     giveUp.abort();
     await expect(answer).rejects.toThrow();
     const info = await waitUntil(

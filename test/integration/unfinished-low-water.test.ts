@@ -92,6 +92,14 @@ function poolRunningBetween(between: () => Promise<void>): pg.Pool {
   } as unknown as pg.Pool;
 }
 
+/** Sweep after sweep moves the mark as far as it may while time passes. */
+async function sweepAgainAndAgain(): Promise<void> {
+  for (let i = 0; i < 6; i++) {
+    await moveLowWater(db);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 async function claimedKeys(): Promise<string[]> {
   const { rows } = await db.query<{ key: string }>(CLAIM_STALE_KEYS, [60_000, 100, [OPERATION]]);
   return rows.map((r) => r.key).sort();
@@ -122,12 +130,9 @@ describe('the low-water mark of unfinished requests', () => {
     try {
       await open.query('BEGIN');
       openId = await insertStarted(open, 'lw-open');
-      // Rows after it commit, and sweep after sweep moves the mark as far as it may.
+      // Rows after it commit while the sweeps run.
       const laterId = await insertStarted(db, 'lw-later');
-      for (let i = 0; i < 6; i++) {
-        await moveLowWater(db);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      await sweepAgainAndAgain();
       expect(await lowWater()).toBeLessThanOrEqual(BigInt(openId));
       expect(BigInt(laterId)).toBeGreaterThan(BigInt(openId));
       await open.query('COMMIT');
@@ -179,10 +184,7 @@ describe('the low-water mark of unfinished requests', () => {
         }),
       );
       expect(openId).toBeDefined();
-      for (let i = 0; i < 6; i++) {
-        await moveLowWater(db);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      await sweepAgainAndAgain();
       expect(await lowWater()).toBeLessThanOrEqual(BigInt(openId!));
       await open.query('COMMIT');
       committed = true;

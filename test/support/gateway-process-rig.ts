@@ -8,7 +8,6 @@ import {
   type ServiceProcess,
 } from './gateway-process.ts';
 import { useTestDatabase } from './test-database.ts';
-import { waitUntil } from './wait-until.ts';
 
 /** A crash test's lease: short, so a takeover happens within the test; far above one visa round trip. */
 export const CRASH_TEST_LEASE_MS = 1_000;
@@ -27,18 +26,6 @@ export const GATEWAY_SIDE = 'gateway,ledger,notifications,tenants';
 
 /** Long enough for a payment to outlive a service process's restart, a lease's takeover and retries. */
 export const SPLIT_FINAL_DEADLINE_MS = 30_000;
-/**
- * Resolves once the sandbox has received `reference`'s charge. pm_card_slow then works on it for
- * seconds before it answers: the moment a kill lands mid-charge, or a duplicate meets the first
- * still in flight. A fixed wait instead could end, on a loaded machine, before the charge left.
- */
-export async function untilCharging(sandbox: SandboxPsp, reference: string): Promise<void> {
-  await waitUntil(() => sandbox.attempts({ reference }) >= 1, {
-    timeoutMs: 20_000,
-    intervalMs: 10,
-    what: `the sandbox to receive ${reference}'s charge`,
-  });
-}
 
 /**
  * After a kill that rolled the admission back, how long to watch for a resume that must not
