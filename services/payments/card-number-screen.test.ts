@@ -1,6 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { containsCardNumber, passesLuhn, refuseCardNumbers } from './card-number-screen.ts';
+import {
+  containsCardNumber,
+  digitRunsHoldCardNumber,
+  passesLuhn,
+  refuseCardNumbers,
+} from './card-number-screen.ts';
 import { assertFreeJson, freeTextProblem } from '../../lib/input/free-text.ts';
 
 describe('card numbers in free text', () => {
@@ -61,6 +66,32 @@ describe('card numbers in free text', () => {
       .sample(fc.uuid(), { seed: 34, numRuns: 20_000 })
       .filter((uuid) => containsCardNumber(uuid));
     expect(refused).toEqual([]);
+  });
+
+  it('gives the answer of the full screen when it takes its shortcut', () => {
+    // Cards of the shortest length and longer, pieces of them, and ASCII and non-ASCII around
+    // them: whatever has no card by the full screen has none by the shortcut, and the reverse.
+    const cardsAndPieces = fc.constantFrom(
+      '4222222222222',
+      '4242424242424242',
+      '6249431234567890125',
+      '422222222222',
+      '4242 4242 4242 4242',
+      '４２２２２２２２２２２２２',
+      '٤٢٢٢٢٢٢٢٢٢٢٢٢',
+    );
+    const text = fc
+      .array(
+        fc.oneof(cardsAndPieces, fc.string({ maxLength: 6 }), fc.stringMatching(/^\d{1,4}$/)),
+        {
+          maxLength: 5,
+        },
+      )
+      .map((parts) => parts.join(''));
+    fc.assert(
+      fc.property(text, (t) => containsCardNumber(t) === digitRunsHoldCardNumber(t)),
+      { seed: 33, numRuns: 20_000 },
+    );
   });
 
   it('implements Luhn as issuers do', () => {

@@ -113,6 +113,28 @@ function isCardNumber(digits: string): boolean {
  * one …", digits a sentence apart) is beyond any screen.
  */
 export function containsCardNumber(text: string): boolean {
+  return !tooFewAsciiDigits(text) && digitRunsHoldCardNumber(text);
+}
+
+/**
+ * True when the text is all ASCII and has fewer digits than the shortest card: it cannot hold
+ * one. ASCII is what NFKC leaves alone and holds no other decimal digit, so for such text
+ * asciiDigits changes nothing and this count is the one the runs are made of. Most of what the
+ * screen is given (keys, amounts, currency codes, tokens, references) ends here, without the
+ * normalisation and the Unicode-aware patterns that every request would otherwise pay for.
+ */
+function tooFewAsciiDigits(text: string): boolean {
+  let digits = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code > 0x7f) return false;
+    if (code >= 0x30 && code <= 0x39 && ++digits >= PAN_MIN_DIGITS) return false;
+  }
+  return true;
+}
+
+/** containsCardNumber without its shortcut: exported for the test that holds them equal. */
+export function digitRunsHoldCardNumber(text: string): boolean {
   for (const [run] of asciiDigits(text).replace(UUID, WORD).matchAll(DIGIT_RUN)) {
     const groups = run.match(DIGIT_GROUP) ?? [];
     for (let first = 0; first < groups.length; first++) {
