@@ -341,7 +341,8 @@ export const configSchema = z.object({
   }),
   nodeEnv: variable(z.string().optional(), {
     env: 'NODE_ENV',
-    shown: 'unset',
+    // npm start sets it when unset (app/node-env-default.ts); the schema itself has no default.
+    shown: 'production',
     description: '`test`/`development`: `DATABASE_URL` without data keys is allowed',
   }),
   faultPoints: variable(z.string().optional(), {

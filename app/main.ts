@@ -2,6 +2,8 @@
  * `npm start`: the whole stack in one process — database (embedded unless DATABASE_URL),
  * migrations, tenants, sandbox provider (unless PSP_URL), internal services and the gateway.
  */
+// First: it sets NODE_ENV before any module below loads graphql-js (node-env-default.ts).
+import './node-env-default.ts';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';

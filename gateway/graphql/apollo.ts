@@ -3,6 +3,7 @@ import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import {
   ApolloServerPluginCacheControlDisabled,
   ApolloServerPluginInlineTraceDisabled,
+  ApolloServerPluginLandingPageDisabled,
 } from '@apollo/server/plugin/disabled';
 import type { GraphQLSchema } from 'graphql';
 import type { ErrorCatalog } from '../../lib/errors.ts';
@@ -109,6 +110,10 @@ export async function createApollo(
       // runs resolvers unwrapped. Inline tracing is for federated subgraphs, which this is not.
       ApolloServerPluginCacheControlDisabled(),
       ApolloServerPluginInlineTraceDisabled(),
+      // Apollo's landing page follows NODE_ENV: outside production a Sandbox loaded from Apollo's
+      // servers, in production a page of its own. A browser's page is the explorer's (EXPLORER);
+      // with the explorer off it gets none, whatever NODE_ENV says (app/node-env-default.ts).
+      ApolloServerPluginLandingPageDisabled(),
     ],
   });
   await apollo.start();

@@ -218,6 +218,17 @@ describe('the API beside the explorer', () => {
       expect((await request(`${off.app.url}/explorer/${name}`)).status, name).toBe(404);
   });
 
+  it('with EXPLORER=false, a browser with a key gets no page from Apollo either', async () => {
+    // Apollo's own landing page follows NODE_ENV (a Sandbox loaded from Apollo's servers outside
+    // production): it is off, so no setting of NODE_ENV puts a page where EXPLORER said none.
+    const page = await request(`${off.app.url}/graphql`, {
+      headers: { accept: BROWSER_ACCEPT, authorization: `Bearer ${TENANT_A.apiKey}` },
+    });
+    expect(page.status).toBe(400);
+    expect(page.headers.get('content-type')).toMatch(/json/);
+    expect(page.body.toString()).not.toMatch(/<html/i);
+  });
+
   it('without a bundle, a browser gets a 503 naming the fix, and the API serves on', async () => {
     const page = await request(`${unbuilt.app.url}/graphql`, {
       headers: { accept: BROWSER_ACCEPT },
