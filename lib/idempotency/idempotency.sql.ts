@@ -27,7 +27,7 @@ SELECT ${columns.map((c) => `${cte}.${c}`).join(', ')}
  */
 const ROW_COLUMNS = `
   k.id, k.operation, k.request_hash, k.request_hash_key, k.state, k.recovery_point, k.resource_id, k.fencing_token,
-  k.lease_expires_at, (k.lease_expires_at IS NOT NULL AND k.lease_expires_at <= now()) AS lease_expired,
+  (k.lease_expires_at IS NOT NULL AND k.lease_expires_at <= now()) AS lease_expired,
   GREATEST(0, EXTRACT(EPOCH FROM k.lease_expires_at - now()))::float8 AS lease_remaining_seconds,
   (k.state = 'finished' AND k.expires_at <= now()) AS expired,
   r.version AS response_version, r.stored_as AS response_stored_as, r.body AS response,

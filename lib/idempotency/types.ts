@@ -74,7 +74,7 @@ export interface KeyRow {
   recovery_point: string;
   resource_id: string | null;
   fencing_token: string;
-  lease_expires_at: Date | null;
+  /** The lease as the engine reads it: by the database's clock, never this process's. */
   lease_expired: boolean;
   lease_remaining_seconds: number | null;
   /** Finished and past its replay window: a retry now is a new request. */
