@@ -58,7 +58,9 @@ describe('an owner whose provider call outlasts its lease', () => {
     });
     const duplicate = send(stack.app.url, key, { prefer: 'wait=10' });
     let done = false;
-    void original.finally(() => (done = true));
+    // Either way: a `finally` would make a second promise, unhandled if the request failed.
+    const settled = () => (done = true);
+    original.then(settled, settled);
     let claimed = 0;
     while (!done) {
       claimed += await stack.app.services.worker.sweepOnce();
