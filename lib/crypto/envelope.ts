@@ -1,4 +1,5 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv } from 'node:crypto';
+import { publicRandomBytes } from './public-random.ts';
 import { CiphertextRejectedError } from '../errors.ts';
 
 /**
@@ -121,7 +122,7 @@ export function openBinaryEnvelope(
 
 /** [iv, tag, ciphertext] of `plaintext` sealed under `keyBytes`, bound to `aad`. */
 function gcmSeal(keyBytes: Buffer, plaintext: Buffer, aad: Buffer): [Buffer, Buffer, Buffer] {
-  const iv = randomBytes(IV_BYTES);
+  const iv = publicRandomBytes(IV_BYTES);
   const cipher = createCipheriv(ALGORITHM, keyBytes, iv, { authTagLength: TAG_BYTES });
   cipher.setAAD(aad);
   const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
