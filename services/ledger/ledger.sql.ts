@@ -5,9 +5,21 @@
  * first of a call's copies): the posting id is the movement's identity, kept as long as the
  * books, so a message redelivered or another message for the same movement posts nothing (ADR
  * 0049). Each posting is its whole entry, one debit and one credit of one amount (ADR 0058).
- * Back: the postings inserted.
+ * Back: the postings inserted. Skips postings already made by a probe, not ON CONFLICT, unless
+ * it races another posting of the same movement (ADR 0066).
  */
-export const POST_MOVEMENTS = `
+export const POST_MOVEMENTS = {
+  probing: postMovements(`
+ WHERE NOT EXISTS (SELECT 1 FROM ledger_postings p
+                    WHERE p.tenant_id = movement.tenant_id AND p.id = movement.posting_id)`),
+  racing: postMovements(`
+    ON CONFLICT ON CONSTRAINT ledger_postings_pk DO NOTHING`),
+  constraint: 'ledger_postings_pk',
+};
+
+/** POST_MOVEMENTS with how it skips postings already made (insert-unless-present.ts). */
+function postMovements(skipping: string): string {
+  return `
 WITH movement AS (
   SELECT DISTINCT ON (m.tenant_id, m.posting_id) m.*
     FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::bigint[],
@@ -20,9 +32,9 @@ INSERT INTO ledger_postings
        (tenant_id, id, payment_id, kind, currency, debit_account, credit_account, amount_minor)
 SELECT tenant_id, posting_id, payment_id, kind, currency, debit_account, credit_account,
        amount_minor
-  FROM movement
-    ON CONFLICT ON CONSTRAINT ledger_postings_pk DO NOTHING
+  FROM movement${skipping}
 RETURNING id, kind`;
+}
 
 /**
  * What a merchant may pay out, per currency, and how far behind the payments that is (ADR 0041).

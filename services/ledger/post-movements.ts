@@ -1,3 +1,4 @@
+import { insertUnlessPresent } from '../../lib/db/insert-unless-present.ts';
 import type { Queryable } from '../../lib/db/pool.ts';
 import { POST_MOVEMENTS } from './ledger.sql.ts';
 
@@ -29,15 +30,19 @@ export async function postMovements(
   const column = <K extends keyof Movement>(key: K) => movements.map((m) => m[key]);
   const side = (capture: string, refund: string) =>
     movements.map((m) => (m.kind === 'capture' ? capture : refund));
-  const { rows } = await db.query<{ id: string; kind: 'capture' | 'refund' }>(POST_MOVEMENTS, [
-    column('tenantId'),
-    column('postingId'),
-    column('paymentId'),
-    column('kind'),
-    column('currency'),
-    column('amountMinor'),
-    side(CLEARING_ACCOUNT, MERCHANT_ACCOUNT),
-    side(MERCHANT_ACCOUNT, CLEARING_ACCOUNT),
-  ]);
+  const { rows } = await insertUnlessPresent<{ id: string; kind: 'capture' | 'refund' }>(
+    db,
+    POST_MOVEMENTS,
+    [
+      column('tenantId'),
+      column('postingId'),
+      column('paymentId'),
+      column('kind'),
+      column('currency'),
+      column('amountMinor'),
+      side(CLEARING_ACCOUNT, MERCHANT_ACCOUNT),
+      side(MERCHANT_ACCOUNT, CLEARING_ACCOUNT),
+    ],
+  );
   return rows.map((r) => ({ postingId: r.id, kind: r.kind }));
 }

@@ -6,6 +6,7 @@ import type {
   DeliveryResult,
 } from '../../lib/outbox/delivery.ts';
 import { writeEvent } from '../../lib/outbox/outbox.ts';
+import { insertUnlessPresent } from '../../lib/db/insert-unless-present.ts';
 import { withTransaction } from '../../lib/db/pool.ts';
 import {
   DISABLE_ENDPOINT,
@@ -44,7 +45,7 @@ export function receiptsHandler(deps: NotificationsDeps): BatchDeliveryHandler {
       return paymentId === undefined ? [] : [{ d, paymentId }];
     });
     if (rows.length > 0) {
-      await deps.pool.query(INSERT_RECEIPTS, [
+      await insertUnlessPresent(deps.pool, INSERT_RECEIPTS, [
         rows.map((r) => r.d.tenantId),
         rows.map((r) => `receipt_payment_${r.paymentId}`),
         rows.map((r) => r.paymentId),

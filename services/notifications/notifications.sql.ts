@@ -1,11 +1,21 @@
 /**
  * Receipts, one per payment however often delivered: $1 tenants, $2 receipt ids, $3 payment ids,
- * $4 event ids (arrays, position by position).
+ * $4 event ids (arrays, position by position). Skips receipts already made by a probe, not ON
+ * CONFLICT, unless it races another delivery of the same payment's (ADR 0066).
  */
-export const INSERT_RECEIPTS = `
+export const INSERT_RECEIPTS = {
+  probing: insertReceipts(`
+ WHERE NOT EXISTS (SELECT 1 FROM receipts x WHERE x.tenant_id = r.tenant_id AND x.id = r.id)`),
+  racing: insertReceipts(`
+ON CONFLICT ON CONSTRAINT receipts_pk DO NOTHING`),
+  constraint: 'receipts_pk',
+};
+
+function insertReceipts(skipping: string): string {
+  return `
 INSERT INTO receipts (tenant_id, id, payment_id, event_id)
-SELECT * FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::text[])
-ON CONFLICT ON CONSTRAINT receipts_pk DO NOTHING`;
+SELECT * FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::text[]) AS r(tenant_id, id, payment_id, event_id)${skipping}`;
+}
 
 /** The endpoints an event goes to: enabled, and subscribed to its type. $1 tenant, $2 type. */
 export const SELECT_ENABLED_ENDPOINTS = `
