@@ -2,7 +2,9 @@ import { defineEntity, p } from '@mikro-orm/core';
 
 /**
  * `inbox_messages` (migrations/0005): a consumer's memory of the messages it has applied,
- * written in the same transaction as the effect (ON CONFLICT DO NOTHING in ledger.sql.ts).
+ * written in the same transaction as the effect. Nothing writes it since the ledger remembers
+ * by posting id (docs/decisions/0049-the-ledger-remembers-by-posting-id.md); retention prunes
+ * what is left.
  */
 export const InboxMessage = defineEntity({
   name: 'InboxMessage',
