@@ -1,5 +1,4 @@
 import type pg from 'pg';
-import type { Queryable } from './pool.ts';
 import { sqlState } from './sql-state.ts';
 
 const UNIQUE_VIOLATION = '23505';
@@ -12,18 +11,19 @@ const UNIQUE_VIOLATION = '23505';
  * confirmation is a WAL record of its own (48 bytes a row), on every row, although a conflict
  * is the rare case: a redelivered event's effect, once per crash or lapsed lease (ADR 0066).
  *
- * What the probe cannot see is a row another transaction inserted and had not committed when
- * this statement began: the insert then waits for that transaction, and fails with a unique
- * violation once it commits. Only then is `racing` run, in a statement of its own, whose
- * ON CONFLICT skips that row as it would have from the start. So the outcome is ON CONFLICT's in
- * every case, and the caller sees no error for a race it could not have avoided.
+ * What the probe cannot see fails `probing` with a unique violation of that key: a copy another
+ * transaction inserted and had not committed when the statement began (the insert waits for it,
+ * and fails once it commits), one committed after the statement's snapshot was taken, or two
+ * copies of a row in one call. Only then is `racing` run, in a statement of its own, whose
+ * ON CONFLICT skips those rows as it would have from the start. So the outcome is ON CONFLICT's
+ * in every case, and the caller sees no error for a race it could not have avoided.
  *
- * For autocommit statements only: inside a transaction the failed statement would have aborted
- * it, and `racing` could not run. `constraint` names the unique key both spellings skip on; a
- * violation of any other is the caller's error and is thrown.
+ * A pool, so each is an autocommit statement: inside a transaction the failed statement would
+ * have aborted it, and `racing` could not run. `constraint` names the unique key both spellings
+ * skip on; a violation of any other is the caller's error and is thrown.
  */
 export async function insertUnlessPresent<R extends pg.QueryResultRow>(
-  db: Queryable,
+  db: pg.Pool,
   insert: { probing: string; racing: string; constraint: string },
   values: unknown[],
 ): Promise<pg.QueryResult<R>> {

@@ -11,12 +11,13 @@ import { publicRandomBytes } from '../crypto/public-random.ts';
  * checkpoint writes the whole page to the WAL. Ids that grow with time keep inserts on the
  * right-hand pages, so one page image serves many payments (ADR 0035).
  *
- * The time it reveals is the payment's `createdAt`, which the API shows anyway; the 74 random
+ * The time it reveals is the payment's `createdAt`, which the API shows anyway; the 73 random
  * bits keep ids unguessable, and every lookup is scoped by tenant besides.
  */
 export function timeOrderedId(): string {
-  // With its random bits given, uuid draws no bytes of its own (one CSPRNG call an id, ADR 0065)
-  // and takes the sequence within a millisecond from them too: ids of one millisecond are
-  // unordered among themselves, which changes nothing for the index pages above.
+  // With its random bits given, uuid draws none of its own: they come from the pool, one CSPRNG
+  // call for hundreds of ids (ADR 0065). uuid then takes the sequence within a millisecond from
+  // them too, so ids of one millisecond are unordered among themselves, which changes nothing
+  // for the index pages above.
   return v7({ random: publicRandomBytes(16) });
 }

@@ -1,5 +1,5 @@
 import { insertUnlessPresent } from '../../lib/db/insert-unless-present.ts';
-import type { Queryable } from '../../lib/db/pool.ts';
+import type pg from 'pg';
 import { POST_MOVEMENTS } from './ledger.sql.ts';
 
 /** The accounts of a movement: money the PSP holds for us, and what the merchant may pay out. */
@@ -24,7 +24,7 @@ export interface Movement {
  * was posted, by posting id and kind.
  */
 export async function postMovements(
-  db: Queryable,
+  db: pg.Pool,
   movements: Movement[],
 ): Promise<Array<{ postingId: string; kind: 'capture' | 'refund' }>> {
   const column = <K extends keyof Movement>(key: K) => movements.map((m) => m[key]);

@@ -28,6 +28,39 @@ afterAll(async () => {
   await pool.end();
 });
 
+const RIVAL_POSTING = `
+INSERT INTO ledger_postings
+       (tenant_id, id, payment_id, kind, currency, debit_account, credit_account, amount_minor)
+VALUES ($1, $2, $3, 'capture', $4, 'psp_clearing', 'merchant_balance', $5)`;
+
+const RIVAL_RECEIPT = `INSERT INTO receipts (tenant_id, id, payment_id, event_id) VALUES ($1, $2, $3, $4)`;
+
+/**
+ * Starts `race` while the rival holds an uncommitted copy (`copy` with `values`), and commits the
+ * copy once `race` waits for it. Whatever fails meanwhile, the rival's transaction is ended, and
+ * the race's outcome is returned to be observed, never left unhandled.
+ */
+async function whileRivalHolds<T>(
+  copy: string,
+  values: unknown[],
+  race: () => Promise<T>,
+): Promise<{ racing: Promise<T> }> {
+  await rival.query('BEGIN');
+  let racing: Promise<T> | undefined;
+  try {
+    await rival.query(copy, values);
+    racing = race();
+    racing.catch(() => undefined);
+    await untilBlockedByRival();
+    await rival.query('COMMIT');
+  } finally {
+    // After the COMMIT this only warns that no transaction is open.
+    await rival.query('ROLLBACK');
+  }
+  // Wrapped: an async function returning the promise itself would await it.
+  return { racing };
+}
+
 /** Until a backend other than the rival's waits for a lock: the insert has met the rival's row. */
 async function untilBlockedByRival(): Promise<void> {
   const { rows } = await rival.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
@@ -36,7 +69,7 @@ async function untilBlockedByRival(): Promise<void> {
       // From the pool: the rival is inside its transaction, which sees one snapshot of the view.
       const waiting = await pool.query(
         `SELECT 1 FROM pg_stat_activity
-        WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> $1`,
+          WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> $1`,
         [rows[0]!.pid],
       );
       return waiting.rowCount === 1;
@@ -57,20 +90,28 @@ function movement(): Movement {
   };
 }
 
-/** INSERT_RECEIPTS's arrays for one new receipt. */
-function receipt(): unknown[] {
+/** RIVAL_POSTING's values for a movement. */
+const postingOf = (m: Movement) => [
+  m.tenantId,
+  m.postingId,
+  m.paymentId,
+  m.currency,
+  m.amountMinor,
+];
+
+/** A new receipt: RIVAL_RECEIPT's values, and the same as INSERT_RECEIPTS' arrays. */
+function receipt(): { row: string[]; arrays: string[][] } {
   const paymentId = randomUUID();
-  return [[randomUUID()], [`receipt_payment_${paymentId}`], [paymentId], [`evt_${paymentId}`]];
+  const row = [randomUUID(), `receipt_payment_${paymentId}`, paymentId, `evt_${paymentId}`];
+  return { row, arrays: row.map((value) => [value]) };
 }
 
 describe('a ledger posting racing another of the same movement', () => {
   it('waits for it, posts nothing, and fails nothing', async () => {
     const m = movement();
-    await rival.query('BEGIN');
-    expect(await postMovements(rival, [m])).toHaveLength(1);
-    const racing = postMovements(pool, [m]);
-    await untilBlockedByRival();
-    await rival.query('COMMIT');
+    const { racing } = await whileRivalHolds(RIVAL_POSTING, postingOf(m), () =>
+      postMovements(pool, [m]),
+    );
     // Without the second spelling, this rejects with the primary key's unique violation.
     expect(await racing).toEqual([]);
     const { rows } = await pool.query<{ n: number }>(
@@ -82,11 +123,9 @@ describe('a ledger posting racing another of the same movement', () => {
 
   it('posts the others of its call that nobody raced', async () => {
     const [raced, other] = [movement(), movement()];
-    await rival.query('BEGIN');
-    await postMovements(rival, [raced]);
-    const racing = postMovements(pool, [raced, other]);
-    await untilBlockedByRival();
-    await rival.query('COMMIT');
+    const { racing } = await whileRivalHolds(RIVAL_POSTING, postingOf(raced), () =>
+      postMovements(pool, [raced, other]),
+    );
     expect(await racing).toEqual([{ postingId: other.postingId, kind: 'capture' }]);
   });
 
@@ -99,38 +138,53 @@ describe('a ledger posting racing another of the same movement', () => {
 
 describe('a receipt racing another delivery of the same payment', () => {
   it('waits for it and writes nothing, without an error', async () => {
-    const values = receipt();
-    await rival.query('BEGIN');
-    await insertUnlessPresent(rival, INSERT_RECEIPTS, values);
-    const racing = insertUnlessPresent(pool, INSERT_RECEIPTS, values);
-    await untilBlockedByRival();
-    await rival.query('COMMIT');
+    const { row, arrays } = receipt();
+    const { racing } = await whileRivalHolds(RIVAL_RECEIPT, row, () =>
+      insertUnlessPresent(pool, INSERT_RECEIPTS, arrays),
+    );
     expect((await racing).rowCount).toBe(0);
   });
 
-  it('is written once when delivered again later', async () => {
-    const values = receipt();
-    expect((await insertUnlessPresent(pool, INSERT_RECEIPTS, values)).rowCount).toBe(1);
-    expect((await insertUnlessPresent(pool, INSERT_RECEIPTS, values)).rowCount).toBe(0);
+  it('is written once when delivered again later, and when one call carries it twice', async () => {
+    const { arrays } = receipt();
+    expect((await insertUnlessPresent(pool, INSERT_RECEIPTS, arrays)).rowCount).toBe(1);
+    expect((await insertUnlessPresent(pool, INSERT_RECEIPTS, arrays)).rowCount).toBe(0);
+    const twice = receipt().arrays.map((column) => [...column, ...column]);
+    expect((await insertUnlessPresent(pool, INSERT_RECEIPTS, twice)).rowCount).toBe(1);
   });
 });
 
 describe('what the consumers write', () => {
   it('has no confirmation records: the first posting and receipt are not speculative', async () => {
     await pool.query('CREATE EXTENSION IF NOT EXISTS pg_walinspect');
-    const from = await pool.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn() AS lsn');
+    const lsn = async (fn: string) =>
+      (await pool.query<{ lsn: string }>(`SELECT ${fn}() AS lsn`)).rows[0]!.lsn;
+    const from = await lsn('pg_current_wal_insert_lsn');
     await postMovements(pool, [movement()]);
-    await insertUnlessPresent(pool, INSERT_RECEIPTS, receipt());
+    await insertUnlessPresent(pool, INSERT_RECEIPTS, receipt().arrays);
+    const to = await lsn('pg_current_wal_insert_lsn');
+    // pg_walinspect reads only what is flushed, and a server with synchronous_commit off (the
+    // embedded one) flushes a moment after the commit.
+    await waitUntil(
+      async () =>
+        (
+          await pool.query<{ ok: boolean }>(
+            'SELECT pg_current_wal_flush_lsn() >= $1::pg_lsn AS ok',
+            [to],
+          )
+        ).rows[0]!.ok,
+      { timeoutMs: 10_000, what: 'the WAL to be flushed past the two inserts' },
+    );
     // Records of this database's two tables only: other test files write WAL meanwhile.
     const { rows } = await pool.query<{ relname: string; record_type: string }>(
       `SELECT c.relname, w.record_type
-         FROM pg_get_wal_records_info($1, pg_current_wal_flush_lsn()) w
+         FROM pg_get_wal_records_info($1, $2) w
          JOIN pg_class c
            ON w.block_ref LIKE '%rel 1663/' || (SELECT oid FROM pg_database
                                                  WHERE datname = current_database())
                                || '/' || pg_relation_filenode(c.oid) || ' %'
         WHERE c.relname IN ('ledger_postings', 'receipts') AND w.resource_manager = 'Heap'`,
-      [from.rows[0]!.lsn],
+      [from, to],
     );
     const kinds = rows.map((r) => `${r.relname} ${r.record_type.replace('+INIT', '')}`).sort();
     expect(kinds).toEqual(['ledger_postings INSERT', 'receipts INSERT']);
@@ -140,13 +194,10 @@ describe('what the consumers write', () => {
 describe('a unique violation of another constraint', () => {
   it('is the caller’s error, not skipped', async () => {
     const insert = { ...INSERT_RECEIPTS, constraint: 'no_such_constraint' };
-    const values = receipt();
-    await rival.query('BEGIN');
-    await insertUnlessPresent(rival, INSERT_RECEIPTS, values);
-    const racing = insertUnlessPresent(pool, insert, values);
-    const refused = expect(racing).rejects.toMatchObject({ code: '23505' });
-    await untilBlockedByRival();
-    await rival.query('COMMIT');
-    await refused;
+    const { row, arrays } = receipt();
+    const { racing } = await whileRivalHolds(RIVAL_RECEIPT, row, () =>
+      insertUnlessPresent(pool, insert, arrays),
+    );
+    await expect(racing).rejects.toMatchObject({ code: '23505' });
   });
 });
