@@ -15,7 +15,13 @@ import { MIN_LEASE_MS } from './lease-heartbeat.ts';
 import { OwnedRequest } from './owned-request.ts';
 import { keyedRequestHash, requestHashMatches, type StoredRequestHash } from './request-hash.ts';
 import { answerToStore, storedAnswer } from './stored-answer.ts';
-import { metricLabels, scopeAnnotation, scopeDigest, scopeText } from './scope-identity.ts';
+import {
+  keyRefOf,
+  metricLabels,
+  scopeAnnotation,
+  scopeDigest,
+  scopeText,
+} from './scope-identity.ts';
 import type { EngineDeps, KeyRow, OwnedRow, Scope } from './types.ts';
 import type { Admission } from './admission.ts';
 import type { FirstPhase } from './first-phase.ts';
@@ -84,11 +90,18 @@ export class IdempotencyEngine {
     first: FirstPhase | (() => FirstPhase);
   }): Promise<Admission> {
     const { scope } = input;
-    this.deps.trace?.annotate(scopeAnnotation(scope, this.deps.keyring));
+    const { trace, keyring, recentScopes } = this.deps;
+    let keyRef: string | undefined;
+    if (trace) {
+      // A retry of a scope met lately is logged with the reference computed the first time.
+      const name = scopeText(scope);
+      keyRef = recentScopes.keyRefOf(name) ?? keyRefOf(name, keyring);
+      trace.annotate(scopeAnnotation(scope, keyring, keyRef));
+    }
     const waitMs = this.deps.trace?.keyWaitMs ?? 0;
     const deadline = Date.now() + waitMs;
     for (let round = 0; ; round++) {
-      const admission = await this.admitOnce(input);
+      const admission = await this.admitOnce(input, keyRef);
       if (admission.kind !== 'in_flight') {
         if (waitMs > 0 && round > 0) this.countWait(scope, waitOutcome(admission));
         return admission;
@@ -114,11 +127,14 @@ export class IdempotencyEngine {
    * this process has not met (RecentScopes) whose first phase is statements is inserted with
    * no read before, and read only if taken: the order saves a round trip, the lock decides.
    */
-  private async admitOnce(input: {
-    scope: Scope;
-    command: JsonValue;
-    first: FirstPhase | (() => FirstPhase);
-  }): Promise<Admission | InFlight> {
+  private async admitOnce(
+    input: {
+      scope: Scope;
+      command: JsonValue;
+      first: FirstPhase | (() => FirstPhase);
+    },
+    keyRef: string | undefined,
+  ): Promise<Admission | InFlight> {
     const { scope, command } = input;
     const { keyring, admissions, recentScopes } = this.deps;
     const name = scopeText(scope);
@@ -126,7 +142,7 @@ export class IdempotencyEngine {
     const firstPhase = () =>
       (first ??= typeof input.first === 'function' ? input.first() : input.first);
     const insertFirst = !recentScopes.has(name);
-    recentScopes.remember(name);
+    recentScopes.remember(name, keyRef);
     for (let round = 0; round < ADMISSION_MAX_ROUNDS; round++) {
       // This process's admission of the scope, on its way, decides this request: a read now
       // could miss its commit, and this request would then send an admission only to lose it.

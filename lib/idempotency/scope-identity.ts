@@ -44,15 +44,20 @@ const KEY_REF_BYTES = 6;
 export function scopeAnnotation(
   scope: Scope,
   keyring: Keyring,
+  keyRef: string = keyRefOf(scopeText(scope), keyring),
 ): {
   tenantId: string;
   operation: string;
   keyRef: string;
 } {
-  const keyRef = createHmac('sha256', keyring.subkey('key-ref'))
-    .update(scopeText(scope))
+  return { tenantId: scope.tenantId, operation: scope.operation.publicName, keyRef };
+}
+
+/** scopeAnnotation's keyRef of the scope named `text` (scopeText). */
+export function keyRefOf(text: string, keyring: Keyring): string {
+  return createHmac('sha256', keyring.subkey('key-ref'))
+    .update(text)
     .digest()
     .subarray(0, KEY_REF_BYTES)
     .toString('hex');
-  return { tenantId: scope.tenantId, operation: scope.operation.publicName, keyRef };
 }

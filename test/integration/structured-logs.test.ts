@@ -1,11 +1,17 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createHttpProviderAdapter } from '../../services/provider/http-provider-adapter.ts';
 import { graphql, paymentOf } from '../support/graphql-client.ts';
 import { CREATE_PAYMENT } from '../support/operations.ts';
 import { useTestDatabase } from '../support/test-database.ts';
-import { paymentInput, startTestStack, TENANT_A, useTestStackOn } from '../support/test-stack.ts';
+import {
+  paymentInput,
+  startTestStack,
+  TENANT_A,
+  testKeyring,
+  useTestStackOn,
+} from '../support/test-stack.ts';
 import { untilCharging } from '../support/until-charging.ts';
 import { waitUntil } from '../support/wait-until.ts';
 
@@ -15,8 +21,10 @@ const DEBUG = 20;
 const lines: Array<Record<string, unknown>> = [];
 const raw: string[] = [];
 const database = useTestDatabase('structured-logs');
+const keyring = testKeyring();
 const stack = useTestStackOn(database, {
   app: {
+    keyring,
     // Debug, so the steps' own lines are written too; info lines are told apart by level.
     logLevel: 'debug',
     logDestination: {
@@ -114,6 +122,24 @@ describe('structured logs', () => {
         .filter((ref) => ref !== undefined),
     );
     expect(refs.size).toBe(1);
+  });
+
+  it('name a retry of a key this process met by the same keyRef, without another HMAC', async () => {
+    const subkeys = vi.spyOn(keyring, 'subkey');
+    const keyRefsMade = () =>
+      subkeys.mock.calls.filter(([purpose]) => purpose === 'key-ref').length;
+    try {
+      paymentOf(await send(paymentInput('log-key-ref-memo'), 'req-memo-1'));
+      expect(keyRefsMade()).toBe(1);
+      paymentOf(await send(paymentInput('log-key-ref-memo'), 'req-memo-2'));
+      expect(keyRefsMade()).toBe(1);
+    } finally {
+      subkeys.mockRestore();
+    }
+    const refOf = (requestId: string) =>
+      lines.find((l) => l['requestId'] === requestId && l['msg'] === 'request')?.['keyRef'];
+    expect(refOf('req-memo-1')).toMatch(/^[0-9a-f]{12}$/);
+    expect(refOf('req-memo-2')).toBe(refOf('req-memo-1'));
   });
 
   it("carry the client's Idempotency-Attempt in the request line, when it is a small count", async () => {

@@ -34,6 +34,21 @@ describe('RecentScopes', () => {
     expect(recent.has('a') && recent.has('b') && recent.has('c')).toBe(true);
   });
 
+  it('keeps a key reference with its scope, through a second meeting and a new generation', () => {
+    const recent = new RecentScopes(2);
+    recent.remember('a'); // met without one (no request to log for)
+    expect(recent.keyRefOf('a')).toBeUndefined();
+    recent.remember('a', 'ref-a');
+    recent.remember('a'); // met again without one: the reference stays
+    expect(recent.keyRefOf('a')).toBe('ref-a');
+    recent.remember('b', 'ref-b');
+    recent.remember('c'); // a new generation: 'a' and 'b' are in the older one
+    expect([recent.keyRefOf('a'), recent.keyRefOf('b')]).toEqual(['ref-a', 'ref-b']);
+    recent.remember('a'); // met again from the older generation: moved, with its reference
+    recent.remember('d'); // and the next generation drops 'b' but keeps 'a'
+    expect([recent.keyRefOf('a'), recent.keyRefOf('b')]).toEqual(['ref-a', undefined]);
+  });
+
   it('refuses a capacity it could not hold a scope in', () => {
     expect(() => new RecentScopes(0)).toThrow(/capacity/);
   });
