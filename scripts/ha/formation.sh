@@ -15,6 +15,8 @@
 #   formation.sh hold-wal DIR NODE            SIGSTOP a primary's WAL senders: its standby falls behind
 #   formation.sh release-wal DIR NODE         SIGCONT them
 #   formation.sh switchover DIR               a planned failover (routine maintenance)
+#   formation.sh events DIR [COUNT]           the monitor's last COUNT events (default 40)
+#   formation.sh copy-logs DIR DEST           copy the keepers' and servers' logs to DEST
 #   formation.sh stop DIR                     stop everything started under DIR and delete DIR
 #
 # NODE is node_1 or node_2. Ports: HA_BASE_PORT (default 6100) for the monitor, the next two for
@@ -40,7 +42,7 @@ DBNAME=payments
 READY_TIMEOUT_SECONDS=60
 
 usage() {
-  sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -220,6 +222,17 @@ signal_walsenders() {
   signal_as_owner "-$signal" $pids
 }
 
+# What a failed run keeps: each keeper's log (DIR/NODE.log, its state transitions) and each
+# server's own log (PGDATA/log), under DEST/NODE/, readable by the caller.
+copy_logs() {
+  local dir="$1" dest="$2" node
+  for node in monitor node_1 node_2; do
+    mkdir -p "$dest/$node"
+    cp "$dir/$node.log" "$dest/$node/keeper.log" 2>/dev/null || true
+    cp "$dir/$node"/log/*.log "$dest/$node/" 2>/dev/null || true
+  done
+}
+
 run_node() {
   local dir="$1" node="$2"
   # The killed postmaster left postmaster.pid behind; pg_ctl clears a stale one on start.
@@ -248,6 +261,8 @@ case "${1:-}" in
   hold-wal) [ $# -ge 3 ] || usage; signal_walsenders STOP "$2" "$3" ;;
   release-wal) [ $# -ge 3 ] || usage; signal_walsenders CONT "$2" "$3" ;;
   switchover) [ $# -ge 2 ] || usage; as_postgres pg_autoctl perform switchover --pgdata "$2/monitor" >>"$2/monitor.log" 2>&1 ;;
+  events) [ $# -ge 2 ] || usage; as_postgres pg_autoctl show events --count "${3:-40}" --pgdata "$2/monitor" ;;
+  copy-logs) [ $# -ge 3 ] || usage; copy_logs "$2" "$3" ;;
   stop) [ $# -ge 2 ] || usage; stop "$2" ;;
   *) usage ;;
 esac

@@ -28,8 +28,10 @@ export function auditAcknowledged(input: {
     // Every final answer was acknowledged to a client, settled or not (a copy's, a replay's).
     const first = record.finals[0];
     if (first === undefined) continue;
-    const lost = (what: string) =>
-      `lost acknowledgement: ${operationLabel(op)} was answered ${told(first)}, but ${what}`;
+    const lost = (what: string) => {
+      if (first.receivedAt !== undefined) findings.lostAnswersReceivedAt.push(first.receivedAt);
+      return `lost acknowledgement: ${operationLabel(op)} was answered ${told(first)}, but ${what}`;
+    };
     const scope = `${snapshot.tenantIds[op.tenant]}/${OPERATION_IDS[op.kind]}/${op.key}`;
     const rows = keys.get(scope) ?? [];
     if (!findings.check('acknowledged', rows.length > 0, () => lost('its key is missing'))) {

@@ -28,6 +28,13 @@ SELECT count(pg_terminate_backend(pid))::int AS terminated
  WHERE datname = $1 AND application_name IN ('payments-services', 'payments-outbox')
    AND pid <> pg_backend_pid()`;
 
+/** One fault as it happened: its kind, when it began, and when its lane moved on. */
+export interface FiredFault {
+  kind: FaultKind;
+  at: number;
+  endedAt: number | undefined;
+}
+
 export interface FaultCounts {
   sigkill: number;
   sigstop: number;
@@ -132,6 +139,8 @@ export class FaultInjector implements LaunchGate {
   /** One formation fault at a time: each waits until the formation is whole again. */
   private formationTurn: Promise<void> = Promise.resolve();
   private readonly costs: Array<Promise<void>> = [];
+  /** Every fault fired, when it began and when its lane moved on (ms since the epoch). */
+  readonly fired: FiredFault[] = [];
   private stopped = false;
   private readonly restarts: Array<Promise<void>> = [];
   /** A gateway that would not start again: the run cannot go on without failing loudly. */
@@ -210,7 +219,10 @@ export class FaultInjector implements LaunchGate {
         if (!begun) this.next[kind] += 1;
         begun = true;
       };
+      const record: FiredFault = { kind, at: Date.now(), endedAt: undefined };
+      this.fired.push(record);
       await this.fire(event, started);
+      record.endedAt = Date.now();
       started();
     }
   }

@@ -38,6 +38,7 @@ import { registerEndpoints } from './endpoints.ts';
 import { startWebhookSink, type WebhookSink } from './webhook-sink.ts';
 import { GATEWAY_COUNT } from './tiers.ts';
 import { startFormation, type Formation } from '../support/ha-formation.ts';
+import { formationEvidence } from './formation-evidence.ts';
 import { startNetwork, type Network } from './network.ts';
 import { successTimes } from './failover-cost.ts';
 
@@ -227,6 +228,19 @@ async function main(): Promise<number> {
     }
     keepEvidence = true;
     console.log(violationList(findings));
+    if (formation !== undefined) {
+      console.log(
+        await formationEvidence({
+          formation,
+          pool: db.pool,
+          database: db.name,
+          logDir,
+          fired: faults.fired,
+          loadStart,
+          lostAnswersReceivedAt: findings.lostAnswersReceivedAt,
+        }),
+      );
+    }
     console.log(`\nFAILED: ${findings.violations.length} violations, seed ${seed}`);
     console.log(`  replay:   ${replayCommand(args)}`);
     console.log(`  database: ${db.name} (kept)`);

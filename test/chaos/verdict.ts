@@ -25,6 +25,8 @@ export interface Violation {
 /** Collects violations; one line per finding, grouped by invariant in the report. */
 export class Findings {
   readonly violations: Violation[] = [];
+  /** When the client received each answer found lost (ms since the epoch), for the evidence. */
+  readonly lostAnswersReceivedAt: number[] = [];
 
   add(invariant: Invariant, detail: string): void {
     this.violations.push({ invariant, detail });

@@ -46,6 +46,10 @@ export interface Formation {
   holdWal(node: NodeName, held: boolean): Promise<void>;
   /** `pg_autoctl perform switchover`: the planned failover of routine maintenance. */
   switchover(): Promise<void>;
+  /** The monitor's last `count` events (`pg_autoctl show events`), as it prints them. */
+  events(count?: number): Promise<string>;
+  /** Copies every keeper's and server's log under `dest` (formation.sh copy-logs). */
+  copyLogs(dest: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -125,6 +129,12 @@ export async function startFormation(opts: { async?: boolean } = {}): Promise<Fo
     },
     async switchover() {
       await script('switchover', dir);
+    },
+    async events(count = 40) {
+      return (await script('events', dir, String(count))).stdout;
+    },
+    async copyLogs(dest) {
+      await script('copy-logs', dir, dest);
     },
     async stop() {
       for (const node of ['node_1', 'node_2'] as const)
