@@ -283,7 +283,8 @@ export class InterruptedAfterSendError extends Error {
  * session: a backend waiting on a lock has not noticed, and runs what it was sent once the
  * lock is granted (the whole round trip, commit included, for withOneRoundTrip). That session
  * is ended from another connection before the error is passed on, so that what the caller
- * reads back next is final.
+ * reads back next is final, and a fence proves it durable (endSession). When the fence fails,
+ * the error is CommitUnconfirmedError instead, and the caller must not read back.
  */
 async function onClient<T>(
   pool: pg.Pool,
@@ -297,7 +298,12 @@ async function onClient<T>(
   };
   client.on('error', onError);
   const tx = new BatchingTransaction(client);
-  let lostSession = false;
+  let released = false;
+  const release = () => {
+    released = true;
+    client.off('error', onError);
+    client.release(broken);
+  };
   try {
     const result = await run(tx);
     tx.end('committed');
@@ -305,18 +311,21 @@ async function onClient<T>(
   } catch (error) {
     tx.end(error);
     if (opts.needsRollback?.(error) === false) throw error;
+    let rolledBack = true;
     try {
       await client.query('ROLLBACK');
     } catch (rollbackError) {
       broken ??= rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
-      lostSession = true;
+      rolledBack = false;
     }
-    throw error;
+    if (rolledBack) throw error;
+    // The session is lost. Released first: ending it takes a connection, and the pool may have
+    // no other.
+    release();
+    if (await endSession(pool, client)) throw error;
+    throw new CommitUnconfirmedError(error);
   } finally {
-    client.off('error', onError);
-    client.release(broken);
-    // After the release: ending it takes a connection, and the pool may have no other.
-    if (lostSession) await endSession(pool, client);
+    if (!released) release();
   }
 }
 
@@ -324,27 +333,59 @@ async function onClient<T>(
 const END_SESSION_TIMEOUT_MS = 5_000;
 
 /**
- * Terminates `client`'s backend if it still runs, and waits for it to exit. If that fails (the
- * database unreachable), the caller's read-back fails too, and the error stands. The pid names
- * our backend unless it exited and the server's pids wrapped around to it since, moments ago;
- * that would end some other session, which every caller survives as a lost connection.
+ * Terminates `client`'s backend if it still runs, and waits for it to exit; then proves that
+ * whatever it committed is as durable as any acknowledged commit. True once proven. The pid
+ * names our backend unless it exited and the server's pids wrapped around to it since, moments
+ * ago; that would end some other session, which every caller survives as a lost connection.
  */
-async function endSession(pool: pg.Pool, client: pg.PoolClient): Promise<void> {
+async function endSession(pool: pg.Pool, client: pg.PoolClient): Promise<boolean> {
   const { processID } = client as unknown as { processID?: number };
-  if (processID === undefined) return;
-  await pool
-    .query('SELECT pg_terminate_backend($1::int, $2::bigint)', [processID, END_SESSION_TIMEOUT_MS])
-    .catch(() => undefined);
+  if (processID !== undefined) {
+    await pool
+      .query('SELECT pg_terminate_backend($1::int, $2::bigint)', [
+        processID,
+        END_SESSION_TIMEOUT_MS,
+      ])
+      .catch(() => undefined);
+  }
   // A backend ended while its COMMIT waited for the synchronous standby leaves that commit on
   // the primary alone (PostgreSQL commits locally and only warns), and the read-back that
   // follows would take it for a durable one. A commit of our own, made now, waits for the
   // standby to have everything up to it, the ended backend's commit included: after it, the
-  // read-back sees only what is as durable as any other acknowledged commit.
-  await pool.query(SYNCHRONOUS_FENCE).catch(() => undefined);
+  // read-back sees only what is as durable as any other acknowledged commit. When the fence
+  // itself fails (its own wait ended early, its connection lost) nothing is proven: the standby
+  // may be gone, promoted while this primary still answers (a switchover's first moments).
+  return pool.query(SYNCHRONOUS_FENCE).then(
+    () => true,
+    () => false,
+  );
 }
 
-/** A transaction with an id (so its COMMIT waits for synchronous replication), doing nothing. */
-const SYNCHRONOUS_FENCE = 'SELECT pg_current_xact_id()';
+/**
+ * A session was lost with its commit perhaps waiting for the synchronous standby, and the fence
+ * that would have proven that commit durable (endSession) failed. A read now could find the
+ * commit on a primary whose standby never got it, and take for done what a failover will undo.
+ * So the caller does not settle the commit by reading back: the outcome stays unknown, and the
+ * request fails as the database being unavailable (08007, transaction_resolution_unknown). A
+ * retry, or the recovery worker, finds out once the database has settled.
+ */
+export class CommitUnconfirmedError extends Error {
+  readonly code = '08007';
+
+  constructor(override readonly cause: unknown) {
+    super('the session was lost and its commit could not be confirmed durable');
+  }
+}
+
+/**
+ * The smallest commit that waits for synchronous replication. PostgreSQL makes a commit wait
+ * (for its own flush and for the standby) only when its transaction wrote WAL before the commit
+ * record: a transaction that merely took an id (`pg_current_xact_id()`) commits asynchronously
+ * and proves nothing. A transactional logical message writes one small record and takes an id,
+ * needs no table, and any role may emit it at wal_level replica; logical decoding consumers, if
+ * any, see it under its prefix.
+ */
+const SYNCHRONOUS_FENCE = `SELECT pg_logical_emit_message(true, 'payments-gateway.fence', '')`;
 
 /**
  * COMMIT of a transaction a failed statement aborted (one the work issued and did not await)

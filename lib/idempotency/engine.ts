@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { CHECKS, isFailedCheck } from '../db/failed-checks.ts';
 import type { Statement } from '../db/pipelined-statements.ts';
-import { withOneRoundTrip, withTransaction } from '../db/pool.ts';
+import { CommitUnconfirmedError, withOneRoundTrip, withTransaction } from '../db/pool.ts';
 import { FaultInjectedError } from '../faults.ts';
 import type { JsonValue } from '../canonical-json.ts';
 import { FINISH_AT_ADMISSION, INSERT_KEY, lockingScope, TAKE_OVER_KEY } from './idempotency.sql.ts';
@@ -272,7 +272,10 @@ export class IdempotencyEngine {
       // The admission's commit is in doubt (connection lost, backend terminated). It happened
       // only if the key row exists with the resource id this attempt minted: nobody else can
       // have written that id. Otherwise nothing was stored and the error stands.
-      if (error instanceof FaultInjectedError) throw error;
+      // Nor is one read back that could not be proven durable (CommitUnconfirmedError).
+      if (error instanceof FaultInjectedError || error instanceof CommitUnconfirmedError) {
+        throw error;
+      }
       const row = await readKey(this.deps.pool, scope);
       if (row === undefined || row.resource_id !== first.resourceId) throw error;
       if (row.state === 'finished') {

@@ -3,7 +3,12 @@ import type pg from 'pg';
 import { startWork } from '../db/batching-transaction.ts';
 import { CHECKS, isFailedCheck } from '../db/failed-checks.ts';
 import type { Statement } from '../db/pipelined-statements.ts';
-import { withOneRoundTrip, withTransaction, type TxClient } from '../db/pool.ts';
+import {
+  CommitUnconfirmedError,
+  withOneRoundTrip,
+  withTransaction,
+  type TxClient,
+} from '../db/pool.ts';
 import { LeaseLostError } from '../errors.ts';
 import { FaultInjectedError } from '../faults.ts';
 import { logStep } from '../logging/request-trace.ts';
@@ -270,14 +275,21 @@ export class OwnedRequest {
    * was terminated, the commit got no answer). The phase's own fenced write says whether it
    * happened: the key row stands at `to` under our token only if the transaction committed.
    * Our lease was extended by that very write, so nobody else can have moved the row since.
-   * The row as committed: it committed and only the acknowledgement was lost. Null: it did not;
-   * the caller sees the original error and may retry the phase.
+   * The row as committed: it committed and only the acknowledgement was lost. Null: it did not,
+   * or that cannot be known yet; the caller sees the original error and may retry the phase.
    */
   private async settleUnknownCommit(
     error: unknown,
     to: string,
   ): Promise<{ expiresAt: Date } | null> {
-    if (error instanceof LeaseLostError || error instanceof FaultInjectedError) return null;
+    // A commit that could not be proven durable is not settled by a read that might see it.
+    if (
+      error instanceof LeaseLostError ||
+      error instanceof FaultInjectedError ||
+      error instanceof CommitUnconfirmedError
+    ) {
+      return null;
+    }
     const { tenantId, key } = this.scope;
     const { rows } = await this.deps.pool.query<{
       recovery_point: string;

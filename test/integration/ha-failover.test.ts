@@ -8,7 +8,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateDatabase } from '../../migrations/migrate.ts';
-import { createPool } from '../../lib/db/pool.ts';
+import { CommitUnconfirmedError, createPool, withOneRoundTrip } from '../../lib/db/pool.ts';
 import { createOrm } from '../../app/orm.ts';
 import { KEY_SETTLED_CHANNEL, KeyWatcher } from '../../lib/idempotency/key-watcher.ts';
 import { createLogger } from '../../lib/logging/logger.ts';
@@ -249,4 +249,102 @@ describe('a multi-host DATABASE_URL on a pg_auto_failover formation', () => {
     }
     await formation.waitForStates((s) => s.split(',').sort().join(',') === 'primary,secondary');
   }, 120_000);
+
+  /**
+   * A round trip whose session is lost while its commit waits for the standby: the primary's WAL
+   * senders are held (every node stays healthy to the monitor, so nothing drops the standby from
+   * the synchronous set), and the commit's backend is ended from outside, which PostgreSQL turns
+   * into a local-only commit. `then` runs while the senders are still held.
+   */
+  async function loseCommitWhileStandbyDeaf(
+    id: number,
+    then: (ctx: {
+      round: Promise<unknown>;
+      endWaiter: (query: string) => Promise<unknown>;
+      fenceWaiting: () => Promise<unknown>;
+      primary: NodeName;
+      standby: NodeName;
+      release: () => Promise<void>;
+    }) => Promise<void>,
+  ): Promise<void> {
+    const primary = (await formation.primary())!;
+    const standby: NodeName = primary === 'node_1' ? 'node_2' : 'node_1';
+    const pool = createPool({
+      connectionString: formation.url,
+      max: 2,
+      applicationName: 'ha-lost',
+    });
+    const admin = new pg.Client({ connectionString: formation.nodeUrl(primary) });
+    await admin.connect();
+    const waiting = (query: string, end: boolean) =>
+      waitUntil(
+        async () => {
+          const { rows } = await admin.query<{ pid: number; ended: boolean }>(
+            `SELECT pid, CASE WHEN $2 THEN pg_terminate_backend(pid) END AS ended
+               FROM pg_stat_activity
+              WHERE application_name = 'ha-lost' AND wait_event = 'SyncRep' AND query LIKE $1
+              LIMIT 1`,
+            [`%${query}%`, end],
+          );
+          return rows.length === 1;
+        },
+        { timeoutMs: 10_000, what: `a session waiting for the standby: ${query}` },
+      );
+    let held = false;
+    const release = async () => {
+      if (held) await formation.holdWal(primary, false);
+      held = false;
+    };
+    try {
+      await pool.query('SELECT 1');
+      await formation.holdWal(primary, true);
+      held = true;
+      const round = withOneRoundTrip(pool, [
+        { text: 'INSERT INTO acks (id) VALUES ($1)', values: [id] },
+      ]);
+      round.catch(() => undefined);
+      await waiting('INSERT INTO acks', true);
+      await then({
+        round,
+        endWaiter: (query) => waiting(query, true),
+        fenceWaiting: () => waiting('payments-gateway.fence', false),
+        primary,
+        standby,
+        release,
+      });
+    } finally {
+      await release().catch(() => undefined);
+      await admin.end();
+      await pool.end();
+    }
+  }
+
+  it('settles a lost commit only once the standby has it', async () => {
+    await loseCommitWhileStandbyDeaf(777_001, async ({ round, fenceWaiting, standby, release }) => {
+      // The ended commit is on the primary, and the fence waits for the standby to have it.
+      await fenceWaiting();
+      await release();
+      // The fence went through: the caller may read back, and the standby holds the row.
+      const error = await round.then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(error).not.toBeNull();
+      expect(error).not.toBeInstanceOf(CommitUnconfirmedError);
+      await waitUntil(async () => (await idsOn(standby, [777_001])).size === 1, {
+        timeoutMs: 10_000,
+        what: 'the lost commit on the standby',
+      });
+    });
+  }, 60_000);
+
+  it('reports a lost commit unconfirmed, not settled, when its fence cannot prove it replicated', async () => {
+    await loseCommitWhileStandbyDeaf(777_002, async ({ round, endWaiter, primary, standby }) => {
+      await endWaiter('payments-gateway.fence');
+      await expect(round).rejects.toBeInstanceOf(CommitUnconfirmedError);
+      // What a read-back would have found: the ended commit, on the primary alone.
+      expect(await idsOn(primary, [777_002])).toEqual(new Set([777_002]));
+      expect(await idsOn(standby, [777_002])).toEqual(new Set());
+    });
+  }, 60_000);
 });
