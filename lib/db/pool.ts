@@ -333,33 +333,46 @@ async function onClient<T>(
 const END_SESSION_TIMEOUT_MS = 5_000;
 
 /**
- * Terminates `client`'s backend if it still runs, and waits for it to exit; then proves that
- * whatever it committed is as durable as any acknowledged commit. True once proven. The pid
- * names our backend unless it exited and the server's pids wrapped around to it since, moments
- * ago; that would end some other session, which every caller survives as a lost connection.
+ * Ends `client`'s backend if it still runs, and waits for it to exit; then proves that whatever
+ * it committed is as durable as any acknowledged commit. True once proven. The pid names our
+ * backend unless it exited and the server's pids wrapped around to it since, moments ago; that
+ * would end some other session, which every caller survives as a lost connection.
+ *
+ * A backend whose COMMIT waits for the synchronous standby has committed on the primary, and
+ * no one sees it yet. Ended there, PostgreSQL keeps the commit on the primary alone (it only
+ * warns) and shows it at once: any request could then read it and answer from it before the
+ * standby has it, and a failover in those moments would undo what that answer said. So such a
+ * backend is left to its wait until the fence below is through, and ended only then.
  */
 async function endSession(pool: pg.Pool, client: pg.PoolClient): Promise<boolean> {
   const { processID } = client as unknown as { processID?: number };
-  if (processID !== undefined) {
-    await pool
-      .query('SELECT pg_terminate_backend($1::int, $2::bigint)', [
-        processID,
-        END_SESSION_TIMEOUT_MS,
-      ])
-      .catch(() => undefined);
-  }
-  // A backend ended while its COMMIT waited for the synchronous standby leaves that commit on
-  // the primary alone (PostgreSQL commits locally and only warns), and the read-back that
-  // follows would take it for a durable one. A commit of our own, made now, waits for the
-  // standby to have everything up to it, the ended backend's commit included: after it, the
-  // read-back sees only what is as durable as any other acknowledged commit. When the fence
-  // itself fails (its own wait ended early, its connection lost) nothing is proven: the standby
-  // may be gone, promoted while this primary still answers (a switchover's first moments).
-  return pool.query(SYNCHRONOUS_FENCE).then(
+  const end = (text: string) =>
+    processID === undefined
+      ? Promise.resolve()
+      : pool.query(text, [processID, END_SESSION_TIMEOUT_MS]).then(
+          () => undefined,
+          () => undefined,
+        );
+  await end(END_UNLESS_AWAITING_STANDBY);
+  // A commit of our own waits for the standby to have everything up to it, the lost session's
+  // commit included: after it, the read-back sees only what is as durable as any other
+  // acknowledged commit. When the fence itself fails (its own wait ended early, its connection
+  // lost) nothing is proven: the standby may be gone, promoted while this primary still
+  // answers (a switchover's first moments).
+  const fenced = await pool.query(SYNCHRONOUS_FENCE).then(
     () => true,
     () => false,
   );
+  // Through, it has made the lost session's commit durable, if that still waited: the session
+  // may be ended now, so that the read-back is final. Failed, the session is left to its wait,
+  // which a live standby completes and a failover ends unseen; the caller reads nothing back.
+  if (fenced) await end(END_BACKEND);
+  return fenced;
 }
+
+const END_BACKEND = 'SELECT pg_terminate_backend($1::int, $2::bigint)';
+const END_UNLESS_AWAITING_STANDBY = `SELECT pg_terminate_backend(pid, $2::bigint)
+  FROM pg_stat_activity WHERE pid = $1::int AND wait_event IS DISTINCT FROM 'SyncRep'`;
 
 /**
  * A session was lost with its commit perhaps waiting for the synchronous standby, and the fence

@@ -253,15 +253,18 @@ describe('a multi-host DATABASE_URL on a pg_auto_failover formation', () => {
   /**
    * A round trip whose session is lost while its commit waits for the standby: the primary's WAL
    * senders are held (every node stays healthy to the monitor, so nothing drops the standby from
-   * the synchronous set), and the commit's backend is ended from outside, which PostgreSQL turns
-   * into a local-only commit. `then` runs while the senders are still held.
+   * the synchronous set). `lose` says how: the commit's backend ended from outside, which
+   * PostgreSQL turns into a local-only commit, or the gateway's connection broken under it, as a
+   * network would. `then` runs while the senders are still held.
    */
   async function loseCommitWhileStandbyDeaf(
-    id: number,
+    lost: { id: number; lose: 'backend' | 'connection' },
     then: (ctx: {
       round: Promise<unknown>;
       endWaiter: (query: string) => Promise<unknown>;
       fenceWaiting: () => Promise<unknown>;
+      /** Whether the row is visible on the primary, to a session of its own. */
+      seenOnPrimary: () => Promise<boolean>;
       primary: NodeName;
       standby: NodeName;
       release: () => Promise<void>;
@@ -274,6 +277,8 @@ describe('a multi-host DATABASE_URL on a pg_auto_failover formation', () => {
       max: 2,
       applicationName: 'ha-lost',
     });
+    const clients: pg.PoolClient[] = [];
+    pool.on('connect', (client) => clients.push(client));
     const admin = new pg.Client({ connectionString: formation.nodeUrl(primary) });
     await admin.connect();
     const waiting = (query: string, end: boolean) =>
@@ -286,10 +291,12 @@ describe('a multi-host DATABASE_URL on a pg_auto_failover formation', () => {
               LIMIT 1`,
             [`%${query}%`, end],
           );
-          return rows.length === 1;
+          return rows[0]?.pid;
         },
         { timeoutMs: 10_000, what: `a session waiting for the standby: ${query}` },
       );
+    const seenOnPrimary = async () =>
+      (await admin.query('SELECT 1 FROM acks WHERE id = $1', [lost.id])).rowCount === 1;
     let held = false;
     const release = async () => {
       if (held) await formation.holdWal(primary, false);
@@ -300,14 +307,23 @@ describe('a multi-host DATABASE_URL on a pg_auto_failover formation', () => {
       await formation.holdWal(primary, true);
       held = true;
       const round = withOneRoundTrip(pool, [
-        { text: 'INSERT INTO acks (id) VALUES ($1)', values: [id] },
+        { text: 'INSERT INTO acks (id) VALUES ($1)', values: [lost.id] },
       ]);
       round.catch(() => undefined);
-      await waiting('INSERT INTO acks', true);
+      const pid = await waiting('INSERT INTO acks', lost.lose === 'backend');
+      if (lost.lose === 'connection') {
+        const client = clients.find(
+          (c) => (c as unknown as { processID: number }).processID === pid,
+        );
+        (
+          client as unknown as { connection: { stream: { destroy(): void } } }
+        ).connection.stream.destroy();
+      }
       await then({
         round,
         endWaiter: (query) => waiting(query, true),
         fenceWaiting: () => waiting('payments-gateway.fence', false),
+        seenOnPrimary,
         primary,
         standby,
         release,
@@ -319,32 +335,64 @@ describe('a multi-host DATABASE_URL on a pg_auto_failover formation', () => {
     }
   }
 
-  it('settles a lost commit only once the standby has it', async () => {
-    await loseCommitWhileStandbyDeaf(777_001, async ({ round, fenceWaiting, standby, release }) => {
-      // The ended commit is on the primary, and the fence waits for the standby to have it.
-      await fenceWaiting();
-      await release();
-      // The fence went through: the caller may read back, and the standby holds the row.
-      const error = await round.then(
-        () => null,
-        (e: unknown) => e,
-      );
-      expect(error).not.toBeNull();
-      expect(error).not.toBeInstanceOf(CommitUnconfirmedError);
-      await waitUntil(async () => (await idsOn(standby, [777_001])).size === 1, {
-        timeoutMs: 10_000,
-        what: 'the lost commit on the standby',
-      });
+  /**
+   * The fence went through: the round trip failed with its own error (the caller may read
+   * back), not as unconfirmed, and the standby holds the lost commit.
+   */
+  async function expectSettledOnStandby(
+    round: Promise<unknown>,
+    standby: NodeName,
+    id: number,
+  ): Promise<void> {
+    const error = await round.then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).not.toBeNull();
+    expect(error).not.toBeInstanceOf(CommitUnconfirmedError);
+    await waitUntil(async () => (await idsOn(standby, [id])).size === 1, {
+      timeoutMs: 10_000,
+      what: 'the lost commit on the standby',
     });
+  }
+
+  it('settles a lost commit only once the standby has it', async () => {
+    await loseCommitWhileStandbyDeaf(
+      { id: 777_001, lose: 'backend' },
+      async ({ round, fenceWaiting, standby, release }) => {
+        // The ended commit is on the primary, and the fence waits for the standby to have it.
+        await fenceWaiting();
+        await release();
+        await expectSettledOnStandby(round, standby, 777_001);
+      },
+    );
+  }, 60_000);
+
+  it('keeps a lost connection’s commit unseen while it waits for the standby', async () => {
+    await loseCommitWhileStandbyDeaf(
+      { id: 777_003, lose: 'connection' },
+      async ({ round, fenceWaiting, seenOnPrimary, standby, release }) => {
+        // The gateway ends the lost session before it reads back, but not one whose commit
+        // waits for the standby: ended, that commit would be visible on the primary alone.
+        await fenceWaiting();
+        expect(await seenOnPrimary()).toBe(false);
+        await release();
+        await expectSettledOnStandby(round, standby, 777_003);
+        expect(await seenOnPrimary()).toBe(true);
+      },
+    );
   }, 60_000);
 
   it('reports a lost commit unconfirmed, not settled, when its fence cannot prove it replicated', async () => {
-    await loseCommitWhileStandbyDeaf(777_002, async ({ round, endWaiter, primary, standby }) => {
-      await endWaiter('payments-gateway.fence');
-      await expect(round).rejects.toBeInstanceOf(CommitUnconfirmedError);
-      // What a read-back would have found: the ended commit, on the primary alone.
-      expect(await idsOn(primary, [777_002])).toEqual(new Set([777_002]));
-      expect(await idsOn(standby, [777_002])).toEqual(new Set());
-    });
+    await loseCommitWhileStandbyDeaf(
+      { id: 777_002, lose: 'backend' },
+      async ({ round, endWaiter, primary, standby }) => {
+        await endWaiter('payments-gateway.fence');
+        await expect(round).rejects.toBeInstanceOf(CommitUnconfirmedError);
+        // What a read-back would have found: the ended commit, on the primary alone.
+        expect(await idsOn(primary, [777_002])).toEqual(new Set([777_002]));
+        expect(await idsOn(standby, [777_002])).toEqual(new Set());
+      },
+    );
   }, 60_000);
 });
