@@ -1,27 +1,17 @@
-import type pg from 'pg';
-import { CHECKS, isFailedCheck } from '../db/failed-checks.ts';
-import type { Statement } from '../db/pipelined-statements.ts';
-import { CommitUnconfirmedError, withOneRoundTrip, withTransaction } from '../db/pool.ts';
-import { FaultInjectedError } from '../faults.ts';
 import type { JsonValue } from '../canonical-json.ts';
-import { FINISH_AT_ADMISSION, INSERT_KEY, lockingScope, TAKE_OVER_KEY } from './idempotency.sql.ts';
+import { TAKE_OVER_KEY } from './idempotency.sql.ts';
 import { logStep, type RequestTrace } from '../logging/request-trace.ts';
 import type { KeyWaitOutcome } from '../metrics.ts';
 import { readKey } from './key-read.ts';
 import { waitForKey, waitOutcome } from './key-wait.ts';
 import { assertIdempotencyKey } from './idempotency-key.ts';
-import { scopeIdsOf, type OperationDef } from './operation.ts';
+import type { OperationDef } from './operation.ts';
 import { MIN_LEASE_MS } from './lease-heartbeat.ts';
 import { OwnedRequest } from './owned-request.ts';
-import { keyedRequestHash, requestHashMatches, type StoredRequestHash } from './request-hash.ts';
-import { answerToStore, storedAnswer } from './stored-answer.ts';
-import {
-  keyRefOf,
-  metricLabels,
-  scopeAnnotation,
-  scopeDigest,
-  scopeText,
-} from './scope-identity.ts';
+import { admitNewKey } from './admit-new-key.ts';
+import { keyedRequestHash, requestHashMatches } from './request-hash.ts';
+import { storedAnswer } from './stored-answer.ts';
+import { keyRefOf, metricLabels, scopeAnnotation, scopeText } from './scope-identity.ts';
 import type { EngineDeps, KeyRow, OwnedRow, Scope } from './types.ts';
 import type { Admission } from './admission.ts';
 import type { FirstPhase } from './first-phase.ts';
@@ -169,13 +159,17 @@ export class IdempotencyEngine {
         await settling;
         continue;
       }
-      const decided = await admissions.run(name, () =>
-        this.insert(scope, keyedRequestHash(keyring, scope.operation, command), {
+      const admitted = await admissions.run(name, () =>
+        admitNewKey(this.deps, scope, {
+          requestHash: keyedRequestHash(keyring, scope.operation, command),
           first: firstPhase(),
           afterExpiry: existing !== undefined,
         }),
       );
-      if (decided !== 'changed') return decided;
+      if (admitted !== 'changed') {
+        this.countExecuted(scope, admitted.executed);
+        return admitted.admission;
+      }
     }
     return this.inUse(scope, null);
   }
@@ -183,134 +177,6 @@ export class IdempotencyEngine {
   /** Wraps a row claimed by the recovery worker. */
   adopt(scope: Scope, row: OwnedRow): OwnedRequest {
     return new OwnedRequest(this.deps, scope, row);
-  }
-
-  private async insert(
-    scope: Scope,
-    requestHash: StoredRequestHash,
-    admission: { first: FirstPhase; afterExpiry: boolean },
-  ): Promise<Admission | 'changed'> {
-    const { first } = admission;
-    const { tenantId, operation, key } = scope;
-    const { leaseMs, ttlSeconds, faults } = this.deps;
-    const lock = lockingScope(scopeDigest(scope).readBigInt64BE(0));
-    const inserting: Statement = {
-      text: INSERT_KEY,
-      values: [
-        tenantId,
-        operation.id,
-        key,
-        requestHash.digest,
-        first.to,
-        first.resourceId,
-        leaseMs,
-        ttlSeconds,
-        requestHash.keyId,
-        scopeIdsOf(operation),
-      ],
-    };
-    const beforeCommit = `${operation.publicName}.${first.to}.before-commit`;
-    let owned: Omit<OwnedRow, 'recovery_point' | 'resource_id'> & {
-      decided?: JsonValue;
-      after_expiry?: boolean;
-    };
-    // A retry of an expired key, as the insert found it, else (answer lost) as a read before did.
-    const executed = (admitted?: { after_expiry?: boolean }) =>
-      (admitted?.after_expiry ?? admission.afterExpiry) ? 'expired_retry' : 'executed';
-    let answers: pg.QueryResult[] = [];
-    try {
-      if ('statements' in first) {
-        // The scope lock, the key's INSERT and the phase's statements: one transaction that
-        // commits at the end of one round trip. Nothing runs between them: `before-commit` is
-        // hit before it is sent, and `commit-sent` while it is on its way.
-        const [admitted, ...rest] = await withOneRoundTrip(
-          this.deps.pool,
-          [inserting, ...first.statements],
-          {
-            first: [lock],
-            beforeSend: () => faults.hit(beforeCommit),
-            afterSend: () => faults.hit(`${operation.publicName}.${first.to}.commit-sent`),
-          },
-        );
-        owned = admitted!.rows[0] as typeof owned;
-        answers = rest;
-      } else {
-        const work = first.work;
-        owned = await withTransaction(
-          this.deps.pool,
-          async (tx) => {
-            // BEGIN, the scope lock and the key's INSERT leave in one round trip.
-            const { rows } = await tx.query<typeof owned>(inserting.text, inserting.values);
-            const row = rows[0]!;
-            const outcome = await work(tx);
-            if (outcome?.decided !== undefined) {
-              const answer = answerToStore(scope, outcome.decided, {
-                maxBytes: this.deps.answerMaxBytes,
-                keyring: this.deps.keyring,
-                admittedAs: operation.id,
-              });
-              await tx.query(FINISH_AT_ADMISSION, [
-                tenantId,
-                operation.id,
-                key,
-                answer.sealed,
-                answer.version,
-                answer.storedAs,
-                answer.outcome,
-              ]);
-              return { ...row, decided: outcome.decided };
-            }
-            await faults.hit(beforeCommit);
-            return row;
-          },
-          { first: [lock] },
-        );
-      }
-    } catch (error) {
-      // A concurrent first request owns the key: nothing of ours committed.
-      if (isFailedCheck(error, CHECKS.admissionLost)) return 'changed';
-      // The admission's commit is in doubt (connection lost, backend terminated). It happened
-      // only if the key row exists with the resource id this attempt minted: nobody else can
-      // have written that id. Otherwise nothing was stored and the error stands.
-      // Nor is one read back that could not be proven durable (CommitUnconfirmedError).
-      if (error instanceof FaultInjectedError || error instanceof CommitUnconfirmedError) {
-        throw error;
-      }
-      const row = await readKey(this.deps.pool, scope);
-      if (row === undefined || row.resource_id !== first.resourceId) throw error;
-      if (row.state === 'finished') {
-        this.countExecuted(scope, executed());
-        return { kind: 'decided', answer: storedAnswer(row, scope, this.deps.keyring) };
-      }
-      owned = row;
-      // Committed, but its answers were lost with the connection: the owner reads what it needs.
-      answers = [];
-    }
-    logStep(this.deps, {
-      msg: 'phase committed',
-      recoveryPoint: owned.decided === undefined ? first.to : 'finished',
-      fencingToken: owned.fencing_token,
-    });
-    if (owned.decided !== undefined) {
-      this.countExecuted(scope, executed(owned));
-      const answer = {
-        version: operation.answerVersion,
-        storedAs: 'inline' as const,
-        body: owned.decided,
-        resourceId: first.resourceId,
-        firstRequestAt: owned.created_at,
-        expiresAt: owned.expires_at,
-      };
-      return { kind: 'decided', answer };
-    }
-    await faults.hit(`${operation.publicName}.${first.to}.after-commit`);
-    this.countExecuted(scope, executed(owned));
-    const request = new OwnedRequest(this.deps, scope, {
-      ...owned,
-      recovery_point: first.to,
-      resource_id: first.resourceId,
-    });
-    return { kind: 'owned', request, via: 'new', answers };
   }
 
   private async decide(
