@@ -28,8 +28,12 @@ export function auditAcknowledged(input: {
     // Every final answer was acknowledged to a client, settled or not (a copy's, a replay's).
     const first = record.finals[0];
     if (first === undefined) continue;
+    let counted = false;
     const lost = (what: string) => {
-      if (first.receivedAt !== undefined) findings.lostAnswersReceivedAt.push(first.receivedAt);
+      if (!counted && first.receivedAt !== undefined) {
+        findings.lostAnswersReceivedAt.push(first.receivedAt);
+      }
+      counted = true;
       return `lost acknowledgement: ${operationLabel(op)} was answered ${told(first)}, but ${what}`;
     };
     const scope = `${snapshot.tenantIds[op.tenant]}/${OPERATION_IDS[op.kind]}/${op.key}`;
