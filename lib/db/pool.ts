@@ -3,6 +3,7 @@ import { BatchingTransaction } from './batching-transaction.ts';
 import { SkippedStatementError, type Statement } from './pipelined-statements.ts';
 import { preparingClientClass } from './prepared-client.ts';
 import { connectionFor } from './primary-client.ts';
+import { CommitUnconfirmedError, endSession } from './lost-session.ts';
 
 /** Anything that runs a query: the pool itself (autocommit) or a client inside a transaction. */
 export interface Queryable {
@@ -68,8 +69,8 @@ export const SET_MAINTENANCE_STATEMENT_TIMEOUT = `SET LOCAL statement_timeout = 
  * It is long enough for the wait no timeout covers on the server: a COMMIT waiting for a
  * synchronous standby, which a failover manager releases within seconds by taking a stalled
  * standby out of the synchronous set. Giving up here never cancels that wait (pg sends no
- * cancel; the connection is dropped): the commit's outcome is settled by reading it back, as
- * after any lost connection.
+ * cancel; the connection is dropped): the commit's outcome is settled as after any lost
+ * connection (onClient), by reading it back once it is proven durable, or not at all.
  */
 const QUERY_TIMEOUT_MARGIN_MS = 20_000;
 
@@ -159,24 +160,32 @@ export function withTransaction<T>(
   work: (tx: TxClient) => Promise<T>,
   opts: TransactionOptions = {},
 ): Promise<T> {
-  return onClient(pool, async (tx) => {
-    // BEGIN, the first statements and work's first statements leave in one round trip. If
-    // BEGIN or a first statement fails, work sees its statements skipped: report the cause.
-    const begun = Promise.all(
-      [{ text: 'BEGIN', values: [] }, ...(opts.first ?? [])].map((s) => tx.query(s.text, s.values)),
-    );
-    begun.catch(() => undefined);
-    let result: T;
-    try {
-      result = await work(tx);
-    } catch (error) {
+  let committing = false;
+  return onClient(
+    pool,
+    async (tx) => {
+      // BEGIN, the first statements and work's first statements leave in one round trip. If
+      // BEGIN or a first statement fails, work sees its statements skipped: report the cause.
+      const begun = Promise.all(
+        [{ text: 'BEGIN', values: [] }, ...(opts.first ?? [])].map((s) =>
+          tx.query(s.text, s.values),
+        ),
+      );
+      begun.catch(() => undefined);
+      let result: T;
+      try {
+        result = await work(tx);
+      } catch (error) {
+        await begun;
+        throw error;
+      }
       await begun;
-      throw error;
-    }
-    await begun;
-    assertCommitted(await tx.query('COMMIT'));
-    return result;
-  });
+      committing = true;
+      assertCommitted(await tx.query('COMMIT'));
+      return result;
+    },
+    { mayHaveCommitted: () => committing },
+  );
 }
 
 export interface OneRoundTripOptions extends TransactionOptions {
@@ -212,7 +221,8 @@ export interface OneRoundTripOptions extends TransactionOptions {
  *   and a backend waiting on a lock would still run it once the lock is granted (it has read
  *   the whole round trip and does not look at its socket meanwhile). So the call ends that
  *   session first (onClient), then rejects with the connection's error; the caller settles the
- *   commit by reading back a row that only the commit could have written.
+ *   commit by reading back a row that only the commit could have written. When the commit
+ *   could not be proven durable, it rejects with CommitUnconfirmedError, and nothing is read.
  */
 export function withOneRoundTrip(
   pool: pg.Pool,
@@ -248,7 +258,7 @@ export function withOneRoundTrip(
       const results = answers.map((a) => (a.status === 'fulfilled' ? a.value : undefined));
       return results.slice(first.length) as pg.QueryResult[];
     },
-    { needsRollback: (error) => !sessionIdleAfter(error) },
+    { needsRollback: (error) => !sessionIdleAfter(error), mayHaveCommitted: () => sending },
   );
 }
 
@@ -283,13 +293,18 @@ export class InterruptedAfterSendError extends Error {
  * session: a backend waiting on a lock has not noticed, and runs what it was sent once the
  * lock is granted (the whole round trip, commit included, for withOneRoundTrip). That session
  * is ended from another connection before the error is passed on, so that what the caller
- * reads back next is final, and a fence proves it durable (endSession). When the fence fails,
- * the error is CommitUnconfirmedError instead, and the caller must not read back.
+ * reads back next is final, and a fence proves it durable (endSession). When that cannot be
+ * proven and a commit may have been sent, the error is CommitUnconfirmedError instead, and the
+ * caller must not read back.
  */
 async function onClient<T>(
   pool: pg.Pool,
   run: (tx: BatchingTransaction) => Promise<T>,
-  opts: { needsRollback?: (error: unknown) => boolean } = {},
+  opts: {
+    needsRollback?: (error: unknown) => boolean;
+    /** Whether a commit may have been sent when `run` failed; only then is its outcome unknown. */
+    mayHaveCommitted?: () => boolean;
+  } = {},
 ): Promise<T> {
   const client = await pool.connect();
   let broken: Error | undefined;
@@ -322,83 +337,14 @@ async function onClient<T>(
     // The session is lost. Released first: ending it takes a connection, and the pool may have
     // no other.
     release();
-    if (await endSession(pool, client)) throw error;
+    const proven = await endSession(pool, client);
+    // A transaction whose COMMIT never left cannot have committed: its own error stands.
+    if (proven || opts.mayHaveCommitted?.() === false) throw error;
     throw new CommitUnconfirmedError(error);
   } finally {
     if (!released) release();
   }
 }
-
-/** How long ending a lost connection's session may wait for its backend to exit. */
-const END_SESSION_TIMEOUT_MS = 5_000;
-
-/**
- * Ends `client`'s backend if it still runs, and waits for it to exit; then proves that whatever
- * it committed is as durable as any acknowledged commit. True once proven. The pid names our
- * backend unless it exited and the server's pids wrapped around to it since, moments ago; that
- * would end some other session, which every caller survives as a lost connection.
- *
- * A backend whose COMMIT waits for the synchronous standby has committed on the primary, and
- * no one sees it yet. Ended there, PostgreSQL keeps the commit on the primary alone (it only
- * warns) and shows it at once: any request could then read it and answer from it before the
- * standby has it, and a failover in those moments would undo what that answer said. So such a
- * backend is left to its wait until the fence below is through, and ended only then.
- */
-async function endSession(pool: pg.Pool, client: pg.PoolClient): Promise<boolean> {
-  const { processID } = client as unknown as { processID?: number };
-  const end = (text: string) =>
-    processID === undefined
-      ? Promise.resolve()
-      : pool.query(text, [processID, END_SESSION_TIMEOUT_MS]).then(
-          () => undefined,
-          () => undefined,
-        );
-  await end(END_UNLESS_AWAITING_STANDBY);
-  // A commit of our own waits for the standby to have everything up to it, the lost session's
-  // commit included: after it, the read-back sees only what is as durable as any other
-  // acknowledged commit. When the fence itself fails (its own wait ended early, its connection
-  // lost) nothing is proven: the standby may be gone, promoted while this primary still
-  // answers (a switchover's first moments).
-  const fenced = await pool.query(SYNCHRONOUS_FENCE).then(
-    () => true,
-    () => false,
-  );
-  // Through, it has made the lost session's commit durable, if that still waited: the session
-  // may be ended now, so that the read-back is final. Failed, the session is left to its wait,
-  // which a live standby completes and a failover ends unseen; the caller reads nothing back.
-  if (fenced) await end(END_BACKEND);
-  return fenced;
-}
-
-const END_BACKEND = 'SELECT pg_terminate_backend($1::int, $2::bigint)';
-const END_UNLESS_AWAITING_STANDBY = `SELECT pg_terminate_backend(pid, $2::bigint)
-  FROM pg_stat_activity WHERE pid = $1::int AND wait_event IS DISTINCT FROM 'SyncRep'`;
-
-/**
- * A session was lost with its commit perhaps waiting for the synchronous standby, and the fence
- * that would have proven that commit durable (endSession) failed. A read now could find the
- * commit on a primary whose standby never got it, and take for done what a failover will undo.
- * So the caller does not settle the commit by reading back: the outcome stays unknown, and the
- * request fails as the database being unavailable (08007, transaction_resolution_unknown). A
- * retry, or the recovery worker, finds out once the database has settled.
- */
-export class CommitUnconfirmedError extends Error {
-  readonly code = '08007';
-
-  constructor(override readonly cause: unknown) {
-    super('the session was lost and its commit could not be confirmed durable');
-  }
-}
-
-/**
- * The smallest commit that waits for synchronous replication. PostgreSQL makes a commit wait
- * (for its own flush and for the standby) only when its transaction wrote WAL before the commit
- * record: a transaction that merely took an id (`pg_current_xact_id()`) commits asynchronously
- * and proves nothing. A transactional logical message writes one small record and takes an id,
- * needs no table, and any role may emit it at wal_level replica; logical decoding consumers, if
- * any, see it under its prefix.
- */
-const SYNCHRONOUS_FENCE = `SELECT pg_logical_emit_message(true, 'payments-gateway.fence', '')`;
 
 /**
  * COMMIT of a transaction a failed statement aborted (one the work issued and did not await)

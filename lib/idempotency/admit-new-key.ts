@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import { CHECKS, isFailedCheck } from '../db/failed-checks.ts';
 import type { Statement } from '../db/pipelined-statements.ts';
-import { CommitUnconfirmedError, withOneRoundTrip, withTransaction } from '../db/pool.ts';
+import { withOneRoundTrip, withTransaction } from '../db/pool.ts';
+import { CommitUnconfirmedError } from '../db/lost-session.ts';
 import { FaultInjectedError } from '../faults.ts';
 import type { JsonValue } from '../canonical-json.ts';
 import { FINISH_AT_ADMISSION, INSERT_KEY, lockingScope } from './idempotency.sql.ts';

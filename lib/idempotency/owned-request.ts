@@ -3,12 +3,8 @@ import type pg from 'pg';
 import { startWork } from '../db/batching-transaction.ts';
 import { CHECKS, isFailedCheck } from '../db/failed-checks.ts';
 import type { Statement } from '../db/pipelined-statements.ts';
-import {
-  CommitUnconfirmedError,
-  withOneRoundTrip,
-  withTransaction,
-  type TxClient,
-} from '../db/pool.ts';
+import { withOneRoundTrip, withTransaction, type TxClient } from '../db/pool.ts';
+import { CommitUnconfirmedError } from '../db/lost-session.ts';
 import { LeaseLostError } from '../errors.ts';
 import { FaultInjectedError } from '../faults.ts';
 import { logStep } from '../logging/request-trace.ts';

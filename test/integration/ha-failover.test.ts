@@ -8,7 +8,8 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateDatabase } from '../../migrations/migrate.ts';
-import { CommitUnconfirmedError, createPool, withOneRoundTrip } from '../../lib/db/pool.ts';
+import { createPool, withOneRoundTrip } from '../../lib/db/pool.ts';
+import { CommitUnconfirmedError } from '../../lib/db/lost-session.ts';
 import { createOrm } from '../../app/orm.ts';
 import { KEY_SETTLED_CHANNEL, KeyWatcher } from '../../lib/idempotency/key-watcher.ts';
 import { createLogger } from '../../lib/logging/logger.ts';
