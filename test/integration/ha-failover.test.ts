@@ -114,11 +114,21 @@ describe('a multi-host DATABASE_URL on a pg_auto_failover formation', () => {
       connectionString: formation.nodeUrl('node_2', 'pgw_ha_migrated'),
     });
     await check.connect();
-    const { rows } = await check.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM pg_tables WHERE tablename = 'payments'`,
-    );
-    await check.end();
-    expect(rows[0]?.n).toBe(1); // replicated from the primary to the standby
+    try {
+      // Replicated from the primary to the standby. A synchronous commit returns once the standby
+      // has flushed it, not replayed it: a read there a moment later may not see it yet.
+      await waitUntil(
+        async () =>
+          (
+            await check.query<{ n: number }>(
+              `SELECT count(*)::int AS n FROM pg_tables WHERE tablename = 'payments'`,
+            )
+          ).rows[0]?.n === 1,
+        { timeoutMs: 10_000, what: 'the migrated tables on the standby' },
+      );
+    } finally {
+      await check.end();
+    }
   });
 
   it('follows a crashed primary to the promoted standby and loses no acknowledged commit', async () => {
