@@ -311,9 +311,11 @@ async function driveCreatePayment(
       } catch (error) {
         // A zombie: someone took the request over while we were away. They will finish it.
         if (error instanceof LeaseLostError) return { error: keyInUse(1, paymentId) };
-        // The final phase did not commit (the database dropped out): hand the request on at
-        // once instead of holding it for a whole lease. The provider's answer is not lost —
-        // the next owner asks again with the same key and gets the same charge.
+        // The final phase did not commit, or whether it did cannot be known yet (the database
+        // dropped out; CommitUnconfirmedError): hand the request on at once instead of holding
+        // it for a whole lease. Its fence refuses the hand-over if the phase did commit. The
+        // provider's answer is not lost: the next owner asks again with the same key and gets
+        // the same charge.
         await request.release('interrupted').catch(() => undefined);
         throw error;
       }
