@@ -138,42 +138,84 @@ describe('a backend killed while the admission is under way', () => {
   });
 });
 
+/** The commits a payment makes that a test cuts: the admission's, or the final phase's. */
+const CUT_COMMITS = [
+  ['the admission', 0],
+  ['the final phase', 1],
+] as const;
+
+/**
+ * Sends `input` once with `arm` run just before the commit that `commitsBefore` commits pass
+ * first: at once for the admission, after the provider's answer for the final phase.
+ */
+async function createWithCommitArmed(
+  commitsBefore: number,
+  input: ReturnType<typeof paymentInput>,
+  arm: () => void,
+): Promise<GraphQLAnswer> {
+  if (commitsBefore === 0) arm();
+  else stack.app.faults.arm('createPayment.provider_charge.after-call', { kind: 'call', run: arm });
+  try {
+    return await graphql(stack.app.url, {
+      apiKey: TENANT_A.apiKey,
+      query: CREATE_PAYMENT,
+      variables: { input },
+    });
+  } finally {
+    stack.app.faults.disarm('createPayment.provider_charge.after-call');
+  }
+}
+
 describe('a connection cut after COMMIT reached the server, before its answer came back', () => {
-  it.each([
-    ['the admission', 0],
-    ['the final phase', 1],
-  ])(
+  it.each(CUT_COMMITS)(
     'of %s: the commit is settled by reading it back, and the request completes once',
     async (_name, commitsBefore) => {
       const key = `cut.${commitsBefore}`;
-      const input = {
-        idempotencyKey: key,
-        amount: '3.10',
-        currency: 'EUR',
-        paymentMethod: 'pm_card_visa',
-        reference: key,
-      };
       const cutsBefore = cutter.cuts();
-      if (commitsBefore === 0) cutter.cutAfterNextCommit();
-      else {
-        // Let the admission's COMMIT pass, then arm the cutter for the final phase's.
-        stack.app.faults.arm('createPayment.provider_charge.after-call', {
-          kind: 'call',
-          run: () => cutter.cutAfterNextCommit(),
-        });
-      }
-      try {
-        const answer = await graphql(stack.app.url, {
-          apiKey: TENANT_A.apiKey,
-          query: CREATE_PAYMENT,
-          variables: { input },
-        });
-        expect(cutter.cuts()).toBe(cutsBefore + 1);
-        // Not a 500 and not a retry: the gateway itself found that the commit had happened.
-        expect(paymentOf(answer).status).toBe('SUCCEEDED');
-      } finally {
-        stack.app.faults.disarm('createPayment.provider_charge.after-call');
-      }
+      const answer = await createWithCommitArmed(commitsBefore, paymentInput(key), () =>
+        cutter.cutAfterNextCommit(),
+      );
+      expect(cutter.cuts()).toBe(cutsBefore + 1);
+      // Not a 500 and not a retry: the gateway itself found that the commit had happened.
+      expect(paymentOf(answer).status).toBe('SUCCEEDED');
+      await assertExactlyOnce(key);
+    },
+  );
+});
+
+describe('a commit cut off whose durability the fence could not prove', () => {
+  // After a lost session the pool ends it and fences (lib/db/lost-session.ts). When the fence
+  // fails too, a commit that did happen may be on this primary alone (a switchover's first
+  // moments): reading it back could answer from what a failover undoes. The request must fail
+  // retryably instead, and a later retry find what was stored.
+  it.each(CUT_COMMITS)(
+    'of %s: not read back; DATABASE_UNAVAILABLE, and a retry completes once',
+    async (_name, commitsBefore) => {
+      const key = `unconfirmed.${commitsBefore}`;
+      const input = paymentInput(key);
+      const cutsBefore = cutter.cuts();
+      const refusalsBefore = cutter.refusals();
+      const first = await createWithCommitArmed(commitsBefore, input, () => {
+        cutter.cutAfterNextCommit();
+        cutter.refuseNext('payments-gateway.fence');
+      });
+      expect(cutter.cuts()).toBe(cutsBefore + 1);
+      expect(cutter.refusals()).toBe(refusalsBefore + 1);
+      // The commit happened (the cutter saw the server confirm it), yet the answer is not
+      // built from it.
+      expect({ status: first.status, code: errorCodeOf(first) }).toEqual({
+        status: 503,
+        code: 'DATABASE_UNAVAILABLE',
+      });
+      expect(first.headers.get('retry-after')).toBe('1');
+      const { rows } = await stack.db.query('SELECT 1 FROM idempotency_keys WHERE key = $1', [key]);
+      expect(rows).toHaveLength(1);
+      const final = await createUntilFinal(stack.app.url, {
+        apiKey: TENANT_A.apiKey,
+        input,
+        deadlineMs: 15_000,
+      });
+      expect(paymentOf(final).status).toBe('SUCCEEDED');
       await assertExactlyOnce(key);
     },
   );

@@ -20,6 +20,13 @@ export interface CommitCutter {
    * its transaction ended only then, whatever happened on the server meanwhile.
    */
   holdAnswersAfterNextCommit(withBytes: string): HeldAnswers;
+  /**
+   * Cuts, before the server gets it, the next connection that sends a message holding the
+   * bytes of `withBytes`: that statement never runs, and its client sees its connection lost.
+   */
+  refuseNext(withBytes: string): void;
+  /** How many statements were refused. */
+  refusals(): number;
   /** How many commits were cut. */
   cuts(): number;
   close(): Promise<void>;
@@ -110,7 +117,9 @@ export async function startCommitCutter(targetUrl: string): Promise<CommitCutter
   const sockets = new Set<Socket>();
   let armed = false;
   let holdArmed: Hold | null = null;
+  let refuse: Buffer | null = null;
   let cuts = 0;
+  let refusals = 0;
   const server: Server = createServer((client) => {
     const upstream = connect(Number(target.port || 5432), target.hostname);
     sockets.add(client).add(upstream);
@@ -144,6 +153,15 @@ export async function startCommitCutter(targetUrl: string): Promise<CommitCutter
     };
     client.on('data', (chunk: Buffer) => {
       tripBytes.push(chunk);
+      // Matched against the round trip so far: the bytes may span chunks. Nothing of the round
+      // trip commits: the server never gets the rest of it.
+      if (refuse !== null && Buffer.concat(tripBytes).includes(refuse)) {
+        refuse = null;
+        refusals += 1;
+        client.destroy();
+        upstream.destroy();
+        return;
+      }
       readClient(chunk, (type) => {
         if (type === MESSAGE.execute) executes += 1;
         if (type !== MESSAGE.sync && type !== MESSAGE.query) return;
@@ -223,7 +241,9 @@ export async function startCommitCutter(targetUrl: string): Promise<CommitCutter
         },
       };
     },
+    refuseNext: (withBytes) => void (refuse = Buffer.from(withBytes)),
     cuts: () => cuts,
+    refusals: () => refusals,
     async close() {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
