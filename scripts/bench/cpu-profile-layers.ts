@@ -22,7 +22,7 @@ export interface CpuProfile {
 }
 
 /** Ordered: the first that matches a frame's URL names it. */
-const LAYERS: Array<[string, RegExp]> = [
+export const LAYERS: Array<[string, RegExp]> = [
   ['graphql-js (parse, validate, execute)', /\/node_modules\/graphql\//],
   // With the libraries it calls per request: content negotiation of the Accept header.
   ['Apollo Server', /\/node_modules\/(@apollo\/|negotiator\/|whatwg-mimetype\/)/],
