@@ -28,7 +28,7 @@ interface Sample {
  * `perf script -F pid,tid,period,ip,sym` output: a header line (`pid/tid period`), then one
  * indented line per frame. The main thread's tid is the pid.
  */
-function parsePerfScript(text: string): Sample[] {
+export function parsePerfScript(text: string): Sample[] {
   const samples: Sample[] = [];
   let current: Sample | null = null;
   for (const line of text.split('\n')) {
@@ -82,7 +82,7 @@ function layerOf(sample: Sample): string {
   return withoutLayer(sample);
 }
 
-function onCpuLayers(samples: Sample[]): Map<string, number> {
+export function onCpuLayers(samples: Sample[]): Map<string, number> {
   const byLayer = new Map<string, number>();
   for (const sample of samples) {
     const layer = layerOf(sample);

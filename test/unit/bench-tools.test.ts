@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseBenchArgs } from '../../scripts/bench/args.ts';
 import { runLoad } from '../../scripts/bench/load.ts';
+import { onCpuLayers, parsePerfScript } from '../../scripts/bench/on-cpu-layers.ts';
 import { parsePgbench } from '../../scripts/bench/pgbench.ts';
 import { baselineTarget } from '../../scripts/bench/targets.ts';
 
@@ -29,6 +30,40 @@ describe('pgbench output', () => {
 
   it('is an error without a tps line, not a rate of NaN', () => {
     expect(() => parsePgbench('pgbench: error: connection refused')).toThrow(/no tps line/);
+  });
+});
+
+describe('on-CPU layers from perf script', () => {
+  // Three samples of pid 7: the main thread in zod under tRPC, the main thread in the kernel
+  // under a write the pg driver made, and a V8 helper thread scavenging.
+  const text = [
+    '7/7     1000000 ',
+    '\t    7f01 Builtins_LoadIC',
+    '\t    7f02 JS:*inst._zod.parse file:///srv/node_modules/zod/v4/core/schemas.js:159:23',
+    '\t    7f03 JS:* file:///srv/node_modules/@trpc/server/dist/initTRPC.mjs:162:3',
+    '',
+    '7/7     2000000 ',
+    '\tffff01 pvm_irq_enable',
+    '\t    7f04 JS:*writevGeneric node:internal/stream_base_commons:123:23',
+    '\t    7f05 JS:*submit file:///srv/dist/lib/db/pipelined-statements.js:74:11',
+    '',
+    '7/9     500000 ',
+    '\t    c001 v8::internal::Scavenger::ScavengeObject<v8::internal::FullHeapObjectSlot>',
+    '',
+  ].join('\n');
+
+  it('charges each sample, by its period, to the innermost layer or node module on its stack', () => {
+    const samples = parsePerfScript(text);
+    expect(samples.map((s) => [s.mainThread, s.periodNs])).toEqual([
+      [true, 1_000_000],
+      [true, 2_000_000],
+      [false, 500_000],
+    ]);
+    expect(Object.fromEntries(onCpuLayers(samples))).toEqual({
+      zod: 1_000_000,
+      'node internals (stream_base_commons)': 2_000_000,
+      GC: 500_000,
+    });
   });
 });
 
