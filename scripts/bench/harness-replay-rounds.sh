@@ -18,7 +18,7 @@
 # (allocation-sample.ts), KB allocated a request by package.
 # NODE_FLAGS adds flags to the gateway's node (V8's --trace-opt, say, which NODE_OPTIONS refuses).
 # TARGET=ref-apollo runs the harness's reference behind Apollo instead of the product, under
-# the same load and options (not --cpu-prof), for a side-by-side reading.
+# the same load and options, for a side-by-side reading.
 #
 # HARNESS_DIR: a copy of the independent harness with `npm ci` done (docs/performance.md).
 # CHECKOUT: a checkout with `npm run build` done. Needs PostgreSQL on 127.0.0.1 as a superuser
@@ -91,8 +91,8 @@ measured() {
   out=$(load --self-warmup 16 "$@" 2>&1)
   read -r u0 s0 <<<"$before"
   read -r u1 s1 < <(ticks)
-  [[ -z "$perf" ]] || { kill -INT "$perf"; wait "$perf" 2>/dev/null || true; }
-  [[ -z "$alloc" ]] || { kill -INT "$alloc"; wait "$alloc" 2>/dev/null || true; }
+  [[ -z "$perf" ]] || { kill -INT "$perf" 2>/dev/null || true; wait "$perf" 2>/dev/null || true; }
+  [[ -z "$alloc" ]] || { kill -INT "$alloc" 2>/dev/null || true; wait "$alloc" 2>/dev/null || true; }
   n=$(grep -o '\] [0-9]* req in' <<<"$out" | grep -o '[0-9]*')
   grep -o '= [0-9.]* req/s\|cpu ms/req {[^}]*}' <<<"$out" | tr '\n' ' '
   awk -v u=$((u1 - u0)) -v s=$((s1 - s0)) -v n="$n" \
