@@ -107,9 +107,9 @@ function main(): void {
   const samples = parsePerfScript(text);
   const byLayer = onCpuLayers(samples);
   const totalNs = [...byLayer.values()].reduce((sum, ns) => sum + ns, 0);
-  const main = samples.filter((s) => s.mainThread).reduce((sum, s) => sum + s.periodNs, 0);
+  const mainNs = samples.filter((s) => s.mainThread).reduce((sum, s) => sum + s.periodNs, 0);
   const us = (ns: number) => (ns / 1000 / requests).toFixed(1).padStart(8);
-  console.log(`${us(totalNs)} µs a request on a core (${us(main).trim()} on the main thread)`);
+  console.log(`${us(totalNs)} µs a request on a core (${us(mainNs).trim()} on the main thread)`);
   for (const [layer, ns] of [...byLayer].sort((a, b) => b[1] - a[1]).slice(0, top)) {
     console.log(`${us(ns)}  ${((100 * ns) / totalNs).toFixed(1).padStart(5)}%  ${layer}`);
   }
