@@ -99,3 +99,9 @@ export class CommitUnconfirmedError extends Error {
  * any, see it under its prefix.
  */
 const SYNCHRONOUS_FENCE = `SELECT pg_logical_emit_message(true, 'payments-gateway.fence', '')`;
+
+/**
+ * The fence a read-back commits with (durable-read-back.ts): the same message under the same
+ * prefix, its content naming where it came from.
+ */
+export const READ_BACK_FENCE = `SELECT pg_logical_emit_message(true, 'payments-gateway.fence', 'read-back')`;

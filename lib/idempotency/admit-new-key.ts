@@ -2,12 +2,13 @@ import type pg from 'pg';
 import { CHECKS, isFailedCheck } from '../db/failed-checks.ts';
 import type { Statement } from '../db/pipelined-statements.ts';
 import { withOneRoundTrip, withTransaction } from '../db/pool.ts';
+import { commitInDoubt } from '../db/durable-read-back.ts';
 import { CommitUnconfirmedError } from '../db/lost-session.ts';
 import { FaultInjectedError } from '../faults.ts';
 import type { JsonValue } from '../canonical-json.ts';
 import { FINISH_AT_ADMISSION, INSERT_KEY, lockingScope } from './idempotency.sql.ts';
 import { logStep } from '../logging/request-trace.ts';
-import { readKey } from './key-read.ts';
+import { readKeyDurably } from './key-read.ts';
 import { scopeIdsOf } from './operation.ts';
 import { OwnedRequest } from './owned-request.ts';
 import type { StoredRequestHash } from './request-hash.ts';
@@ -116,11 +117,17 @@ export async function admitNewKey(
     // The admission's commit is in doubt (connection lost, backend terminated). It happened
     // only if the key row exists with the resource id this attempt minted: nobody else can
     // have written that id. Otherwise nothing was stored and the error stands.
-    // Nor is one read back that could not be proven durable (CommitUnconfirmedError).
-    if (error instanceof FaultInjectedError || error instanceof CommitUnconfirmedError) {
+    // Nor is one read back that could not be proven durable (CommitUnconfirmedError), and the
+    // read proves itself on the server it reads from (readKeyDurably), else fails the same way.
+    // A statement PostgreSQL refused (a duplicate reference, say) committed nothing.
+    if (
+      error instanceof FaultInjectedError ||
+      error instanceof CommitUnconfirmedError ||
+      !commitInDoubt(error)
+    ) {
       throw error;
     }
-    const row = await readKey(deps.pool, scope);
+    const row = await readKeyDurably(deps.pool, scope);
     if (row === undefined || row.resource_id !== first.resourceId) throw error;
     if (row.state === 'finished') {
       const answer = storedAnswer(row, scope, deps.keyring);

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { readBackDurably } from '../db/durable-read-back.ts';
 import { SELECT_KEY, SELECT_LIVE_KEY } from './idempotency.sql.ts';
 import { scopeIdsOf } from './operation.ts';
 import type { KeyRow, Scope } from './types.ts';
@@ -21,5 +22,18 @@ export async function readKey(
     if (rows[0] !== undefined) return rows[0];
   }
   const { rows } = await pool.query<KeyRow>(SELECT_KEY, values);
+  return rows[0];
+}
+
+/**
+ * The scope's newest generation, read back after an admission's commit was lost: SELECT_KEY and
+ * a fence in one round trip, so that a row comes back only from a server whose standby holds it
+ * (durable-read-back.ts). Fails with CommitUnconfirmedError when that cannot be proven.
+ */
+export async function readKeyDurably(pool: pg.Pool, scope: Scope): Promise<KeyRow | undefined> {
+  const rows = await readBackDurably<KeyRow>(pool, {
+    text: SELECT_KEY,
+    values: [scope.tenantId, scopeIdsOf(scope.operation), scope.key],
+  });
   return rows[0];
 }

@@ -4,6 +4,7 @@ import { startWork } from '../db/batching-transaction.ts';
 import { CHECKS, isFailedCheck } from '../db/failed-checks.ts';
 import type { Statement } from '../db/pipelined-statements.ts';
 import { withOneRoundTrip, withTransaction, type TxClient } from '../db/pool.ts';
+import { commitInDoubt, readBackDurably } from '../db/durable-read-back.ts';
 import { CommitUnconfirmedError } from '../db/lost-session.ts';
 import { LeaseLostError } from '../errors.ts';
 import { FaultInjectedError } from '../faults.ts';
@@ -278,20 +279,24 @@ export class OwnedRequest {
     error: unknown,
     to: string,
   ): Promise<{ expiresAt: Date } | null> {
-    // A commit that could not be proven durable is not settled by a read that might see it.
+    // A commit that could not be proven durable is not settled by a read that might see it,
+    // and a statement PostgreSQL refused committed nothing: neither is read back.
     if (
       error instanceof LeaseLostError ||
       error instanceof FaultInjectedError ||
-      error instanceof CommitUnconfirmedError
+      error instanceof CommitUnconfirmedError ||
+      !commitInDoubt(error)
     ) {
       return null;
     }
+    // Read with a fence on the same connection, so the row comes back only from a server whose
+    // standby holds it; when that cannot be proven, CommitUnconfirmedError (durable-read-back.ts).
     const { tenantId, key } = this.scope;
-    const { rows } = await this.deps.pool.query<{
+    const rows = await readBackDurably<{
       recovery_point: string;
       fencing_token: string;
       expires_at: Date;
-    }>(SELECT_KEY, [tenantId, [this.row.operation], key]);
+    }>(this.deps.pool, { text: SELECT_KEY, values: [tenantId, [this.row.operation], key] });
     const row = rows[0];
     if (row?.recovery_point !== to || row.fencing_token !== this.row.fencing_token) return null;
     return { expiresAt: row.expires_at };

@@ -183,21 +183,36 @@ describe('a connection cut after COMMIT reached the server, before its answer ca
   );
 });
 
+/**
+ * The fences a lost commit meets before it is read back, and the bytes that pick each out: the
+ * lost session's (lib/db/lost-session.ts), then the read-back's own, sent in one round trip with
+ * the read (lib/db/durable-read-back.ts).
+ */
+const REFUSED_FENCES = [
+  ["the lost session's fence", "'payments-gateway.fence', ''"],
+  ["the read-back's own fence", "'read-back'"],
+] as const;
+
 describe('a commit cut off whose durability the fence could not prove', () => {
   // After a lost session the pool ends it and fences (lib/db/lost-session.ts). When the fence
   // fails too, a commit that did happen may be on this primary alone (a switchover's first
-  // moments): reading it back could answer from what a failover undoes. The request must fail
-  // retryably instead, and a later retry find what was stored.
-  it.each(CUT_COMMITS)(
-    'of %s: not read back; DATABASE_UNAVAILABLE, and a retry completes once',
-    async (_name, commitsBefore) => {
-      const key = `unconfirmed.${commitsBefore}`;
+  // moments): reading it back could answer from what a failover undoes. The read-back fences on
+  // its own connection as well, since the session's fence may have reached another server. When
+  // either fails the request must fail retryably instead, and a later retry find what was stored.
+  it.each(
+    CUT_COMMITS.flatMap(([commit, commitsBefore]) =>
+      REFUSED_FENCES.map(([fence, bytes]) => ({ commit, fence, commitsBefore, bytes })),
+    ),
+  )(
+    'of $commit, $fence refused: not read back; DATABASE_UNAVAILABLE, and a retry completes once',
+    async ({ commitsBefore, bytes }) => {
+      const key = `unconfirmed.${commitsBefore}.${bytes.length}`;
       const input = paymentInput(key);
       const cutsBefore = cutter.cuts();
       const refusalsBefore = cutter.refusals();
       const first = await createWithCommitArmed(commitsBefore, input, () => {
         cutter.cutAfterNextCommit();
-        cutter.refuseNext('payments-gateway.fence');
+        cutter.refuseNext(bytes);
       });
       expect(cutter.cuts()).toBe(cutsBefore + 1);
       expect(cutter.refusals()).toBe(refusalsBefore + 1);

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateDatabase } from '../../migrations/migrate.ts';
 import { createPool, withOneRoundTrip } from '../../lib/db/pool.ts';
 import { CommitUnconfirmedError } from '../../lib/db/lost-session.ts';
+import { readBackDurably } from '../../lib/db/durable-read-back.ts';
 import { createOrm } from '../../app/orm.ts';
 import { KEY_SETTLED_CHANNEL, KeyWatcher } from '../../lib/idempotency/key-watcher.ts';
 import { createLogger } from '../../lib/logging/logger.ts';
@@ -71,6 +72,30 @@ function startWriters(pool: pg.Pool, writers: number, firstId: number) {
       await Promise.all(loops);
     },
   };
+}
+
+/**
+ * The pid of a session of `application` whose `query` waits for the synchronous standby, once
+ * there is one; ended (pg_terminate_backend) when `end`.
+ */
+function waitingForStandby(
+  admin: pg.Client,
+  session: { application: string; query: string; end: boolean },
+): Promise<number> {
+  const { application, query, end } = session;
+  return waitUntil(
+    async () => {
+      const { rows } = await admin.query<{ pid: number }>(
+        `SELECT pid, CASE WHEN $3 THEN pg_terminate_backend(pid) END AS ended
+           FROM pg_stat_activity
+          WHERE application_name = $1 AND wait_event = 'SyncRep' AND query LIKE $2
+          LIMIT 1`,
+        [application, `%${query}%`, end],
+      );
+      return rows[0]?.pid;
+    },
+    { timeoutMs: 10_000, what: `a ${application} session waiting for the standby: ${query}` },
+  );
 }
 
 async function idsOn(node: NodeName, ids: number[]): Promise<Set<number>> {
@@ -262,6 +287,50 @@ describe('a multi-host DATABASE_URL on a pg_auto_failover formation', () => {
   }, 120_000);
 
   /**
+   * The primary's WAL senders held: its standby hears nothing, yet every node stays healthy to
+   * the monitor, so nothing drops the standby from the synchronous set and every commit waits.
+   * `then` runs meanwhile, with a pool of `application` sessions on the formation (connected
+   * before the senders are held) and an admin session on the primary; `release` lets the
+   * senders go early.
+   */
+  async function withStandbyDeaf(
+    opts: { application: string; onConnect?: (client: pg.PoolClient) => void },
+    then: (ctx: {
+      pool: pg.Pool;
+      admin: pg.Client;
+      primary: NodeName;
+      standby: NodeName;
+      release: () => Promise<void>;
+    }) => Promise<void>,
+  ): Promise<void> {
+    const primary = (await formation.primary())!;
+    const standby: NodeName = primary === 'node_1' ? 'node_2' : 'node_1';
+    const pool = createPool({
+      connectionString: formation.url,
+      max: 2,
+      applicationName: opts.application,
+    });
+    if (opts.onConnect !== undefined) pool.on('connect', opts.onConnect);
+    const admin = new pg.Client({ connectionString: formation.nodeUrl(primary) });
+    await admin.connect();
+    let held = false;
+    const release = async () => {
+      if (held) await formation.holdWal(primary, false);
+      held = false;
+    };
+    try {
+      await pool.query('SELECT 1');
+      await formation.holdWal(primary, true);
+      held = true;
+      await then({ pool, admin, primary, standby, release });
+    } finally {
+      await release().catch(() => undefined);
+      await admin.end();
+      await pool.end();
+    }
+  }
+
+  /**
    * A round trip whose session is lost while its commit waits for the standby: the primary's WAL
    * senders are held (every node stays healthy to the monitor, so nothing drops the standby from
    * the synchronous set). `lose` says how: the commit's backend ended from outside, which
@@ -281,69 +350,38 @@ describe('a multi-host DATABASE_URL on a pg_auto_failover formation', () => {
       release: () => Promise<void>;
     }) => Promise<void>,
   ): Promise<void> {
-    const primary = (await formation.primary())!;
-    const standby: NodeName = primary === 'node_1' ? 'node_2' : 'node_1';
-    const pool = createPool({
-      connectionString: formation.url,
-      max: 2,
-      applicationName: 'ha-lost',
-    });
     const clients: pg.PoolClient[] = [];
-    pool.on('connect', (client) => clients.push(client));
-    const admin = new pg.Client({ connectionString: formation.nodeUrl(primary) });
-    await admin.connect();
-    const waiting = (query: string, end: boolean) =>
-      waitUntil(
-        async () => {
-          const { rows } = await admin.query<{ pid: number; ended: boolean }>(
-            `SELECT pid, CASE WHEN $2 THEN pg_terminate_backend(pid) END AS ended
-               FROM pg_stat_activity
-              WHERE application_name = 'ha-lost' AND wait_event = 'SyncRep' AND query LIKE $1
-              LIMIT 1`,
-            [`%${query}%`, end],
+    await withStandbyDeaf(
+      { application: 'ha-lost', onConnect: (client) => clients.push(client) },
+      async ({ pool, admin, primary, standby, release }) => {
+        const waiting = (query: string, end: boolean) =>
+          waitingForStandby(admin, { application: 'ha-lost', query, end });
+        const seenOnPrimary = async () =>
+          (await admin.query('SELECT 1 FROM acks WHERE id = $1', [lost.id])).rowCount === 1;
+        const round = withOneRoundTrip(pool, [
+          { text: 'INSERT INTO acks (id) VALUES ($1)', values: [lost.id] },
+        ]);
+        round.catch(() => undefined);
+        const pid = await waiting('INSERT INTO acks', lost.lose === 'backend');
+        if (lost.lose === 'connection') {
+          const client = clients.find(
+            (c) => (c as unknown as { processID: number }).processID === pid,
           );
-          return rows[0]?.pid;
-        },
-        { timeoutMs: 10_000, what: `a session waiting for the standby: ${query}` },
-      );
-    const seenOnPrimary = async () =>
-      (await admin.query('SELECT 1 FROM acks WHERE id = $1', [lost.id])).rowCount === 1;
-    let held = false;
-    const release = async () => {
-      if (held) await formation.holdWal(primary, false);
-      held = false;
-    };
-    try {
-      await pool.query('SELECT 1');
-      await formation.holdWal(primary, true);
-      held = true;
-      const round = withOneRoundTrip(pool, [
-        { text: 'INSERT INTO acks (id) VALUES ($1)', values: [lost.id] },
-      ]);
-      round.catch(() => undefined);
-      const pid = await waiting('INSERT INTO acks', lost.lose === 'backend');
-      if (lost.lose === 'connection') {
-        const client = clients.find(
-          (c) => (c as unknown as { processID: number }).processID === pid,
-        );
-        (
-          client as unknown as { connection: { stream: { destroy(): void } } }
-        ).connection.stream.destroy();
-      }
-      await then({
-        round,
-        endWaiter: (query) => waiting(query, true),
-        fenceWaiting: () => waiting('payments-gateway.fence', false),
-        seenOnPrimary,
-        primary,
-        standby,
-        release,
-      });
-    } finally {
-      await release().catch(() => undefined);
-      await admin.end();
-      await pool.end();
-    }
+          (
+            client as unknown as { connection: { stream: { destroy(): void } } }
+          ).connection.stream.destroy();
+        }
+        await then({
+          round,
+          endWaiter: (query) => waiting(query, true),
+          fenceWaiting: () => waiting('payments-gateway.fence', false),
+          seenOnPrimary,
+          primary,
+          standby,
+          release,
+        });
+      },
+    );
   }
 
   /**
@@ -405,5 +443,90 @@ describe('a multi-host DATABASE_URL on a pg_auto_failover formation', () => {
         expect(await idsOn(standby, [777_002])).toEqual(new Set());
       },
     );
+  }, 60_000);
+
+  /**
+   * A commit on the primary alone and visible there, as a switchover's first moments leave one
+   * on the old primary: its backend waited for the standby while the primary's WAL senders were
+   * held, and was ended from outside. `then` runs while the senders are still held, with a pool
+   * on the primary whose sessions are named `ha-read-back`.
+   */
+  async function withLocalOnlyCommit(
+    id: number,
+    then: (ctx: {
+      pool: pg.Pool;
+      primary: NodeName;
+      standby: NodeName;
+      /** The pid of an `ha-read-back` session waiting for the standby, ended when `end`. */
+      waiter: (query: string, end: boolean) => Promise<number>;
+      release: () => Promise<void>;
+    }) => Promise<void>,
+  ): Promise<void> {
+    await withStandbyDeaf(
+      { application: 'ha-read-back' },
+      async ({ pool, admin, primary, standby, release }) => {
+        const writer = new pg.Client({
+          connectionString: formation.nodeUrl(primary),
+          application_name: 'ha-local-only',
+        });
+        writer.on('error', () => undefined);
+        await writer.connect();
+        try {
+          const insert = writer.query('INSERT INTO acks (id) VALUES ($1)', [id]);
+          insert.catch(() => undefined);
+          await waitingForStandby(admin, {
+            application: 'ha-local-only',
+            query: 'INSERT INTO acks',
+            end: true,
+          });
+          await waitUntil(
+            async () =>
+              (await admin.query('SELECT 1 FROM acks WHERE id = $1', [id])).rowCount === 1,
+            { timeoutMs: 10_000, what: 'the ended commit, visible on the primary alone' },
+          );
+          const waiter = (query: string, end: boolean) =>
+            waitingForStandby(admin, { application: 'ha-read-back', query, end });
+          await then({ pool, primary, standby, waiter, release });
+        } finally {
+          await writer.end().catch(() => undefined);
+        }
+      },
+    );
+  }
+
+  const readBack = (pool: pg.Pool, id: number) =>
+    readBackDurably<{ id: number }>(pool, {
+      text: 'SELECT id FROM acks WHERE id = $1',
+      values: [id],
+    });
+
+  it('reads a lost commit back only once the standby of the server it read from has it', async () => {
+    await withLocalOnlyCommit(777_004, async ({ pool, standby, waiter, release }) => {
+      // A plain read finds the commit: settling from it would acknowledge what a failover undoes.
+      expect((await pool.query('SELECT 1 FROM acks WHERE id = 777004')).rowCount).toBe(1);
+      let settled = false;
+      const read = readBack(pool, 777_004).finally(() => (settled = true));
+      read.catch(() => undefined);
+      // The read's own fence waits for the standby, on the read's connection, and holds the rows.
+      await waiter("'read-back'", false);
+      expect(settled).toBe(false);
+      expect(await idsOn(standby, [777_004])).toEqual(new Set());
+      await release();
+      expect(await read).toEqual([{ id: 777_004 }]);
+      expect(await idsOn(standby, [777_004])).toEqual(new Set([777_004]));
+    });
+  }, 60_000);
+
+  it('reports a read-back unconfirmed when its own fence cannot prove the standby has it', async () => {
+    await withLocalOnlyCommit(777_005, async ({ pool, primary, standby, waiter }) => {
+      const read = readBack(pool, 777_005);
+      read.catch(() => undefined);
+      // The read's fence ended while it waits; then the lost session's fence that follows.
+      await waiter("'read-back'", true);
+      await waiter("'payments-gateway.fence', ''", true);
+      await expect(read).rejects.toBeInstanceOf(CommitUnconfirmedError);
+      expect(await idsOn(primary, [777_005])).toEqual(new Set([777_005]));
+      expect(await idsOn(standby, [777_005])).toEqual(new Set());
+    });
   }, 60_000);
 });
