@@ -236,6 +236,43 @@ describe('a commit cut off whose durability the fence could not prove', () => {
   );
 });
 
+describe('an admission PostgreSQL refused', () => {
+  // A statement answered with an error aborted its transaction: nothing committed, so there is
+  // nothing to read back, and no fence to wait for (lib/db/durable-read-back.ts, commitInDoubt).
+  it('is not read back: DUPLICATE_REFERENCE at once, with no read-back sent', async () => {
+    const guard = (enabled: boolean) =>
+      stack.app.services.client.ops.setReferenceGuard.mutate({
+        tenant: TENANT_A.name,
+        enabled,
+        actor: 'test',
+      });
+    await guard(true);
+    try {
+      const held = await createUntilFinal(stack.app.url, {
+        apiKey: TENANT_A.apiKey,
+        input: { ...paymentInput('refused.1'), reference: 'refused-reference' },
+        deadlineMs: 15_000,
+      });
+      const refusalsBefore = cutter.refusals();
+      cutter.refuseNext("'read-back'");
+      const second = await graphql(stack.app.url, {
+        apiKey: TENANT_A.apiKey,
+        query: CREATE_PAYMENT,
+        variables: { input: { ...paymentInput('refused.2'), reference: 'refused-reference' } },
+      });
+      expect({ status: second.status, code: errorCodeOf(second) }).toEqual({
+        status: 409,
+        code: 'DUPLICATE_REFERENCE',
+      });
+      expect(second.body.errors?.[0]?.extensions?.['paymentId']).toBe(paymentOf(held).id);
+      expect(cutter.refusals()).toBe(refusalsBefore);
+    } finally {
+      cutter.refuseNothing();
+      await guard(false);
+    }
+  });
+});
+
 describe('an admission whose commit failed while a duplicate waited on its key', () => {
   // The duplicate arrives at another gateway process: one process's own duplicates wait for
   // its admission in memory (AdmissionsInFlight) and never reach the scope lock.

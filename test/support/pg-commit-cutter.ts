@@ -25,6 +25,8 @@ export interface CommitCutter {
    * bytes of `withBytes`: that statement never runs, and its client sees its connection lost.
    */
   refuseNext(withBytes: string): void;
+  /** Withdraws a refuseNext that nothing has met yet. */
+  refuseNothing(): void;
   /** How many statements were refused. */
   refusals(): number;
   /** How many commits were cut. */
@@ -242,6 +244,7 @@ export async function startCommitCutter(targetUrl: string): Promise<CommitCutter
       };
     },
     refuseNext: (withBytes) => void (refuse = Buffer.from(withBytes)),
+    refuseNothing: () => void (refuse = null),
     cuts: () => cuts,
     refusals: () => refusals,
     async close() {
