@@ -1,7 +1,7 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { CommitUnconfirmedError, READ_BACK_FENCE } from './lost-session.ts';
 import type { Statement } from './pipelined-statements.ts';
-import { withOneRoundTrip } from './pool.ts';
+import { reportedByServer, withOneRoundTrip } from './pool.ts';
 
 /**
  * Reads back what a lost session may have committed, proving it durable on the server it was
@@ -38,5 +38,5 @@ export async function readBackDurably<R extends pg.QueryResultRow>(
  * came, a FATAL: in doubt.
  */
 export function commitInDoubt(error: unknown): boolean {
-  return !(error instanceof pg.DatabaseError && error.severity === 'ERROR');
+  return !reportedByServer(error);
 }

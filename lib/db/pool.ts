@@ -264,10 +264,10 @@ export function withOneRoundTrip(
 
 /**
  * An error PostgreSQL sent as an answer (ErrorResponse, severity ERROR): the session lives on,
- * and at the end of the round trip it is idle again. A FATAL one ends the session, and an error
- * of the connection is no answer at all.
+ * and at the end of the round trip it is idle again, its transaction aborted. A FATAL one ends
+ * the session, and an error of the connection is no answer at all.
  */
-function reportedByServer(error: unknown): boolean {
+export function reportedByServer(error: unknown): boolean {
   return error instanceof pg.DatabaseError && error.severity === 'ERROR';
 }
 
