@@ -338,6 +338,7 @@ export function createServices(config: ServicesConfig): Services {
     count('outbox_events', pruned.events);
     count('outbox_deliveries', pruned.deliveries);
     count('inbox_messages', pruned.inboxMessages);
+    count('outbox_consumer_circuits', pruned.circuits);
     return pruned;
   };
   const outboxRetention = new PeriodicJob(runOutboxRetention, {

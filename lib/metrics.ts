@@ -91,7 +91,7 @@ export function createLibMetrics(registry: Registry) {
       name: 'outbox_retention_deleted_rows_total',
       help:
         'Rows deleted by outbox retention once past their window: events, deliveries (with ' +
-        'their event) and inbox messages.',
+        'their event) and inbox messages; and circuits of remote targets that guard nothing.',
       labelNames: ['service', 'table'] as const,
       registers,
     }),
@@ -356,4 +356,5 @@ export const OUTBOX_PRUNED_TABLES = [
   'outbox_events',
   'outbox_deliveries',
   'inbox_messages',
+  'outbox_consumer_circuits',
 ] as const;

@@ -85,7 +85,8 @@ export const TABLE_RETENTION: Readonly<Record<string, TableRetention>> = {
   outbox_consumer_circuits: {
     kind: 'bounded',
     kept:
-      'a row per remote target whose last delivery failed; a success removes it. A target that ' +
-      'never succeeds again keeps its one row',
+      'a row per remote target whose last delivery failed; the delivery that ends its failures ' +
+      '(delivered or abandoned) removes it, and outbox retention one with no delivery pending ' +
+      'and none held back (ADR 0071)',
   },
 };

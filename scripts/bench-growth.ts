@@ -361,7 +361,7 @@ async function main(): Promise<void> {
       rows.toString(),
       sizeTable,
       ...waitLines,
-      `retention pass (events older than ${PASS_WINDOW_SECONDS / (DAY_MS / 1000)} days): ${pruned.events} events, ${pruned.deliveries} deliveries, ${pruned.inboxMessages} inbox rows in ${fixed(passSeconds, 1)} s (${pruned.complete ? 'complete' : 'budget spent'})`,
+      `retention pass (events older than ${PASS_WINDOW_SECONDS / (DAY_MS / 1000)} days): ${pruned.events} events, ${pruned.deliveries} deliveries, ${pruned.inboxMessages} inbox rows, ${pruned.circuits} circuits in ${fixed(passSeconds, 1)} s (${pruned.complete ? 'complete' : 'budget spent'})`,
     );
     console.log(lines.join('\n'));
   } finally {

@@ -61,3 +61,34 @@ WITH doomed AS (
   RETURNING 1
 )
 SELECT count(*)::int AS messages FROM gone`;
+
+/**
+ * A batch of circuits that guard nothing: no delivery to the target is pending and the circuit
+ * is not open now. $1 batch size. A circuit is written only after a failed attempt whose
+ * delivery stays pending, and a delivered or abandoned one deletes it (remote-deliveries.ts);
+ * a row outlives its deliveries only when that delete did not happen (the process stopped
+ * between the attempt's outcome and the delete, or the delete failed). Its target's next
+ * delivery, if one ever comes, then starts with no failures on record, as after a success. A
+ * failure recorded meanwhile (a new delivery's, which this batch's snapshot did not see) waits
+ * on the row's lock and, once the delete commits, inserts the row again.
+ */
+export const PRUNE_CIRCUITS = `
+WITH doomed AS (
+  SELECT k.tenant_id, k.consumer
+    FROM outbox_consumer_circuits k
+   WHERE k.open_until <= now()
+     AND NOT EXISTS (SELECT 1 FROM outbox_deliveries d
+                      WHERE d.tenant_id = k.tenant_id AND d.consumer = k.consumer
+                        AND d.status = 'pending'
+                        -- True of every circuit's consumer (a remote target); written out so that
+                        -- the plan may read outbox_deliveries_remote_due_ix, whose predicate it is.
+                        AND strpos(d.consumer, ':') > 0)
+   LIMIT $1
+     FOR UPDATE OF k SKIP LOCKED
+), gone AS (
+  DELETE FROM outbox_consumer_circuits k
+   USING doomed
+   WHERE k.tenant_id = doomed.tenant_id AND k.consumer = doomed.consumer
+  RETURNING 1
+)
+SELECT count(*)::int AS circuits FROM gone`;

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { PRUNE_EVENTS, PRUNE_INBOX } from './outbox-retention.sql.ts';
+import { PRUNE_CIRCUITS, PRUNE_EVENTS, PRUNE_INBOX } from './outbox-retention.sql.ts';
 
 export interface OutboxRetentionPolicy {
   /** How long an event (and the record of its deliveries) and an inbox row are kept. */
@@ -24,13 +24,16 @@ export interface OutboxPruned {
   events: number;
   deliveries: number;
   inboxMessages: number;
+  /** Circuits of remote targets with nothing pending and nothing held back (PRUNE_CIRCUITS). */
+  circuits: number;
   /** Everything past the window was deleted; false when the run's budget ran out first. */
   complete: boolean;
 }
 
 /**
  * One run of outbox retention: batches of events (with their deliveries), then of inbox rows,
- * until a batch comes back short or the budget is spent. Safe from any number of processes at
+ * then of circuits that guard nothing, each until a batch comes back short or the budget is
+ * spent. Safe from any number of processes at
  * once (SKIP LOCKED), and never in the way of the request path: the rows it deletes are ones no
  * request or dispatcher reads, and it waits on no lock.
  */
@@ -39,7 +42,13 @@ export async function pruneOutbox(
   policy: OutboxRetentionPolicy,
 ): Promise<OutboxPruned> {
   const deadline = Date.now() + policy.budgetMs;
-  const pruned: OutboxPruned = { events: 0, deliveries: 0, inboxMessages: 0, complete: false };
+  const pruned: OutboxPruned = {
+    events: 0,
+    deliveries: 0,
+    inboxMessages: 0,
+    circuits: 0,
+    complete: false,
+  };
   const args = [policy.retentionSeconds, policy.batchSize];
   for (;;) {
     if (Date.now() >= deadline) return pruned;
@@ -53,6 +62,12 @@ export async function pruneOutbox(
     const { rows } = await pool.query<{ messages: number }>(PRUNE_INBOX, args);
     pruned.inboxMessages += rows[0]!.messages;
     if (rows[0]!.messages < policy.batchSize) break;
+  }
+  for (;;) {
+    if (Date.now() >= deadline) return pruned;
+    const { rows } = await pool.query<{ circuits: number }>(PRUNE_CIRCUITS, [policy.batchSize]);
+    pruned.circuits += rows[0]!.circuits;
+    if (rows[0]!.circuits < policy.batchSize) break;
   }
   return { ...pruned, complete: true };
 }

@@ -24,14 +24,21 @@ afterAll(async () => {
   await db.end();
 });
 beforeEach(async () => {
-  await db.query('TRUNCATE outbox_deliveries, outbox_events, inbox_messages');
+  await db.query(
+    'TRUNCATE outbox_deliveries, outbox_events, inbox_messages, outbox_consumer_circuits',
+  );
   await db.query(`UPDATE outbox_cursors SET written_by = '0', log_seq = 0`);
 });
 
 /** An event written `daysAgo` days ago, read from the log by `logConsumers`. */
 async function event(
   id: string,
-  opts: { daysAgo: number; logConsumers?: string[]; delivery?: 'pending' | 'delivered' },
+  opts: {
+    daysAgo: number;
+    logConsumers?: string[];
+    delivery?: 'pending' | 'delivered';
+    consumer?: string;
+  },
 ): Promise<void> {
   await db.query(
     `INSERT INTO outbox_events (tenant_id, id, type, payload, log_consumers, created_at)
@@ -41,8 +48,8 @@ async function event(
   if (opts.delivery !== undefined) {
     await db.query(
       `INSERT INTO outbox_deliveries (tenant_id, event_id, consumer, status)
-       VALUES ($1, $2, 'webhook:endpoint-1', $3)`,
-      [TENANT, id, opts.delivery],
+       VALUES ($1, $2, $3, $4)`,
+      [TENANT, id, opts.consumer ?? 'webhook:endpoint-1', opts.delivery],
     );
   }
 }
@@ -64,6 +71,22 @@ async function cursorAt(consumer: string, id: string): Promise<void> {
   );
 }
 
+/** A circuit of `consumer` with some failures on record, open until `openUntil` (SQL). */
+async function circuit(consumer: string, openUntil: string): Promise<void> {
+  await db.query(
+    `INSERT INTO outbox_consumer_circuits (tenant_id, consumer, failures, open_until)
+     VALUES ($1, $2, 5, ${openUntil})`,
+    [TENANT, consumer],
+  );
+}
+
+async function circuits(): Promise<string[]> {
+  const { rows } = await db.query<{ consumer: string }>(
+    'SELECT consumer FROM outbox_consumer_circuits ORDER BY 1',
+  );
+  return rows.map((r) => r.consumer);
+}
+
 describe('outbox retention', () => {
   it('deletes events past the window with their finished deliveries, and keeps the rest', async () => {
     await event('evt_old_delivered', { daysAgo: 40, delivery: 'delivered' });
@@ -73,7 +96,13 @@ describe('outbox retention', () => {
 
     const pruned = await pruneOutbox(db, POLICY);
 
-    expect(pruned).toEqual({ events: 2, deliveries: 1, inboxMessages: 0, complete: true });
+    expect(pruned).toEqual({
+      events: 2,
+      deliveries: 1,
+      inboxMessages: 0,
+      circuits: 0,
+      complete: true,
+    });
     expect(await idsOf('outbox_events')).toEqual(['evt_old_pending', 'evt_recent']);
     expect(await idsOf('outbox_deliveries')).toEqual(['evt_old_pending', 'evt_recent']);
   });
@@ -106,6 +135,24 @@ describe('outbox retention', () => {
     expect(rows.map((r) => r.message_id)).toEqual(['evt_new']);
   });
 
+  it('deletes a circuit that guards nothing, and keeps one with a delivery pending or open', async () => {
+    // A circuit outlives its deliveries when its process stopped before deleting it.
+    await event('evt_to_1', { daysAgo: 1, delivery: 'pending', consumer: 'webhook:endpoint-1' });
+    await event('evt_to_2', { daysAgo: 1, delivery: 'delivered', consumer: 'webhook:endpoint-2' });
+    await circuit('webhook:endpoint-1', "'-infinity'");
+    await circuit('webhook:endpoint-2', "now() - interval '1 minute'");
+    await circuit('webhook:endpoint-3', "now() + interval '1 hour'");
+    await circuit('webhook:endpoint-4', "'-infinity'");
+
+    expect((await pruneOutbox(db, POLICY)).circuits).toBe(2);
+    expect(await circuits()).toEqual(['webhook:endpoint-1', 'webhook:endpoint-3']);
+    // Once its delivery is no longer pending and its wait is over, each goes too.
+    await db.query(`UPDATE outbox_deliveries SET status = 'abandoned'`);
+    await db.query(`UPDATE outbox_consumer_circuits SET open_until = now()`);
+    expect((await pruneOutbox(db, POLICY)).circuits).toBe(2);
+    expect(await circuits()).toEqual([]);
+  });
+
   it('works in batches until done, and stops when its budget is spent', async () => {
     await db.query(
       `INSERT INTO outbox_events (tenant_id, id, type, payload, created_at)
@@ -117,12 +164,14 @@ describe('outbox retention', () => {
       events: 0,
       deliveries: 0,
       inboxMessages: 0,
+      circuits: 0,
       complete: false,
     });
     expect(await pruneOutbox(db, POLICY)).toEqual({
       events: 250,
       deliveries: 0,
       inboxMessages: 0,
+      circuits: 0,
       complete: true,
     });
   });
@@ -167,11 +216,13 @@ describe('outbox retention', () => {
   it("is the app's job too, which counts what it deleted by table", async () => {
     await event('evt_app_old', { daysAgo: 40, delivery: 'delivered' });
     await event('evt_app_recent', { daysAgo: 2 });
+    await circuit('webhook:endpoint-gone', "'-infinity'");
 
     expect(await stack.app.services.pruneOutbox()).toEqual({
       events: 1,
       deliveries: 1,
       inboxMessages: 0,
+      circuits: 1,
       complete: true,
     });
     expect(await idsOf('outbox_events')).toEqual(['evt_app_recent']);
@@ -181,6 +232,9 @@ describe('outbox retention', () => {
     );
     expect(text).toMatch(
       /outbox_retention_deleted_rows_total\{[^}]*table="outbox_deliveries"[^}]*\} 1\b/,
+    );
+    expect(text).toMatch(
+      /outbox_retention_deleted_rows_total\{[^}]*table="outbox_consumer_circuits"[^}]*\} 1\b/,
     );
   });
 });
