@@ -33,8 +33,10 @@ import {
   initialiseSeries,
   registerFleetGauges,
   type OUTBOX_PRUNED_TABLES,
+  type OUTBOX_RETENTION_RESULTS,
 } from '../lib/metrics.ts';
 import {
+  outboxRetentionJob,
   pruneOutbox,
   type OutboxPruned,
   type OutboxRetentionPolicy,
@@ -332,16 +334,26 @@ export function createServices(config: ServicesConfig): Services {
     onError: config.onError,
   });
   const runOutboxRetention = async () => {
-    const pruned = await pruneOutbox(maintenancePool, config.outboxRetention);
+    const run = (result: (typeof OUTBOX_RETENTION_RESULTS)[number]) =>
+      config.metrics.outboxRetentionRuns.inc({ service: PROCESS_SERVICE, result });
+    let pruned: OutboxPruned;
+    try {
+      pruned = await pruneOutbox(maintenancePool, config.outboxRetention);
+    } catch (error) {
+      run('error');
+      throw error;
+    }
     const count = (table: (typeof OUTBOX_PRUNED_TABLES)[number], rows: number) =>
       config.metrics.outboxPruned.inc({ service: PROCESS_SERVICE, table }, rows);
     count('outbox_events', pruned.events);
     count('outbox_deliveries', pruned.deliveries);
     count('inbox_messages', pruned.inboxMessages);
     count('outbox_consumer_circuits', pruned.circuits);
+    run(pruned.complete ? 'complete' : 'budget_spent');
     return pruned;
   };
-  const outboxRetention = new PeriodicJob(runOutboxRetention, {
+  const outboxRetention = outboxRetentionJob(runOutboxRetention, {
+    policy: config.outboxRetention,
     intervalMs: config.retentionIntervalMs,
     onError: config.onError,
   });

@@ -95,6 +95,14 @@ export function createLibMetrics(registry: Registry) {
       labelNames: ['service', 'table'] as const,
       registers,
     }),
+    outboxRetentionRuns: new Counter({
+      name: 'outbox_retention_runs_total',
+      help:
+        'Runs of outbox retention: complete (nothing past the window left), budget_spent ' +
+        '(rows past it left: the next run follows after a pause, not an interval), error.',
+      labelNames: ['service', 'result'] as const,
+      registers,
+    }),
     partitionsInsertableUntil: new Gauge({
       name: 'idempotency_partitions_insertable_until_timestamp_seconds',
       help:
@@ -349,7 +357,13 @@ export function initialiseSeries(
   for (const table of OUTBOX_PRUNED_TABLES) {
     metrics.outboxPruned.inc({ service: known.jobs, table }, 0);
   }
+  for (const result of OUTBOX_RETENTION_RESULTS) {
+    metrics.outboxRetentionRuns.inc({ service: known.jobs, result }, 0);
+  }
 }
+
+/** The `result` label of outbox_retention_runs_total. */
+export const OUTBOX_RETENTION_RESULTS = ['complete', 'budget_spent', 'error'] as const;
 
 /** The `table` label of outbox_retention_deleted_rows_total. */
 export const OUTBOX_PRUNED_TABLES = [

@@ -18,9 +18,10 @@ export class PeriodicJob<T = unknown> {
     },
   ) {}
 
-  start(): void {
+  /** The first run comes after `firstDelayMs` (an interval unless given). */
+  start(firstDelayMs = this.opts.intervalMs): void {
     this.stopped = false;
-    this.schedule();
+    this.schedule(firstDelayMs);
   }
 
   async stop(): Promise<void> {

@@ -105,6 +105,47 @@ export function partitionRunway(): PanelSpec {
   };
 }
 
+export function outboxRetentionRuns(): PanelSpec {
+  return {
+    title: 'Outbox retention runs by result',
+    description:
+      'Runs of outbox retention, which deletes events, deliveries and inbox rows past their ' +
+      'window. complete: nothing past the window was left. budget_spent: the run ran out of ' +
+      'time with rows left, and the next run follows after a pause: for a while after a ' +
+      'backlog, normal; for hours, retention deletes less than the gateway writes ' +
+      '(OutboxRetentionBehind). error (red): the run failed.',
+    runbook: RUNBOOK.outboxRetentionBehind,
+    unit: 'ops',
+    queries: [
+      {
+        expr: `sum by (result) (${rate('outbox_retention_runs_total')})`,
+        legend: '{{result}}',
+      },
+    ],
+    thresholds: [],
+    alarmSeries: '^error$',
+  };
+}
+
+export function outboxRetentionDeleted(): PanelSpec {
+  return {
+    title: 'Outbox retention deleted rows',
+    description:
+      'Rows outbox retention deleted per second, by table. Flat at zero while runs go on: ' +
+      'nothing is past the window, or what is cannot go yet (a pending delivery, a consumer ' +
+      'behind).',
+    runbook: RUNBOOK.outboxRetentionBehind,
+    unit: 'ops',
+    queries: [
+      {
+        expr: `sum by (table) (${rate('outbox_retention_deleted_rows_total')})`,
+        legend: '{{table}}',
+      },
+    ],
+    thresholds: [],
+  };
+}
+
 export function outboxBacklog(): PanelSpec {
   return {
     title: 'Outbox backlog',

@@ -75,5 +75,13 @@ export function overviewDashboard(): dashboard.Dashboard {
         stat({ ...fleet.replicationVisible(), width: 8 }),
       ],
     },
+    // After the rows above, for the same reason.
+    {
+      title: 'Outbox retention',
+      panels: [
+        timeseries({ ...fleet.outboxRetentionRuns(), width: 12 }),
+        timeseries({ ...fleet.outboxRetentionDeleted(), width: 12 }),
+      ],
+    },
   ]).build();
 }

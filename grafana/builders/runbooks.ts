@@ -25,6 +25,7 @@ export const RUNBOOK = {
   keyReuseSurge: runbookUrl('idempotencykeyreusesurge'),
   providerTimeouts: runbookUrl('providertimeoutratehigh'),
   outboxLagging: runbookUrl('outboxdeliverylagging'),
+  outboxRetentionBehind: runbookUrl('outboxretentionbehind'),
   recoveryNotSweeping: runbookUrl('recoveryworkernotsweeping'),
   partitionsRunningOut: runbookUrl('idempotencypartitionsrunningout'),
   synchronousStandbyLost: runbookUrl('databasesynchronousstandbylost'),

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { PeriodicJob } from '../periodic-job.ts';
 import { PRUNE_CIRCUITS, PRUNE_EVENTS, PRUNE_INBOX } from './outbox-retention.sql.ts';
 
 export interface OutboxRetentionPolicy {
@@ -28,6 +29,41 @@ export interface OutboxPruned {
   circuits: number;
   /** Everything past the window was deleted; false when the run's budget ran out first. */
   complete: boolean;
+}
+
+/** The shortest wait between runs while behind, so that a policy with no budget never spins. */
+const MIN_CATCH_UP_PAUSE_MS = 1_000;
+
+/**
+ * How long the job (outboxRetentionJob) waits after a run before the next. After a run that spent its budget, rows
+ * past their window are left: were the next run an interval away, retention could delete at
+ * most one budget's worth an interval, and a steady write rate above that would grow the tables
+ * without end, however long it ran. So while behind, the next run follows after a pause as long
+ * as the budget (retention then holds its one connection at most half the time, each batch's
+ * locks for one short statement), until a run completes. After a complete run, or a failed one
+ * (`undefined`: a database in trouble is not pressed), the interval.
+ */
+function delayAfter(
+  pruned: OutboxPruned | undefined,
+  { policy, intervalMs }: { policy: OutboxRetentionPolicy; intervalMs: number },
+): number {
+  if (pruned === undefined || pruned.complete) return intervalMs;
+  return Math.min(intervalMs, Math.max(MIN_CATCH_UP_PAUSE_MS, policy.budgetMs));
+}
+
+/**
+ * The job of outbox retention: `run` (pruneOutbox under `policy`, and what counts it) every
+ * interval, and sooner while behind (delayAfter).
+ */
+export function outboxRetentionJob(
+  run: () => Promise<OutboxPruned>,
+  opts: { policy: OutboxRetentionPolicy; intervalMs: number; onError: (error: unknown) => void },
+): PeriodicJob<OutboxPruned> {
+  return new PeriodicJob(run, {
+    intervalMs: opts.intervalMs,
+    onError: opts.onError,
+    delayAfter: (pruned) => delayAfter(pruned, opts),
+  });
 }
 
 /**

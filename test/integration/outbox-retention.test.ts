@@ -1,6 +1,11 @@
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { pruneOutbox, type OutboxRetentionPolicy } from '../../lib/outbox/outbox-retention.ts';
+import {
+  outboxRetentionJob,
+  pruneOutbox,
+  type OutboxPruned,
+  type OutboxRetentionPolicy,
+} from '../../lib/outbox/outbox-retention.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import { useTestStackOn } from '../support/test-stack.ts';
 import { waitUntil } from '../support/wait-until.ts';
@@ -68,6 +73,16 @@ async function cursorAt(consumer: string, id: string): Promise<void> {
     `UPDATE outbox_cursors c SET written_by = e.written_by, log_seq = e.log_seq
        FROM outbox_events e WHERE c.consumer = $1 AND e.id = $2`,
     [consumer, id],
+  );
+}
+
+/** `count` events past the window, with no deliveries. */
+async function oldEvents(count: number): Promise<void> {
+  await db.query(
+    `INSERT INTO outbox_events (tenant_id, id, type, payload, created_at)
+     SELECT $1, 'evt_' || n, 'payment.succeeded', '{}', now() - interval '40 days'
+       FROM generate_series(1, $2) AS n`,
+    [TENANT, count],
   );
 }
 
@@ -154,12 +169,7 @@ describe('outbox retention', () => {
   });
 
   it('works in batches until done, and stops when its budget is spent', async () => {
-    await db.query(
-      `INSERT INTO outbox_events (tenant_id, id, type, payload, created_at)
-       SELECT $1, 'evt_' || n, 'payment.succeeded', '{}', now() - interval '40 days'
-         FROM generate_series(1, 250) AS n`,
-      [TENANT],
-    );
+    await oldEvents(250);
     expect(await pruneOutbox(db, { ...POLICY, budgetMs: 0 })).toEqual({
       events: 0,
       deliveries: 0,
@@ -174,6 +184,38 @@ describe('outbox retention', () => {
       circuits: 0,
       complete: true,
     });
+  });
+
+  it('runs again after a pause, not an interval, until a run leaves nothing past the window', async () => {
+    await oldEvents(2000);
+    // A run deletes a few batches before its budget is spent: the backlog takes several runs,
+    // and the interval is longer than the test.
+    const policy: OutboxRetentionPolicy = { ...POLICY, batchSize: 50, budgetMs: 20 };
+    const runs: OutboxPruned[] = [];
+    const failures: unknown[] = [];
+    const job = outboxRetentionJob(
+      () =>
+        pruneOutbox(db, policy).then((pruned) => {
+          runs.push(pruned);
+          return pruned;
+        }),
+      { policy, intervalMs: 3_600_000, onError: (error) => failures.push(error) },
+    );
+    job.start(0);
+    try {
+      await waitUntil(() => runs.at(-1)?.complete === true || failures.length > 0, {
+        timeoutMs: 60_000,
+        intervalMs: 50,
+        what: 'a run of outbox retention that leaves nothing behind',
+      });
+    } finally {
+      await job.stop();
+    }
+    expect(failures).toEqual([]);
+    expect(runs.length).toBeGreaterThan(1);
+    expect(runs.slice(0, -1).map((run) => run.complete)).not.toContain(true);
+    expect(runs.reduce((sum, run) => sum + run.events, 0)).toBe(2000);
+    expect(await idsOf('outbox_events')).toEqual([]);
   });
 
   it('leaves alone a delivery that turns pending while its batch runs, and its event', async () => {
@@ -236,5 +278,7 @@ describe('outbox retention', () => {
     expect(text).toMatch(
       /outbox_retention_deleted_rows_total\{[^}]*table="outbox_consumer_circuits"[^}]*\} 1\b/,
     );
+    expect(text).toMatch(/outbox_retention_runs_total\{[^}]*result="complete"[^}]*\} 1\b/);
+    expect(text).toMatch(/outbox_retention_runs_total\{[^}]*result="budget_spent"[^}]*\} 0\b/);
   });
 });

@@ -115,6 +115,16 @@ const ALERTS: Readonly<Record<string, AlertExpectation>> = {
       'max(idempotency_partitions_slack_seconds)',
     ],
   },
+  OutboxRetentionBehind: {
+    pending: false,
+    why:
+      'needs six hours of runs none of which completes; here the series exist (each result ' +
+      'starts at 0) and no run has spent its budget or failed',
+    signals: [
+      'sum(outbox_retention_runs_total{result="complete"})',
+      'sum(outbox_retention_runs_total{result=~"budget_spent|error"}) == 0',
+    ],
+  },
   RecoveryWorkerNotSweeping: {
     pending: false,
     why:
