@@ -36,6 +36,7 @@ import {
   type OUTBOX_RETENTION_RESULTS,
 } from '../lib/metrics.ts';
 import {
+  OUTBOX_RETENTION_STATEMENT_TIMEOUT_MS,
   outboxRetentionJob,
   pruneOutbox,
   type OutboxPruned,
@@ -333,12 +334,23 @@ export function createServices(config: ServicesConfig): Services {
     intervalMs: config.retentionIntervalMs,
     onError: config.onError,
   });
+  // Outbox retention on a connection of its own, so that partition maintenance (minutes, at
+  // worst) never holds it up while it catches up, and with a statement timeout: a batch waits
+  // on a delivery row another transaction holds (a redelivery), and one held for good (a
+  // session idle in a transaction) would otherwise hold the job, counted nowhere.
+  const outboxRetentionPool = createPool({
+    connectionString: config.databaseUrl,
+    max: 1,
+    applicationName: 'payments-outbox-retention',
+    statementTimeoutMs: OUTBOX_RETENTION_STATEMENT_TIMEOUT_MS,
+    planCacheMode: 'auto',
+  });
   const runOutboxRetention = async () => {
     const run = (result: (typeof OUTBOX_RETENTION_RESULTS)[number]) =>
       config.metrics.outboxRetentionRuns.inc({ service: PROCESS_SERVICE, result });
     let pruned: OutboxPruned;
     try {
-      pruned = await pruneOutbox(maintenancePool, config.outboxRetention);
+      pruned = await pruneOutbox(outboxRetentionPool, config.outboxRetention);
     } catch (error) {
       run('error');
       throw error;
@@ -385,6 +397,7 @@ export function createServices(config: ServicesConfig): Services {
       await pool.end();
       await outboxPool.end();
       await maintenancePool.end();
+      await outboxRetentionPool.end();
       await orm.close(true);
       await authOrm.close(true);
     },

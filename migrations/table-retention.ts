@@ -87,6 +87,6 @@ export const TABLE_RETENTION: Readonly<Record<string, TableRetention>> = {
     kept:
       'a row per remote target whose last delivery failed; the delivery that ends its failures ' +
       '(delivered or abandoned) removes it, and outbox retention one with no delivery pending ' +
-      'and none held back (ADR 0071)',
+      'and not open now (ADR 0071)',
   },
 };

@@ -4,7 +4,8 @@
  * delivered webhook delivery; then the app's own job (outboxRetentionJob, default policy) runs
  * on it from now for `--seconds`, and each run prints what it deleted and whether it completed.
  * Run the independent harness's load (scripts/bench/harness-replay-rounds.sh) meanwhile to see
- * what catching up costs the request path: its `postgresOtherDbs` is this job's share.
+ * what catching up costs the request path: the harness's `postgresOtherDbs` is this job's
+ * share.
  * Nothing is asserted on time.
  */
 import { parseArgs } from 'node:util';

@@ -21,11 +21,18 @@ export const DEFAULT_OUTBOX_RETENTION: Readonly<OutboxRetentionPolicy> = {
   budgetMs: 10_000,
 };
 
+/**
+ * The longest one batch may take on the app's connection for outbox retention. A batch takes far
+ * less, unless it waits on a row lock: a redelivery's transaction, briefly, or a session left
+ * idle in a transaction, for good. Past it the batch fails and the run counts as an error.
+ */
+export const OUTBOX_RETENTION_STATEMENT_TIMEOUT_MS = 60_000;
+
 export interface OutboxPruned {
   events: number;
   deliveries: number;
   inboxMessages: number;
-  /** Circuits of remote targets with nothing pending and nothing held back (PRUNE_CIRCUITS). */
+  /** Circuits of remote targets with nothing pending and not open now (PRUNE_CIRCUITS). */
   circuits: number;
   /** Everything past the window was deleted; false when the run's budget ran out first. */
   complete: boolean;
@@ -43,7 +50,7 @@ const MIN_CATCH_UP_PAUSE_MS = 1_000;
  * locks for one short statement), until a run completes. After a complete run, or a failed one
  * (`undefined`: a database in trouble is not pressed), the interval.
  */
-function delayAfter(
+export function delayAfterOutboxRun(
   pruned: OutboxPruned | undefined,
   { policy, intervalMs }: { policy: OutboxRetentionPolicy; intervalMs: number },
 ): number {
@@ -53,7 +60,7 @@ function delayAfter(
 
 /**
  * The job of outbox retention: `run` (pruneOutbox under `policy`, and what counts it) every
- * interval, and sooner while behind (delayAfter).
+ * interval, and sooner while behind (delayAfterOutboxRun).
  */
 export function outboxRetentionJob(
   run: () => Promise<OutboxPruned>,
@@ -62,16 +69,17 @@ export function outboxRetentionJob(
   return new PeriodicJob(run, {
     intervalMs: opts.intervalMs,
     onError: opts.onError,
-    delayAfter: (pruned) => delayAfter(pruned, opts),
+    delayAfter: (pruned) => delayAfterOutboxRun(pruned, opts),
   });
 }
 
 /**
  * One run of outbox retention: batches of events (with their deliveries), then of inbox rows,
  * then of circuits that guard nothing, each until a batch comes back short or the budget is
- * spent. Safe from any number of processes at
- * once (SKIP LOCKED), and never in the way of the request path: the rows it deletes are ones no
- * request or dispatcher reads, and it waits on no lock.
+ * spent. Safe from any number of processes at once (SKIP LOCKED), and never in the way of the
+ * request path: the rows it deletes are ones no request or dispatcher reads. A batch waits on a
+ * row lock only for a delivery another transaction holds (a redelivery asked for), bounded by
+ * the connection's statement timeout (OUTBOX_RETENTION_STATEMENT_TIMEOUT_MS on the app's).
  */
 export async function pruneOutbox(
   pool: pg.Pool,

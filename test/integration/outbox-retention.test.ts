@@ -1,6 +1,8 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
+  delayAfterOutboxRun,
   outboxRetentionJob,
   pruneOutbox,
   type OutboxPruned,
@@ -187,7 +189,7 @@ describe('outbox retention', () => {
   });
 
   it('runs again after a pause, not an interval, until a run leaves nothing past the window', async () => {
-    await oldEvents(2000);
+    await oldEvents(600);
     // A run deletes a few batches before its budget is spent: the backlog takes several runs,
     // and the interval is longer than the test.
     const policy: OutboxRetentionPolicy = { ...POLICY, batchSize: 50, budgetMs: 20 };
@@ -208,14 +210,36 @@ describe('outbox retention', () => {
         intervalMs: 50,
         what: 'a run of outbox retention that leaves nothing behind',
       });
+      // Once a run has completed, the next waits the interval: none comes after the pause.
+      await sleep(1_500);
     } finally {
       await job.stop();
     }
     expect(failures).toEqual([]);
+    expect(runs.at(-1)?.complete).toBe(true);
     expect(runs.length).toBeGreaterThan(1);
     expect(runs.slice(0, -1).map((run) => run.complete)).not.toContain(true);
-    expect(runs.reduce((sum, run) => sum + run.events, 0)).toBe(2000);
+    expect(runs.reduce((sum, run) => sum + run.events, 0)).toBe(600);
     expect(await idsOf('outbox_events')).toEqual([]);
+  });
+
+  it('waits the interval after a complete or failed run, and a pause of its budget while behind', () => {
+    const opts = { policy: POLICY, intervalMs: 600_000 };
+    const ran = (complete: boolean): OutboxPruned => ({
+      events: 0,
+      deliveries: 0,
+      inboxMessages: 0,
+      circuits: 0,
+      complete,
+    });
+    expect(delayAfterOutboxRun(ran(true), opts)).toBe(600_000);
+    expect(delayAfterOutboxRun(undefined, opts)).toBe(600_000);
+    expect(delayAfterOutboxRun(ran(false), opts)).toBe(POLICY.budgetMs);
+    // Never a spin, and never longer than the interval.
+    expect(delayAfterOutboxRun(ran(false), { ...opts, policy: { ...POLICY, budgetMs: 0 } })).toBe(
+      1_000,
+    );
+    expect(delayAfterOutboxRun(ran(false), { ...opts, intervalMs: 5_000 })).toBe(5_000);
   });
 
   it('leaves alone a delivery that turns pending while its batch runs, and its event', async () => {
