@@ -29,19 +29,9 @@ import { ledgerHandler } from '../services/ledger/index.ts';
 import { notificationHandlers, receiptsHandler } from '../services/notifications/index.ts';
 import { reconcileUnknownRequests } from '../services/payments/index.ts';
 import { paymentResumers, RESUMABLE_OPERATIONS } from '../services/payments/index.ts';
-import {
-  initialiseSeries,
-  registerFleetGauges,
-  type OUTBOX_PRUNED_TABLES,
-  type OUTBOX_RETENTION_RESULTS,
-} from '../lib/metrics.ts';
-import {
-  OUTBOX_RETENTION_STATEMENT_TIMEOUT_MS,
-  outboxRetentionJob,
-  pruneOutbox,
-  type OutboxPruned,
-  type OutboxRetentionPolicy,
-} from '../lib/outbox/outbox-retention.ts';
+import { initialiseSeries, registerFleetGauges } from '../lib/metrics.ts';
+import type { OutboxPruned, OutboxRetentionPolicy } from '../lib/outbox/outbox-retention.ts';
+import { createOutboxRetention } from './outbox-retention-job.ts';
 import type { ServiceName } from './topology.ts';
 import { readBacklog } from '../lib/outbox/outbox.ts';
 import {
@@ -334,39 +324,12 @@ export function createServices(config: ServicesConfig): Services {
     intervalMs: config.retentionIntervalMs,
     onError: config.onError,
   });
-  // Outbox retention on a connection of its own, so that partition maintenance (minutes, at
-  // worst) never holds it up while it catches up, and with a statement timeout: a batch waits
-  // on a delivery row another transaction holds (a redelivery), and one held for good (a
-  // session idle in a transaction) would otherwise hold the job, counted nowhere.
-  const outboxRetentionPool = createPool({
-    connectionString: config.databaseUrl,
-    max: 1,
-    applicationName: 'payments-outbox-retention',
-    statementTimeoutMs: OUTBOX_RETENTION_STATEMENT_TIMEOUT_MS,
-    planCacheMode: 'auto',
-  });
-  const runOutboxRetention = async () => {
-    const run = (result: (typeof OUTBOX_RETENTION_RESULTS)[number]) =>
-      config.metrics.outboxRetentionRuns.inc({ service: PROCESS_SERVICE, result });
-    let pruned: OutboxPruned;
-    try {
-      pruned = await pruneOutbox(outboxRetentionPool, config.outboxRetention);
-    } catch (error) {
-      run('error');
-      throw error;
-    }
-    const count = (table: (typeof OUTBOX_PRUNED_TABLES)[number], rows: number) =>
-      config.metrics.outboxPruned.inc({ service: PROCESS_SERVICE, table }, rows);
-    count('outbox_events', pruned.events);
-    count('outbox_deliveries', pruned.deliveries);
-    count('inbox_messages', pruned.inboxMessages);
-    count('outbox_consumer_circuits', pruned.circuits);
-    run(pruned.complete ? 'complete' : 'budget_spent');
-    return pruned;
-  };
-  const outboxRetention = outboxRetentionJob(runOutboxRetention, {
+  const outboxRetention = createOutboxRetention({
+    databaseUrl: config.databaseUrl,
     policy: config.outboxRetention,
     intervalMs: config.retentionIntervalMs,
+    metrics: config.metrics,
+    service: PROCESS_SERVICE,
     onError: config.onError,
   });
   return {
@@ -380,14 +343,14 @@ export function createServices(config: ServicesConfig): Services {
     dispatcher,
     retention,
     maintainPartitions: runRetention,
-    outboxRetention,
-    pruneOutbox: runOutboxRetention,
+    outboxRetention: outboxRetention.job,
+    pruneOutbox: outboxRetention.runOnce,
     async checkDatabaseSettings() {
       await warnIfAutovacuumOff(pool, config.log);
     },
     async close() {
       await retention.stop();
-      await outboxRetention.stop();
+      await outboxRetention.close();
       await dispatcher.stop();
       await reconciler.stop();
       await worker.stop();
@@ -397,7 +360,6 @@ export function createServices(config: ServicesConfig): Services {
       await pool.end();
       await outboxPool.end();
       await maintenancePool.end();
-      await outboxRetentionPool.end();
       await orm.close(true);
       await authOrm.close(true);
     },

@@ -50,8 +50,8 @@ try {
   const started = Date.now();
   const policy = DEFAULT_OUTBOX_RETENTION;
   const job = outboxRetentionJob(
-    () =>
-      pruneOutbox(pool, policy).then((pruned) => {
+    (from) =>
+      pruneOutbox(pool, policy, { from }).then((pruned) => {
         const at = ((Date.now() - started) / 1000).toFixed(1);
         console.log(
           `${at} s: ${pruned.events} events, ${pruned.deliveries} deliveries, ` +

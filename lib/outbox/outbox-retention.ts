@@ -1,4 +1,4 @@
-import type pg from 'pg';
+import type { Queryable } from '../db/pool.ts';
 import { PeriodicJob } from '../periodic-job.ts';
 import { PRUNE_CIRCUITS, PRUNE_EVENTS, PRUNE_INBOX } from './outbox-retention.sql.ts';
 
@@ -7,7 +7,10 @@ export interface OutboxRetentionPolicy {
   retentionSeconds: number;
   /** Rows one statement deletes at most: a batch's locks last one short statement. */
   batchSize: number;
-  /** A run stops after this long, finished or not; the next run goes on where it stopped. */
+  /**
+   * A run starts no batch after this long, finished or not (its first batch always runs); the
+   * next run goes on at the stage where it stopped.
+   */
   budgetMs: number;
 }
 
@@ -28,14 +31,30 @@ export const DEFAULT_OUTBOX_RETENTION: Readonly<OutboxRetentionPolicy> = {
  */
 export const OUTBOX_RETENTION_STATEMENT_TIMEOUT_MS = 60_000;
 
-export interface OutboxPruned {
+/** Rows deleted, by what they were. */
+export interface OutboxPrunedRows {
   events: number;
   deliveries: number;
   inboxMessages: number;
   /** Circuits of remote targets with nothing pending and not open now (PRUNE_CIRCUITS). */
   circuits: number;
-  /** Everything past the window was deleted; false when the run's budget ran out first. */
+}
+
+/**
+ * The stages of a pass, in order: events (with their deliveries), inbox rows, circuits. A stage
+ * is done when a batch comes back short.
+ */
+export const OUTBOX_RETENTION_STAGES = ['events', 'inbox', 'circuits'] as const;
+export type OutboxRetentionStage = (typeof OUTBOX_RETENTION_STAGES)[number];
+
+export interface OutboxPruned extends OutboxPrunedRows {
+  /**
+   * The pass is done: every stage from the one this run started at came back short. False when
+   * the budget ran out first.
+   */
   complete: boolean;
+  /** Where the next run starts: the stage the budget stopped, or the first after a full pass. */
+  next: OutboxRetentionStage;
 }
 
 /** The shortest wait between runs while behind, so that a policy with no budget never spins. */
@@ -60,58 +79,93 @@ export function delayAfterOutboxRun(
 
 /**
  * The job of outbox retention: `run` (pruneOutbox under `policy`, and what counts it) every
- * interval, and sooner while behind (delayAfterOutboxRun).
+ * interval, and sooner while behind (delayAfterOutboxRun). Each run starts at the stage where
+ * the last one stopped (pruneOutbox's `next`); after a failed run, where that one started.
  */
 export function outboxRetentionJob(
-  run: () => Promise<OutboxPruned>,
+  run: (from: OutboxRetentionStage) => Promise<OutboxPruned>,
   opts: { policy: OutboxRetentionPolicy; intervalMs: number; onError: (error: unknown) => void },
 ): PeriodicJob<OutboxPruned> {
-  return new PeriodicJob(run, {
-    intervalMs: opts.intervalMs,
-    onError: opts.onError,
-    delayAfter: (pruned) => delayAfterOutboxRun(pruned, opts),
-  });
+  let from: OutboxRetentionStage = OUTBOX_RETENTION_STAGES[0];
+  return new PeriodicJob(
+    async () => {
+      const pruned = await run(from);
+      from = pruned.next;
+      return pruned;
+    },
+    {
+      intervalMs: opts.intervalMs,
+      onError: opts.onError,
+      delayAfter: (pruned) => delayAfterOutboxRun(pruned, opts),
+    },
+  );
 }
 
 /**
- * One run of outbox retention: batches of events (with their deliveries), then of inbox rows,
- * then of circuits that guard nothing, each until a batch comes back short or the budget is
- * spent. Safe from any number of processes at once (SKIP LOCKED), and never in the way of the
- * request path: the rows it deletes are ones no request or dispatcher reads. A batch waits on a
- * row lock only for a delivery another transaction holds (a redelivery asked for), bounded by
- * the connection's statement timeout (OUTBOX_RETENTION_STATEMENT_TIMEOUT_MS on the app's).
+ * One run of outbox retention, from stage `from` on: batches of events (with their deliveries),
+ * then of inbox rows, then of circuits that guard nothing, each stage until a batch comes back
+ * short or the budget is spent. The first batch always runs, and a run the budget stopped says
+ * at which stage (`next`): a job that starts its next run there gets every stage done even when
+ * one stage alone outlasts the budget, run after run (a backlog of events, or a database so slow
+ * that a budget holds a batch or two). Starting from the events each time, the inbox and the
+ * circuits would wait for the backlog to end, or for ever.
+ *
+ * `onBatch` hears of each batch once it has committed, so that a run that fails later still
+ * counts what it deleted.
+ *
+ * Safe from any number of processes at once (SKIP LOCKED), and never in the way of the request
+ * path: the rows it deletes are ones no request or dispatcher reads. A batch waits on a row lock
+ * only for a delivery another transaction holds (a redelivery asked for), bounded by the
+ * connection's statement timeout (OUTBOX_RETENTION_STATEMENT_TIMEOUT_MS on the app's).
  */
 export async function pruneOutbox(
-  pool: pg.Pool,
+  pool: Queryable,
   policy: OutboxRetentionPolicy,
+  opts: { from?: OutboxRetentionStage; onBatch?: (rows: OutboxPrunedRows) => void } = {},
 ): Promise<OutboxPruned> {
   const deadline = Date.now() + policy.budgetMs;
-  const pruned: OutboxPruned = {
-    events: 0,
-    deliveries: 0,
-    inboxMessages: 0,
-    circuits: 0,
-    complete: false,
-  };
+  const pruned: OutboxPrunedRows = { events: 0, deliveries: 0, inboxMessages: 0, circuits: 0 };
+  const from = OUTBOX_RETENTION_STAGES.indexOf(opts.from ?? OUTBOX_RETENTION_STAGES[0]);
+  let firstBatch = true;
+  for (const stage of OUTBOX_RETENTION_STAGES.slice(from)) {
+    for (;;) {
+      if (!firstBatch && Date.now() >= deadline) return { ...pruned, complete: false, next: stage };
+      firstBatch = false;
+      const { rows, short } = await pruneBatch(pool, policy, stage);
+      pruned.events += rows.events;
+      pruned.deliveries += rows.deliveries;
+      pruned.inboxMessages += rows.inboxMessages;
+      pruned.circuits += rows.circuits;
+      opts.onBatch?.(rows);
+      if (short) break;
+    }
+  }
+  return { ...pruned, complete: true, next: OUTBOX_RETENTION_STAGES[0] };
+}
+
+/** One batch of `stage`, committed on its own; `short` when it found fewer rows than a batch. */
+async function pruneBatch(
+  pool: Queryable,
+  policy: OutboxRetentionPolicy,
+  stage: OutboxRetentionStage,
+): Promise<{ rows: OutboxPrunedRows; short: boolean }> {
+  const none: OutboxPrunedRows = { events: 0, deliveries: 0, inboxMessages: 0, circuits: 0 };
   const args = [policy.retentionSeconds, policy.batchSize];
-  for (;;) {
-    if (Date.now() >= deadline) return pruned;
-    const { rows } = await pool.query<{ events: number; deliveries: number }>(PRUNE_EVENTS, args);
-    pruned.events += rows[0]!.events;
-    pruned.deliveries += rows[0]!.deliveries;
-    if (rows[0]!.events < policy.batchSize) break;
+  switch (stage) {
+    case 'events': {
+      const { rows } = await pool.query<{ events: number; deliveries: number }>(PRUNE_EVENTS, args);
+      const { events, deliveries } = rows[0]!;
+      return { rows: { ...none, events, deliveries }, short: events < policy.batchSize };
+    }
+    case 'inbox': {
+      const { rows } = await pool.query<{ messages: number }>(PRUNE_INBOX, args);
+      const inboxMessages = rows[0]!.messages;
+      return { rows: { ...none, inboxMessages }, short: inboxMessages < policy.batchSize };
+    }
+    case 'circuits': {
+      const { rows } = await pool.query<{ circuits: number }>(PRUNE_CIRCUITS, [policy.batchSize]);
+      const circuits = rows[0]!.circuits;
+      return { rows: { ...none, circuits }, short: circuits < policy.batchSize };
+    }
   }
-  for (;;) {
-    if (Date.now() >= deadline) return pruned;
-    const { rows } = await pool.query<{ messages: number }>(PRUNE_INBOX, args);
-    pruned.inboxMessages += rows[0]!.messages;
-    if (rows[0]!.messages < policy.batchSize) break;
-  }
-  for (;;) {
-    if (Date.now() >= deadline) return pruned;
-    const { rows } = await pool.query<{ circuits: number }>(PRUNE_CIRCUITS, [policy.batchSize]);
-    pruned.circuits += rows[0]!.circuits;
-    if (rows[0]!.circuits < policy.batchSize) break;
-  }
-  return { ...pruned, complete: true };
 }

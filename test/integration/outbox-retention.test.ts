@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Queryable } from '../../lib/db/pool.ts';
 import {
   delayAfterOutboxRun,
   outboxRetentionJob,
@@ -119,6 +120,7 @@ describe('outbox retention', () => {
       inboxMessages: 0,
       circuits: 0,
       complete: true,
+      next: 'events',
     });
     expect(await idsOf('outbox_events')).toEqual(['evt_old_pending', 'evt_recent']);
     expect(await idsOf('outbox_deliveries')).toEqual(['evt_old_pending', 'evt_recent']);
@@ -172,32 +174,86 @@ describe('outbox retention', () => {
 
   it('works in batches until done, and stops when its budget is spent', async () => {
     await oldEvents(250);
+    // Its first batch always runs, so that every run gets somewhere.
     expect(await pruneOutbox(db, { ...POLICY, budgetMs: 0 })).toEqual({
-      events: 0,
+      events: 100,
       deliveries: 0,
       inboxMessages: 0,
       circuits: 0,
       complete: false,
+      next: 'events',
     });
     expect(await pruneOutbox(db, POLICY)).toEqual({
-      events: 250,
+      events: 150,
       deliveries: 0,
       inboxMessages: 0,
       circuits: 0,
       complete: true,
+      next: 'events',
     });
   });
 
+  it('starts at the stage it is given, and says where its budget stopped it', async () => {
+    await oldEvents(150);
+    await db.query(
+      `INSERT INTO inbox_messages (consumer, tenant_id, message_id, processed_at)
+       SELECT 'ledger', $1, 'evt_' || n, now() - interval '40 days' FROM generate_series(1, 150) n`,
+      [TENANT],
+    );
+    await circuit('webhook:endpoint-1', "'-infinity'");
+    const budgetSpent = { ...POLICY, budgetMs: 0 };
+    expect(await pruneOutbox(db, budgetSpent, { from: 'inbox' })).toMatchObject({
+      events: 0,
+      inboxMessages: 100,
+      complete: false,
+      next: 'inbox',
+    });
+    // The inbox comes back short: on to the circuits, without a look at the events.
+    expect(await pruneOutbox(db, POLICY, { from: 'inbox' })).toMatchObject({
+      events: 0,
+      inboxMessages: 50,
+      circuits: 1,
+      complete: true,
+      next: 'events',
+    });
+    expect((await idsOf('outbox_events')).length).toBe(150);
+  });
+
+  it('hears of each batch as it commits, so a run that fails later still counts it', async () => {
+    await oldEvents(250);
+    let statements = 0;
+    const failsThird: Queryable = {
+      query: async (text, values) => {
+        if (++statements === 3) throw new Error('connection lost');
+        return db.query(text, values);
+      },
+    };
+    const batches: number[] = [];
+    await expect(
+      pruneOutbox(failsThird, POLICY, { onBatch: (rows) => batches.push(rows.events) }),
+    ).rejects.toThrow('connection lost');
+    expect(batches).toEqual([100, 100]);
+    expect((await idsOf('outbox_events')).length).toBe(50);
+  });
+
   it('runs again after a pause, not an interval, until a run leaves nothing past the window', async () => {
-    await oldEvents(600);
-    // A run deletes a few batches before its budget is spent: the backlog takes several runs,
-    // and the interval is longer than the test.
+    await oldEvents(200);
+    // Every statement takes at least 15 ms, as on a slow database: a run of a 20 ms budget holds
+    // at most two batches of 50, on any machine, so the backlog takes several runs, and no run
+    // gets through all three stages unless it starts where the last one stopped. The interval is
+    // longer than the test.
     const policy: OutboxRetentionPolicy = { ...POLICY, batchSize: 50, budgetMs: 20 };
+    const slow: Queryable = {
+      query: async (text, values) => {
+        await sleep(15);
+        return db.query(text, values);
+      },
+    };
     const runs: OutboxPruned[] = [];
     const failures: unknown[] = [];
     const job = outboxRetentionJob(
-      () =>
-        pruneOutbox(db, policy).then((pruned) => {
+      (from) =>
+        pruneOutbox(slow, policy, { from }).then((pruned) => {
           runs.push(pruned);
           return pruned;
         }),
@@ -217,9 +273,9 @@ describe('outbox retention', () => {
     }
     expect(failures).toEqual([]);
     expect(runs.at(-1)?.complete).toBe(true);
-    expect(runs.length).toBeGreaterThan(1);
+    expect(runs.length).toBeGreaterThan(2);
     expect(runs.slice(0, -1).map((run) => run.complete)).not.toContain(true);
-    expect(runs.reduce((sum, run) => sum + run.events, 0)).toBe(600);
+    expect(runs.reduce((sum, run) => sum + run.events, 0)).toBe(200);
     expect(await idsOf('outbox_events')).toEqual([]);
   });
 
@@ -231,6 +287,7 @@ describe('outbox retention', () => {
       inboxMessages: 0,
       circuits: 0,
       complete,
+      next: 'events',
     });
     expect(delayAfterOutboxRun(ran(true), opts)).toBe(600_000);
     expect(delayAfterOutboxRun(undefined, opts)).toBe(600_000);
@@ -290,6 +347,7 @@ describe('outbox retention', () => {
       inboxMessages: 0,
       circuits: 1,
       complete: true,
+      next: 'events',
     });
     expect(await idsOf('outbox_events')).toEqual(['evt_app_recent']);
     const text = await (await fetch(`${stack.app.url}/metrics`)).text();
