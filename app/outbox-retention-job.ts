@@ -1,6 +1,5 @@
-import type { ServiceMetrics } from '../services/context.ts';
 import { createPool } from '../lib/db/pool.ts';
-import type { OUTBOX_PRUNED_TABLES, OUTBOX_RETENTION_RESULTS } from '../lib/metrics.ts';
+import type { LibMetrics, OUTBOX_PRUNED_TABLES, OUTBOX_RETENTION_RESULTS } from '../lib/metrics.ts';
 import {
   OUTBOX_RETENTION_STAGES,
   OUTBOX_RETENTION_STATEMENT_TIMEOUT_MS,
@@ -36,7 +35,9 @@ export function createOutboxRetention(config: {
   databaseUrl: string;
   policy: OutboxRetentionPolicy;
   intervalMs: number;
-  metrics: ServiceMetrics;
+  /** The longest one batch may wait (a row lock); past it the run fails, counted as an error. */
+  statementTimeoutMs?: number;
+  metrics: Pick<LibMetrics, 'outboxPruned' | 'outboxRetentionRuns'>;
   /** The `service` label of the process's own jobs. */
   service: ServiceName;
   onError: (error: unknown) => void;
@@ -46,7 +47,7 @@ export function createOutboxRetention(config: {
     connectionString: config.databaseUrl,
     max: 1,
     applicationName: 'payments-outbox-retention',
-    statementTimeoutMs: OUTBOX_RETENTION_STATEMENT_TIMEOUT_MS,
+    statementTimeoutMs: config.statementTimeoutMs ?? OUTBOX_RETENTION_STATEMENT_TIMEOUT_MS,
     planCacheMode: 'auto',
   });
   const count = (table: (typeof OUTBOX_PRUNED_TABLES)[number], rows: number) =>

@@ -9,6 +9,8 @@ import {
   type OutboxPruned,
   type OutboxRetentionPolicy,
 } from '../../lib/outbox/outbox-retention.ts';
+import { createLibMetrics, createMetricsRegistry } from '../../lib/metrics.ts';
+import { createOutboxRetention } from '../../app/outbox-retention-job.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import { useTestStackOn } from '../support/test-stack.ts';
 import { waitUntil } from '../support/wait-until.ts';
@@ -362,5 +364,34 @@ describe('outbox retention', () => {
     );
     expect(text).toMatch(/outbox_retention_runs_total\{[^}]*result="complete"[^}]*\} 1\b/);
     expect(text).toMatch(/outbox_retention_runs_total\{[^}]*result="budget_spent"[^}]*\} 0\b/);
+  });
+
+  it('fails a batch that waits on a row lock past its timeout, and counts the run as an error', async () => {
+    await event('evt_held', { daysAgo: 40, delivery: 'delivered' });
+    const registry = createMetricsRegistry({ defaultMetrics: false });
+    const retention = createOutboxRetention({
+      databaseUrl: database.url,
+      policy: POLICY,
+      intervalMs: 3_600_000,
+      statementTimeoutMs: 300,
+      metrics: createLibMetrics(registry),
+      service: 'gateway',
+      onError: () => {},
+    });
+    // A session left idle in a transaction that holds the delivery row.
+    const holder = await db.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`SELECT 1 FROM outbox_deliveries WHERE event_id = 'evt_held' FOR UPDATE`);
+      await expect(retention.runOnce()).rejects.toThrow(/statement timeout/);
+      await holder.query('ROLLBACK');
+    } finally {
+      holder.release();
+      await retention.close();
+    }
+    const text = await registry.metrics();
+    expect(text).toMatch(/outbox_retention_runs_total\{[^}]*result="error"[^}]*\} 1\b/);
+    expect(text).not.toMatch(/result="complete"/);
+    expect(await idsOf('outbox_events')).toEqual(['evt_held']);
   });
 });
