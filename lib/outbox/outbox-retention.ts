@@ -49,7 +49,8 @@ export type OutboxRetentionStage = (typeof OUTBOX_RETENTION_STAGES)[number];
 
 export interface OutboxPruned extends OutboxPrunedRows {
   /**
-   * The pass is done: every stage from the one this run started at came back short. False when
+   * Every stage from the one this run started at came back short: the pass is done when the run
+   * started where the last one stopped (outboxRetentionJob does), or at the events. False when
    * the budget ran out first.
    */
   complete: boolean;
@@ -61,12 +62,13 @@ export interface OutboxPruned extends OutboxPrunedRows {
 const MIN_CATCH_UP_PAUSE_MS = 1_000;
 
 /**
- * How long the job (outboxRetentionJob) waits after a run before the next. After a run that spent its budget, rows
- * past their window are left: were the next run an interval away, retention could delete at
- * most one budget's worth an interval, and a steady write rate above that would grow the tables
- * without end, however long it ran. So while behind, the next run follows after a pause as long
- * as the budget (retention then holds its one connection at most half the time, each batch's
- * locks for one short statement), until a run completes. After a complete run, or a failed one
+ * How long the job (outboxRetentionJob) waits after a run before the next. After a run that
+ * spent its budget, the pass is not done: were the next run an interval away, retention could
+ * delete at most one budget's worth an interval, and a steady write rate above that would grow
+ * the tables without end, however long it ran. So while behind, the next run follows after a
+ * pause as long as the budget, until a run completes. Retention then holds its one connection
+ * about half the time, each batch's locks for one short statement; more only when a batch itself
+ * outlasts the budget (one waiting on a row lock, up to the statement timeout). After a complete run, or a failed one
  * (`undefined`: a database in trouble is not pressed), the interval.
  */
 export function delayAfterOutboxRun(
@@ -105,10 +107,12 @@ export function outboxRetentionJob(
  * One run of outbox retention, from stage `from` on: batches of events (with their deliveries),
  * then of inbox rows, then of circuits that guard nothing, each stage until a batch comes back
  * short or the budget is spent. The first batch always runs, and a run the budget stopped says
- * at which stage (`next`): a job that starts its next run there gets every stage done even when
- * one stage alone outlasts the budget, run after run (a backlog of events, or a database so slow
- * that a budget holds a batch or two). Starting from the events each time, the inbox and the
- * circuits would wait for the backlog to end, or for ever.
+ * at which stage (`next`). Were every run to start at the events, a pass whose stages together
+ * outlast one budget (a database so slow that a budget holds a batch or two) would never
+ * complete: each run would end in the inbox or the circuits, and the next begin again at the
+ * events. A job that starts each run at the last one's `next` moves the pass on by a batch at
+ * least every run. A backlog of events that never ends still keeps the later stages waiting;
+ * that is retention falling behind, which OutboxRetentionBehind reports.
  *
  * `onBatch` hears of each batch once it has committed, so that a run that fails later still
  * counts what it deleted.
@@ -123,13 +127,17 @@ export async function pruneOutbox(
   policy: OutboxRetentionPolicy,
   opts: { from?: OutboxRetentionStage; onBatch?: (rows: OutboxPrunedRows) => void } = {},
 ): Promise<OutboxPruned> {
-  const deadline = Date.now() + policy.budgetMs;
+  // The monotonic clock: a wall clock set back would stretch the budget.
+  const deadline = performance.now() + policy.budgetMs;
   const pruned: OutboxPrunedRows = { events: 0, deliveries: 0, inboxMessages: 0, circuits: 0 };
   const from = OUTBOX_RETENTION_STAGES.indexOf(opts.from ?? OUTBOX_RETENTION_STAGES[0]);
+  if (from < 0) throw new TypeError(`pruneOutbox: no stage ${String(opts.from)}`);
   let firstBatch = true;
   for (const stage of OUTBOX_RETENTION_STAGES.slice(from)) {
     for (;;) {
-      if (!firstBatch && Date.now() >= deadline) return { ...pruned, complete: false, next: stage };
+      if (!firstBatch && performance.now() >= deadline) {
+        return { ...pruned, complete: false, next: stage };
+      }
       firstBatch = false;
       const { rows, short } = await pruneBatch(pool, policy, stage);
       pruned.events += rows.events;

@@ -10,7 +10,7 @@ import {
   type OutboxRetentionPolicy,
 } from '../../lib/outbox/outbox-retention.ts';
 import { createLibMetrics, createMetricsRegistry } from '../../lib/metrics.ts';
-import { createOutboxRetention } from '../../app/outbox-retention-job.ts';
+import { createOutboxRetention, type OutboxRetention } from '../../app/outbox-retention-job.ts';
 import { useTestDatabase } from '../support/test-database.ts';
 import { useTestStackOn } from '../support/test-stack.ts';
 import { waitUntil } from '../support/wait-until.ts';
@@ -264,7 +264,7 @@ describe('outbox retention', () => {
     job.start(0);
     try {
       await waitUntil(() => runs.at(-1)?.complete === true || failures.length > 0, {
-        timeoutMs: 60_000,
+        timeoutMs: 50_000,
         intervalMs: 50,
         what: 'a run of outbox retention that leaves nothing behind',
       });
@@ -368,30 +368,60 @@ describe('outbox retention', () => {
 
   it('fails a batch that waits on a row lock past its timeout, and counts the run as an error', async () => {
     await event('evt_held', { daysAgo: 40, delivery: 'delivered' });
-    const registry = createMetricsRegistry({ defaultMetrics: false });
-    const retention = createOutboxRetention({
-      databaseUrl: database.url,
-      policy: POLICY,
-      intervalMs: 3_600_000,
-      statementTimeoutMs: 300,
-      metrics: createLibMetrics(registry),
-      service: 'gateway',
-      onError: () => {},
-    });
+    const { retention, metrics } = appRetention();
     // A session left idle in a transaction that holds the delivery row.
-    const holder = await db.connect();
-    try {
-      await holder.query('BEGIN');
-      await holder.query(`SELECT 1 FROM outbox_deliveries WHERE event_id = 'evt_held' FOR UPDATE`);
-      await expect(retention.runOnce()).rejects.toThrow(/statement timeout/);
-      await holder.query('ROLLBACK');
-    } finally {
-      holder.release();
-      await retention.close();
-    }
-    const text = await registry.metrics();
+    await failsWhileHeld(
+      retention,
+      `SELECT 1 FROM outbox_deliveries WHERE event_id = 'evt_held' FOR UPDATE`,
+    );
+    const text = await metrics();
     expect(text).toMatch(/outbox_retention_runs_total\{[^}]*result="error"[^}]*\} 1\b/);
     expect(text).not.toMatch(/result="complete"/);
     expect(await idsOf('outbox_events')).toEqual(['evt_held']);
   });
+
+  it('counts the rows a run deleted before one of its batches failed', async () => {
+    await event('evt_gone', { daysAgo: 40, delivery: 'delivered' });
+    const { retention, metrics } = appRetention();
+    // The events' and the inbox's batches commit; the circuits' waits on the table and fails.
+    await failsWhileHeld(retention, 'LOCK TABLE outbox_consumer_circuits IN ACCESS EXCLUSIVE MODE');
+    expect(await idsOf('outbox_events')).toEqual([]);
+    const text = await metrics();
+    expect(text).toMatch(/outbox_retention_runs_total\{[^}]*result="error"[^}]*\} 1\b/);
+    expect(text).toMatch(
+      /outbox_retention_deleted_rows_total\{[^}]*table="outbox_events"[^}]*\} 1\b/,
+    );
+    expect(text).toMatch(
+      /outbox_retention_deleted_rows_total\{[^}]*table="outbox_deliveries"[^}]*\} 1\b/,
+    );
+  });
 });
+
+/** The app's outbox retention on a registry of its own, with a statement timeout of 300 ms. */
+function appRetention(): { retention: OutboxRetention; metrics: () => Promise<string> } {
+  const registry = createMetricsRegistry({ defaultMetrics: false });
+  const retention = createOutboxRetention({
+    databaseUrl: database.url,
+    policy: POLICY,
+    intervalMs: 3_600_000,
+    statementTimeoutMs: 300,
+    metrics: createLibMetrics(registry),
+    service: 'gateway',
+    onError: () => {},
+  });
+  return { retention, metrics: () => registry.metrics() };
+}
+
+/** Runs `retention` once while another session holds the lock `lockSql` takes; it must time out. */
+async function failsWhileHeld(retention: OutboxRetention, lockSql: string): Promise<void> {
+  const holder = await db.connect();
+  try {
+    await holder.query('BEGIN');
+    await holder.query(lockSql);
+    await expect(retention.runOnce()).rejects.toThrow(/statement timeout/);
+  } finally {
+    await holder.query('ROLLBACK');
+    holder.release();
+    await retention.close();
+  }
+}
