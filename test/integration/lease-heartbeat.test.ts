@@ -98,7 +98,18 @@ describe('an owner that stops (SIGSTOP) during its provider call', () => {
       const stopped = send(gateway.url, key);
       await untilCharging(stack.sandbox, key);
       gateway.child.kill('SIGSTOP');
-      await new Promise((resolve) => setTimeout(resolve, LEASE_MS + 500));
+      // Run out by the database's clock: a beat sent just before the stop may still be carried
+      // out late by a loaded server and push the lease on, so no fixed wait is long enough.
+      await waitUntil(
+        async () =>
+          (
+            await stack.db.query<{ out: boolean }>(
+              'SELECT lease_expires_at <= now() AS out FROM idempotency_keys WHERE key = $1',
+              [key],
+            )
+          ).rows[0]?.out === true,
+        { timeoutMs: 10_000, intervalMs: 50, what: "the stopped owner's lease to run out" },
+      );
 
       const taker = await send(stack.app.url, key);
       expect(paymentOf(taker).status).toBe('SUCCEEDED');

@@ -7,9 +7,20 @@ import { createPaymentOn, paymentInput, useTestStack } from '../support/test-sta
 import { waitUntil } from '../support/wait-until.ts';
 
 const LEASE_MS = 1_000;
-/** Past the lease: the test's point is that the zombie's lease has expired, so time must pass. */
-const LEASE_EXPIRED_WAIT_MS = LEASE_MS + 100;
 const stack = useTestStack('zombie', { app: { leaseMs: LEASE_MS } });
+
+/**
+ * Sets the lease of `key`'s owner by the database's clock (`when`, SQL), not by how fast this
+ * machine is: a stalled owner (at a hook before its provider call) beats no more, so nothing
+ * moves it meanwhile. Live, a duplicate is refused; run out, the next one takes over.
+ */
+async function leaseEndsAt(key: string, when: string): Promise<void> {
+  await stack.db.query(`UPDATE idempotency_keys SET lease_expires_at = ${when} WHERE key = $1`, [
+    key,
+  ]);
+}
+const LIVE = "now() + interval '1 hour'";
+const RUN_OUT = "now() - interval '1 second'";
 
 /** What a takeover leaves: the zombie's phase under token 1, the taker-over's finish under 2. */
 const TAKEN_OVER_PHASES = [
@@ -50,10 +61,11 @@ describe('a zombie owner that wakes after its lease was taken over', () => {
 
     const zombieSent = send();
     await untilHookRan(() => zombie.reached() > 0, 'the zombie to reach the provider call');
+    await leaseEndsAt('zombie-1', LIVE);
     const early = await send();
     expect(errorCodeOf(early)).toBe('IDEMPOTENCY_KEY_IN_USE'); // lease still live: no takeover
 
-    await new Promise((resolve) => setTimeout(resolve, LEASE_EXPIRED_WAIT_MS));
+    await leaseEndsAt('zombie-1', RUN_OUT);
     const takeover = await send();
     expect(paymentOf(takeover).status).toBe('SUCCEEDED');
 
@@ -83,7 +95,7 @@ describe('a zombie owner that wakes after its lease was taken over', () => {
 
     const zombieSent = send();
     await untilHookRan(() => zombie.reached() > 0, 'the zombie to reach the provider call');
-    await new Promise((resolve) => setTimeout(resolve, LEASE_EXPIRED_WAIT_MS));
+    await leaseEndsAt('zombie-3', RUN_OUT);
     const takerSent = send();
     await untilHookRan(() => taker.reached() > 0, 'the taker to get past the provider call');
 
