@@ -171,6 +171,13 @@ describe("a failing endpoint's circuit", () => {
       await createPaymentOn(stack, paymentInput('circuit-first'), TENANT_B.apiKey);
       await drain();
       expect(await circuit()).toEqual([{ failures: 1, open: false }]);
+      // The failed delivery's own retry is held off, however long the next drain takes: only the
+      // next payment's delivery may be tried.
+      await stack.db.query(
+        `UPDATE outbox_deliveries SET next_attempt_at = now() + interval '1 hour'
+          WHERE consumer = $1 AND status = 'pending'`,
+        [consumer],
+      );
       const tried = receiver.received.length;
       await createPaymentOn(stack, paymentInput('circuit-second'), TENANT_B.apiKey);
       await drain();
