@@ -16,8 +16,11 @@ import {
   type Answer,
 } from '../support/sandbox-psp-contract.ts';
 
-/** Short enough for a test to outlive, long enough that a prompt retry is still a replay. */
-const RETENTION_MS = 300;
+/**
+ * Short enough for a test to outlive, long enough that a prompt retry is still a replay on a
+ * loaded machine (one local call, well under a second).
+ */
+const RETENTION_MS = 1_000;
 
 let forgetful: SandboxPsp;
 beforeAll(async () => {
