@@ -1,7 +1,7 @@
 /**
  * `npm run bench:outbox-catch-up`: outbox retention catching up on a backlog (ADR 0072). A
  * scratch database gets `--events` events past the retention window, one in ten with a
- * delivered webhook delivery; then the app's own job (outboxRetentionJob, default policy) runs
+ * delivered webhook delivery; then the job the app runs (outboxRetentionJob, default policy) runs
  * on it from now for `--seconds`, and each run prints what it deleted and whether it completed.
  * Run the independent harness's load (scripts/bench/harness-replay-rounds.sh) meanwhile to see
  * what catching up costs the request path: the harness's `postgresOtherDbs` is this job's

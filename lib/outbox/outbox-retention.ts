@@ -40,6 +40,13 @@ export interface OutboxPrunedRows {
   circuits: number;
 }
 
+const NO_ROWS: Readonly<OutboxPrunedRows> = {
+  events: 0,
+  deliveries: 0,
+  inboxMessages: 0,
+  circuits: 0,
+};
+
 /**
  * The stages of a pass, in order: events (with their deliveries), inbox rows, circuits. A stage
  * is done when a batch comes back short.
@@ -68,8 +75,8 @@ const MIN_CATCH_UP_PAUSE_MS = 1_000;
  * the tables without end, however long it ran. So while behind, the next run follows after a
  * pause as long as the budget, until a run completes. Retention then holds its one connection
  * about half the time, each batch's locks for one short statement; more only when a batch itself
- * outlasts the budget (one waiting on a row lock, up to the statement timeout). After a complete run, or a failed one
- * (`undefined`: a database in trouble is not pressed), the interval.
+ * outlasts the budget (one waiting on a row lock, up to the statement timeout). After a complete
+ * run, or a failed one (`undefined`: a database in trouble is not pressed), the interval.
  */
 export function delayAfterOutboxRun(
   pruned: OutboxPruned | undefined,
@@ -129,7 +136,7 @@ export async function pruneOutbox(
 ): Promise<OutboxPruned> {
   // The monotonic clock: a wall clock set back would stretch the budget.
   const deadline = performance.now() + policy.budgetMs;
-  const pruned: OutboxPrunedRows = { events: 0, deliveries: 0, inboxMessages: 0, circuits: 0 };
+  const pruned: OutboxPrunedRows = { ...NO_ROWS };
   const from = OUTBOX_RETENTION_STAGES.indexOf(opts.from ?? OUTBOX_RETENTION_STAGES[0]);
   if (from < 0) throw new TypeError(`pruneOutbox: no stage ${String(opts.from)}`);
   let firstBatch = true;
@@ -157,23 +164,22 @@ async function pruneBatch(
   policy: OutboxRetentionPolicy,
   stage: OutboxRetentionStage,
 ): Promise<{ rows: OutboxPrunedRows; short: boolean }> {
-  const none: OutboxPrunedRows = { events: 0, deliveries: 0, inboxMessages: 0, circuits: 0 };
   const args = [policy.retentionSeconds, policy.batchSize];
   switch (stage) {
     case 'events': {
       const { rows } = await pool.query<{ events: number; deliveries: number }>(PRUNE_EVENTS, args);
       const { events, deliveries } = rows[0]!;
-      return { rows: { ...none, events, deliveries }, short: events < policy.batchSize };
+      return { rows: { ...NO_ROWS, events, deliveries }, short: events < policy.batchSize };
     }
     case 'inbox': {
       const { rows } = await pool.query<{ messages: number }>(PRUNE_INBOX, args);
       const inboxMessages = rows[0]!.messages;
-      return { rows: { ...none, inboxMessages }, short: inboxMessages < policy.batchSize };
+      return { rows: { ...NO_ROWS, inboxMessages }, short: inboxMessages < policy.batchSize };
     }
     case 'circuits': {
       const { rows } = await pool.query<{ circuits: number }>(PRUNE_CIRCUITS, [policy.batchSize]);
       const circuits = rows[0]!.circuits;
-      return { rows: { ...none, circuits }, short: circuits < policy.batchSize };
+      return { rows: { ...NO_ROWS, circuits }, short: circuits < policy.batchSize };
     }
   }
 }
