@@ -83,12 +83,44 @@ export async function formationEvidence(input: {
   }
   out.push(`  the servers' logs (the last ${SERVER_LINES} notable lines):`);
   out.push(
-    ...[...lines]
-      .sort()
+    ...collapseSessionEnds([...lines].sort())
       .slice(-SERVER_LINES)
       .map((l) => `    ${l}`),
   );
   return out.join('\n');
+}
+
+const SESSION_ENDED = /terminating connection due to administrator command/;
+/** A server log line's timestamp: `2026-12-08 00:00:01.103 UTC`. */
+const STAMP_LENGTH = 27;
+
+/**
+ * A backend kill or a fence ends dozens of sessions at once, one log line each, and those runs
+ * of lines would push every other notable line out of the tail CI shows: each run becomes one
+ * line with its count and its span.
+ */
+export function collapseSessionEnds(sorted: readonly string[]): string[] {
+  const out: string[] = [];
+  let run: string[] = [];
+  const flush = () => {
+    if (run.length === 1) out.push(run[0]!);
+    if (run.length > 1) {
+      const first = run[0]!.slice(0, STAMP_LENGTH);
+      const last = run[run.length - 1]!.slice(0, STAMP_LENGTH);
+      out.push(`${first} … ${last}: ${run.length} sessions ended by an administrator command`);
+    }
+    run = [];
+  };
+  for (const line of sorted) {
+    if (SESSION_ENDED.test(line)) {
+      run.push(line);
+      continue;
+    }
+    flush();
+    out.push(line);
+  }
+  flush();
+  return out;
 }
 
 async function notableLines(dir: string): Promise<string[]> {
@@ -98,7 +130,10 @@ async function notableLines(dir: string): Promise<string[]> {
   const lines: string[] = [];
   for (const file of files) {
     const text = await readFile(join(dir, file), 'utf8').catch(() => '');
-    for (const line of text.split('\n')) if (NOTABLE.test(line)) lines.push(line.slice(0, 160));
+    for (const line of text.split('\n')) {
+      // pg_rewind's single-user postgres writes its prompt before the lines it logs.
+      if (NOTABLE.test(line)) lines.push(line.replace(/^(backend> )+/, '').slice(0, 160));
+    }
   }
   return lines;
 }

@@ -161,6 +161,21 @@ export function violationList(findings: Findings): string {
   return lines.join('\n');
 }
 
+/**
+ * The last lines of a failed run, which are all CI shows of it: each broken invariant's name,
+ * how many violations it had and the first of them, so the failure reads without the rest of
+ * the output.
+ */
+export function failureSummary(findings: Findings): string[] {
+  const lines: string[] = [];
+  for (const name of Object.keys(INVARIANTS) as Invariant[]) {
+    const violations = findings.of(name);
+    if (violations.length === 0) continue;
+    lines.push(`  ✗ ${name} (${violations.length}): ${violations[0]!.detail.slice(0, 300)}`);
+  }
+  return lines;
+}
+
 /** What each failover cost the merchant: time without a successful payment, and the answers meanwhile. */
 export function failoverTable(failovers: FailoverCost[]): string {
   const table = new Table({

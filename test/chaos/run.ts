@@ -25,6 +25,7 @@ import { ProcessRegistry } from './processes.ts';
 import { startProgress } from './progress.ts';
 import {
   failoverTable,
+  failureSummary,
   figuresTable,
   outcomesTable,
   verdictTable,
@@ -88,6 +89,8 @@ async function main(): Promise<number> {
   let faults: FaultInjector | undefined;
   let sink: WebhookSink | undefined;
   let formation: Formation | undefined;
+  /** A signal may come while the formation starts: the handler waits for it, then stops it. */
+  let formationStarting: Promise<Formation | undefined> = Promise.resolve(undefined);
   let network: Network | undefined;
   /** Marks the gateways' coming exits as ours, so they are not reported as crashes. */
   let retire = () => undefined as void;
@@ -106,7 +109,8 @@ async function main(): Promise<number> {
       .then(() => network?.close())
       .then(() => db?.drop())
       .then(() => db?.close())
-      .then(() => formation?.stop())
+      .then(() => formationStarting.catch(() => undefined))
+      .then((started) => started?.stop())
       .finally(() => process.exit(EXIT_INTERRUPTED));
   };
   process.on('SIGINT', onSignal);
@@ -121,9 +125,12 @@ async function main(): Promise<number> {
     console.log(`  built the gateway and provider in ${Date.now() - buildStart} ms`);
     if (tier.formation) {
       const formationStart = Date.now();
-      formation = await startFormation({ async: tier.negativeControl });
+      const starting = startFormation({ async: tier.negativeControl });
+      formationStarting = starting;
+      const started = await starting;
+      formation = started;
       console.log(
-        `  formation (a monitor, a primary, ${tier.negativeControl ? 'an asynchronous' : 'a synchronous'} standby) started in ${Date.now() - formationStart} ms: ${formation.dir}`,
+        `  formation (a monitor, a primary, ${tier.negativeControl ? 'an asynchronous' : 'a synchronous'} standby) started in ${Date.now() - formationStart} ms: ${started.dir}`,
       );
     }
     db = await createScratchDatabase(seed, { formation });
@@ -227,7 +234,8 @@ async function main(): Promise<number> {
       return 0;
     }
     keepEvidence = true;
-    console.log(violationList(findings));
+    // The violations come after the formation's evidence and its server log lines, and the
+    // summary last: CI shows only the tail of a failed run's output.
     if (formation !== undefined) {
       console.log(
         await formationEvidence({
@@ -241,7 +249,9 @@ async function main(): Promise<number> {
         }),
       );
     }
+    console.log(violationList(findings));
     console.log(`\nFAILED: ${findings.violations.length} violations, seed ${seed}`);
+    console.log(failureSummary(findings).join('\n'));
     console.log(`  replay:   ${replayCommand(args)}`);
     console.log(`  database: ${db.name} (kept)`);
     console.log(`  logs:     ${logDir}`);
