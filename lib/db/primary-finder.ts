@@ -145,8 +145,15 @@ export function isPrimaryLost(error: unknown): boolean {
   if (code !== undefined && /^[0-9A-Z]{5}$/.test(code)) {
     return code === '25006' || code.startsWith('08') || /^57P0[123]$/.test(code);
   }
-  return error instanceof Error && PG_CONNECTION_MESSAGES.test(error.message);
+  if (!(error instanceof Error)) return false;
+  // knex, under the ORM and the migrator, puts the statement before pg's words:
+  // `select 1 from pg_database where … - Connection terminated unexpectedly`.
+  const knexed = error.message.lastIndexOf(KNEX_SEPARATOR);
+  const words = knexed < 0 ? error.message : error.message.slice(knexed + KNEX_SEPARATOR.length);
+  return PG_CONNECTION_MESSAGES.test(words);
 }
+
+const KNEX_SEPARATOR = ' - ';
 
 const SOCKET_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH']);
 /** pg's own words for a connection that ended or never came (pg-pool's checkout timeout too). */

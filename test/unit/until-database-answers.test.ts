@@ -36,6 +36,22 @@ describe('a start-up step against the database', () => {
     ).rejects.toThrow('read ECONNRESET');
   });
 
+  it('runs again when the ORM’s statement lost its connection (knex names the statement first)', async () => {
+    // What a gateway's start met when its connection was cut during MikroORM's database check.
+    const cut = new Error(
+      "select 1 from pg_database where datname = 'payments' - Connection terminated unexpectedly",
+    );
+    let calls = 0;
+    const value = await untilDatabaseAnswers(() => {
+      calls += 1;
+      return calls < 2 ? Promise.reject(cut) : Promise.resolve('migrated');
+    });
+    expect(value).toBe('migrated');
+    expect(calls).toBe(2);
+    const refused = new Error("select 1 from pg_database where datname = 'payments' - boom");
+    await expect(untilDatabaseAnswers(() => Promise.reject(refused))).rejects.toBe(refused);
+  });
+
   it('runs migrations again when a lost connection ended their transaction under them', async () => {
     // knex's report of the migrator's next statement once the connection failed mid-run.
     const ended = new Error(
