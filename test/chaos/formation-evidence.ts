@@ -90,7 +90,12 @@ export async function formationEvidence(input: {
   return out.join('\n');
 }
 
-const SESSION_ENDED = /terminating connection due to administrator command/;
+/**
+ * A session's own FATAL line only: the WARNING "canceling the wait for synchronous replication
+ * and terminating connection…" says a commit was left on the primary alone, and stays a line of
+ * its own.
+ */
+const SESSION_ENDED = /FATAL: +terminating connection due to administrator command/;
 /** A server log line's timestamp: `2026-12-08 00:00:01.103 UTC`. */
 const STAMP_LENGTH = 27;
 

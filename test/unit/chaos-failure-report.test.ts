@@ -25,10 +25,12 @@ describe('a failed chaos run’s last lines', () => {
     expect(failureSummary(new Findings())).toEqual([]);
   });
 
-  it('fold a run of ended sessions into one line with its count and span', () => {
+  it('fold a run of ended sessions into one line with its count and span, and keep a commit left alone', () => {
     const ended = (at: string, pid: number) =>
       `2026-12-08 00:00:${at} UTC [${pid}] FATAL:  terminating connection due to administrator command`;
     const promoted = '2026-12-08 00:00:02.500 UTC [200] LOG:  received promote request';
+    const leftAlone =
+      '2026-12-08 00:00:03.000 UTC [5] WARNING:  canceling the wait for synchronous replication and terminating connection due to administrator command';
 
     expect(
       collapseSessionEnds([
@@ -36,11 +38,13 @@ describe('a failed chaos run’s last lines', () => {
         ended('01.107', 2),
         ended('01.169', 3),
         promoted,
+        leftAlone,
         ended('03.001', 4),
       ]),
     ).toEqual([
       '2026-12-08 00:00:01.103 UTC … 2026-12-08 00:00:01.169 UTC: 3 sessions ended by an administrator command',
       promoted,
+      leftAlone,
       ended('03.001', 4),
     ]);
   });
