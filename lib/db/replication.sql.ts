@@ -23,3 +23,22 @@ SELECT pg_is_in_recovery() AS in_recovery,
   FROM pg_stat_replication r
  WHERE NOT EXISTS (SELECT FROM pg_replication_slots s
                     WHERE s.active_pid = r.pid AND s.slot_type = 'logical')`;
+
+/**
+ * A boolean SQL expression: whether a row this statement reads needs no proof that a failover
+ * would keep it. True on a primary with no synchronous standby: none configured, or
+ * pg_auto_failover's `wait_primary`, which empties the setting (cancelling the commits that
+ * waited) when its standby is lost or still catching up. Such a standby cannot be promoted, so
+ * this primary's history is the only one a failover could keep.
+ *
+ * False wherever a commit waits for a standby. Normally a visible commit is one the standby
+ * acknowledged, but not always: a backend ended while its COMMIT waits (an operator's
+ * pg_terminate_backend, a stuck session killed during a standby's stall or a switchover's first
+ * moments) leaves its commit visible on the primary alone, and a failover undoes it. A reader
+ * that answers from such a row proves it replicated first (docs/decisions/0074). Comparing the
+ * standbys' flush positions here would spare that proof, but a subquery on pg_stat_replication
+ * in the statement costs every read its executor set-up, standby or not. False on a standby
+ * too.
+ */
+export const WITHOUT_SYNCHRONOUS_STANDBY = `
+(NOT pg_is_in_recovery() AND current_setting('synchronous_standby_names') = '')`;

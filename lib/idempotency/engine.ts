@@ -2,7 +2,7 @@ import type { JsonValue } from '../canonical-json.ts';
 import { TAKE_OVER_KEY } from './idempotency.sql.ts';
 import { logStep, type RequestTrace } from '../logging/request-trace.ts';
 import type { KeyWaitOutcome } from '../metrics.ts';
-import { readKey } from './key-read.ts';
+import { readKey, readKeyDurably } from './key-read.ts';
 import { waitForKey, waitOutcome } from './key-wait.ts';
 import { assertIdempotencyKey } from './idempotency-key.ts';
 import type { OperationDef } from './operation.ts';
@@ -138,16 +138,19 @@ export class IdempotencyEngine {
       // could miss its commit, and this request would then send an admission only to lose it.
       const admitting = admissions.pending(name);
       if (admitting !== undefined) await admitting;
-      // Read first: a replay or a conflict then costs one indexed read and no transaction.
+      // Read first: a replay or a conflict then costs one indexed read and no transaction
+      // (and a fence more where commits wait for a standby: provenFinal).
       // This is not check-then-insert: ownership is still decided under the scope lock below.
       // A finished row past its window is only metadata now: the retry is a new request.
       // A first phase given as code reads first too: its lost insert costs a ROLLBACK more.
-      const existing =
+      const read =
         round === 0 && insertFirst && !admitting && 'statements' in firstPhase()
           ? undefined
           : await readKey(this.deps.pool, scope, {
               likelyLive: !insertFirst || round > 0 || !!admitting,
             });
+      const existing =
+        read === undefined ? undefined : await this.provenFinal(scope, command, read);
       if (existing !== undefined && !existing.expired) {
         const decided = await this.decide(scope, command, existing);
         if (decided !== 'changed') return decided;
@@ -179,6 +182,38 @@ export class IdempotencyEngine {
     return new OwnedRequest(this.deps, scope, row);
   }
 
+  /**
+   * The row to decide on. A final answer (a replay, a reused key's refusal) comes only from a row
+   * proven durable. Where commits wait for a synchronous standby, a row may be a commit left
+   * visible on the primary alone (a backend ended while its commit waited), which a failover
+   * undoes (docs/decisions/0074). It is read again with a fence that waits for the standby, or
+   * the read fails as CommitUnconfirmedError (DATABASE_UNAVAILABLE, to retry). A row in flight
+   * or unknown answers nothing final, and is decided on as read.
+   */
+  private async provenFinal(
+    scope: Scope,
+    command: JsonValue,
+    row: KeyRow,
+  ): Promise<KeyRow | undefined> {
+    if (row.durable_as_read || row.expired) return row;
+    if (row.state !== 'finished' && this.sameRequest(command, row)) return row;
+    return readKeyDurably(this.deps.pool, scope);
+  }
+
+  /**
+   * Whether `command` is the row's request. The row's own hash key decides how (a rotation since
+   * its first request changes nothing), and its own operation id (an earlier version's, after a
+   * bump).
+   */
+  private sameRequest(command: JsonValue, row: KeyRow): boolean {
+    const stored = { digest: row.request_hash, keyId: row.request_hash_key };
+    return requestHashMatches(
+      this.deps.keyring,
+      { operation: { id: row.operation }, command },
+      stored,
+    );
+  }
+
   private async decide(
     scope: Scope,
     command: JsonValue,
@@ -188,11 +223,7 @@ export class IdempotencyEngine {
     const labels = metricLabels(scope);
     // Checked before the state: a key reused for another command is refused whether the first
     // request is finished, failed or still running — never replayed as if it were this one.
-    // The row's own hash key decides how (a rotation since its first request changes nothing),
-    // and its own operation id (an earlier version's, after a bump).
-    const stored = { digest: row.request_hash, keyId: row.request_hash_key };
-    const asAdmitted = { operation: { id: row.operation }, command };
-    if (!requestHashMatches(keyring, asAdmitted, stored)) {
+    if (!this.sameRequest(command, row)) {
       this.count(scope, 'key_reused');
       metrics.conflicts.inc({ ...labels, reason: 'different_request' });
       return { kind: 'reused' };

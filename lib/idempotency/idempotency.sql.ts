@@ -5,6 +5,7 @@
  */
 import { CHECKS, failUnless, type Check } from '../db/failed-checks.ts';
 import type { Statement } from '../db/pipelined-statements.ts';
+import { WITHOUT_SYNCHRONOUS_STANDBY } from '../db/replication.sql.ts';
 
 /**
  * The final SELECT of a statement whose CTE `cte` changes at most one row: that row's
@@ -75,7 +76,8 @@ export const SELECT_LIVE_KEY = selectKey(`
 
 function selectKey(condition: string): string {
   return `
-SELECT ${ROW_COLUMNS}
+SELECT ${ROW_COLUMNS},
+  ${WITHOUT_SYNCHRONOUS_STANDBY} AS durable_as_read
   FROM idempotency_keys k
   LEFT JOIN idempotency_responses r ON r.request_id = k.id AND r.expires_at = k.expires_at
  WHERE k.tenant_id = $1 AND k.operation = ANY($2::text[]) AND k.key = $3${condition}

@@ -26,14 +26,17 @@ export async function readKey(
 }
 
 /**
- * The scope's newest generation, read back after an admission's commit was lost: SELECT_KEY and
- * a fence in one round trip, so that a row comes back only from a server whose standby holds it
- * (durable-read-back.ts). Fails with CommitUnconfirmedError when that cannot be proven.
+ * The scope's newest generation, proven replicated: SELECT_KEY and a fence in one round trip, so
+ * that a row comes back only from a server whose standby holds it (durable-read-back.ts). Read
+ * after an admission's commit was lost, and before a final answer from a row read without that
+ * proof. Fails with CommitUnconfirmedError when it cannot be proven.
  */
 export async function readKeyDurably(pool: pg.Pool, scope: Scope): Promise<KeyRow | undefined> {
   const rows = await readBackDurably<KeyRow>(pool, {
     text: SELECT_KEY,
     values: [scope.tenantId, scopeIdsOf(scope.operation), scope.key],
   });
-  return rows[0];
+  const row = rows[0];
+  // The fence's commit came after the read and waited for the standbys: they hold what it saw.
+  return row === undefined ? undefined : { ...row, durable_as_read: true };
 }

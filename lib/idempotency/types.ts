@@ -90,6 +90,12 @@ export interface KeyRow {
   response_stored_as: 'inline' | 'reference' | null;
   created_at: Date;
   expires_at: Date;
+  /**
+   * Whether the row needs no proof before a final answer is given from it: read on a primary
+   * with no synchronous standby (WITHOUT_SYNCHRONOUS_STANDBY). With one, a visible commit may
+   * sit on the primary alone, and a replay proves it replicated first (engine.ts).
+   */
+  durable_as_read: boolean;
 }
 
 export interface OwnedRow {
