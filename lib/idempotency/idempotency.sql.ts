@@ -300,13 +300,14 @@ SELECT 1 FROM idempotency_keys
  * waits until next_attempt_at (exponential backoff). After $6 attempts that ended in a timeout
  * the request becomes 'unknown': reconciliation, not more calls, settles it.
  * $1 tenant, $2 the row's operation, $3 key, $4 our token, $5 attempt outcome ('timeout' | 'unavailable' |
- * 'interrupted': our own phase failed to commit),
+ * 'interrupted': our own phase failed to commit | 'unasked': no call went out unanswered, which
+ * is no attempt and leaves the count as it was),
  * $6 attempts before unknown, $7 backoff base ms, $8 backoff cap ms, $9 and $10 the row's id and
  * expires_at (ownersRow). Returns the new state.
  */
 export const RELEASE_KEY = `
 UPDATE idempotency_keys
-   SET attempts = attempts + 1,
+   SET attempts = attempts + CASE WHEN $5 = 'unasked' THEN 0 ELSE 1 END,
        last_attempt_at = now(),
        last_attempt_outcome = $5,
        state = CASE WHEN $5 = 'timeout' AND attempts + 1 >= $6 THEN 'unknown' ELSE 'started' END,

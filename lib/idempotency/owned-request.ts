@@ -138,11 +138,12 @@ export class OwnedRequest {
   /**
    * Ends an attempt that got no final answer without moving the recovery point: the lease ends
    * now, so the next retry or (after its backoff) the recovery worker resumes here. `timeout`
-   * means the provider may have acted; enough of those make the request 'unknown'. Returns the
-   * request's state afterwards (null if it was no longer ours to release).
+   * means the provider may have acted; enough of those make the request 'unknown'. `unasked`
+   * means no call went out unanswered, and is not counted as an attempt. Returns the request's
+   * state afterwards (null if it was no longer ours to release).
    */
   async release(
-    outcome: 'timeout' | 'unavailable' | 'interrupted',
+    outcome: 'timeout' | 'unavailable' | 'interrupted' | 'unasked',
   ): Promise<'started' | 'unknown' | null> {
     const { tenantId, key } = this.scope;
     const { backoffBaseMs, backoffCapMs, unknownAfterAttempts } = this.deps;

@@ -21,7 +21,7 @@ import type { StoredAnswer } from '../../lib/idempotency/types.ts';
 import { lineageIdOf, scopeIdsOf } from '../../lib/idempotency/operation.ts';
 import { MAX_KEY_GENERATIONS, paymentHoldingKey, providerKeyTaken } from './provider-key-holder.ts';
 import { providerRequestKey } from './provider-keys.ts';
-import { resolveWithProvider } from './provider-resolution.ts';
+import { resolveWithProvider, type Unasked } from './provider-resolution.ts';
 import { createPaymentAnswer, type CreatePaymentResult } from './create-payment.answers.ts';
 import type { ChargeOutcome } from '../provider/contract.ts';
 import { normaliseCreatePayment, type CreatePaymentInput } from './create-payment.command.ts';
@@ -258,7 +258,7 @@ async function driveCreatePayment(
 
   await faults.hit('createPayment.provider_charge.before-call');
   const reference = payment.reference ?? paymentId;
-  let outcome: ChargeOutcome;
+  let outcome: ChargeOutcome | Unasked;
   try {
     outcome = await resolveWithProvider(request, {
       resumed: run.resumed,
@@ -296,6 +296,10 @@ async function driveCreatePayment(
           paymentId,
         }),
       };
+    case 'unasked':
+      // Nothing went out unanswered: handed on at once, with no attempt counted toward unknown.
+      await request.release('unasked');
+      return { error: outcomePending(1, paymentId) };
     case 'timeout': {
       const state = await request.release('timeout');
       return {

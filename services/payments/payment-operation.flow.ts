@@ -35,7 +35,7 @@ import {
   type OperationRow,
 } from './payment-operation.answers.ts';
 import { publishOperationOutcome } from './payment-events.ts';
-import { resolveWithProvider } from './provider-resolution.ts';
+import { resolveWithProvider, type Unasked } from './provider-resolution.ts';
 import { UNKNOWN_RETRY_AFTER_SECONDS } from '../../lib/idempotency/engine.ts';
 import { refundsOf } from './payment-rows.ts';
 import {
@@ -246,7 +246,7 @@ async function driveOperation(
     }));
   await deps.faults.hit(`${publicName}.provider_call.before-call`);
   const target = { idempotencyKey: operation.provider_key, kind: spec.providerKind };
-  let outcome: ChargeOperationOutcome;
+  let outcome: ChargeOperationOutcome | Unasked;
   try {
     outcome = await resolveWithProvider(request, {
       resumed: run.resumed,
@@ -277,6 +277,10 @@ async function driveOperation(
           paymentId: payment.id,
         }),
       };
+    case 'unasked':
+      // Nothing went out unanswered: handed on at once, with no attempt counted toward unknown.
+      await request.release('unasked');
+      return { error: outcomePending(1, payment.id) };
     case 'timeout': {
       // After PROVIDER_UNKNOWN_AFTER_ATTEMPTS of these the request is unknown: reconciliation,
       // not more attempts, settles it (reconcile-operations.ts).

@@ -1,12 +1,26 @@
 import type { OwnedRequest } from '../../lib/idempotency/owned-request.ts';
 import type { Probed } from '../provider/contract.ts';
 
-/** A re-send after a probe found nothing is only worth making with at least this much time left. */
-const MIN_RESEND_BUDGET_MS = 100;
+/** A call (a probe, a re-send) is only worth making with at least this much time left. */
+const MIN_CALL_BUDGET_MS = 100;
 
-/** What one attempt at a provider effect came to, beside its final outcomes. */
+/**
+ * What one attempt at a provider effect came to, beside its final outcomes. `timeout`: a call
+ * went out and got no answer, so the provider may have acted; enough of those make the request
+ * unknown. `unasked`: no call of this attempt went out unanswered. Its time went on keeping
+ * the lease (each call waits for a heartbeat in flight, and a database failing over holds one
+ * for seconds), or a probe's "missing" left too little to send again. The provider has not been
+ * left in doubt, so the request is handed on without counting an unanswered attempt.
+ */
 export type Attempted<Final> =
-  Final | { kind: 'unavailable'; retryAfterSeconds: number } | { kind: 'timeout' };
+  Final | { kind: 'unavailable'; retryAfterSeconds: number } | { kind: 'timeout' } | Unasked;
+
+export interface Unasked {
+  kind: 'unasked';
+}
+
+const TIMEOUT = { kind: 'timeout' } as const;
+const UNASKED = { kind: 'unasked' } as const;
 
 /**
  * One provider effect (a charge, a capture, a void, a refund) resolved as far as one provider
@@ -34,23 +48,32 @@ export async function resolveWithProvider<Final extends { kind: string }>(
   },
 ): Promise<Attempted<Final>> {
   const deadline = Date.now() + 2 * effect.timeoutMs;
-  const left = () => deadline - Date.now();
+  // Each budget is read as its call starts: the lease's heartbeat may have held the attempt
+  // before it. Too little left, and the call is not made at all (undefined).
+  const within = <T>(call: (timeoutMs: number) => Promise<T>) =>
+    request.external(() => {
+      const left = deadline - Date.now();
+      return left < MIN_CALL_BUDGET_MS ? Promise.resolve(undefined) : call(left);
+    });
+  // What this attempt leaves when it can ask no further: a send of its own went unanswered.
+  const unanswered = effect.resumed ? UNASKED : TIMEOUT;
   if (!effect.resumed) {
     const sent = await request.external(() => effect.send({ timeoutMs: effect.timeoutMs }));
     if (sent.kind !== 'timeout') return sent;
   }
-  const probed = await request.external(() =>
-    effect.probe({ timeoutMs: Math.max(1, Math.min(effect.timeoutMs, left())) }),
+  const probed = await within((left) =>
+    effect.probe({ timeoutMs: Math.min(effect.timeoutMs, left) }),
   );
-  switch (probed.kind) {
+  switch (probed?.kind) {
+    case undefined:
+      return unanswered;
     case 'found':
       return probed.outcome;
     case 'timeout':
-      return { kind: 'timeout' };
+      return TIMEOUT;
     case 'missing':
-      if (left() < MIN_RESEND_BUDGET_MS) return { kind: 'timeout' };
       // Safe because the key is the same: an earlier attempt still in flight at the provider
       // is joined, not repeated.
-      return request.external(() => effect.send({ timeoutMs: left() }));
+      return (await within((left) => effect.send({ timeoutMs: left }))) ?? unanswered;
   }
 }
