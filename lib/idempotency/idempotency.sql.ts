@@ -295,23 +295,32 @@ SELECT 1 FROM idempotency_keys
    FOR UPDATE`;
 
 /**
+ * Whether a released request is unknown now: its last unanswered attempt (a timeout) reached
+ * the limit, or it was unknown when claimed (its last outcome a timeout at the limit, which only
+ * an unknown row has) and this attempt asked nothing.
+ */
+const UNKNOWN_AFTER_RELEASE = `(($5 = 'timeout' AND attempts + 1 >= $6)
+         OR ($5 = 'unasked' AND last_attempt_outcome = 'timeout' AND attempts >= $6))`;
+
+/**
  * Gives the request back after an attempt that ended without a final answer, without moving
  * its recovery point. The lease ends now, so a client retry may take over at once; the worker
  * waits until next_attempt_at (exponential backoff). After $6 attempts that ended in a timeout
  * the request becomes 'unknown': reconciliation, not more calls, settles it.
  * $1 tenant, $2 the row's operation, $3 key, $4 our token, $5 attempt outcome ('timeout' | 'unavailable' |
  * 'interrupted': our own phase failed to commit | 'unasked': no call went out unanswered, which
- * is no attempt and leaves the count as it was),
+ * is no attempt: the count, the last outcome and its time stay as they were, and a request
+ * claimed from unknown (reconciliation, a re-drive) goes back to unknown),
  * $6 attempts before unknown, $7 backoff base ms, $8 backoff cap ms, $9 and $10 the row's id and
  * expires_at (ownersRow). Returns the new state.
  */
 export const RELEASE_KEY = `
 UPDATE idempotency_keys
    SET attempts = attempts + CASE WHEN $5 = 'unasked' THEN 0 ELSE 1 END,
-       last_attempt_at = now(),
-       last_attempt_outcome = $5,
-       state = CASE WHEN $5 = 'timeout' AND attempts + 1 >= $6 THEN 'unknown' ELSE 'started' END,
-       lease_expires_at = CASE WHEN $5 = 'timeout' AND attempts + 1 >= $6 THEN NULL ELSE now() END,
+       last_attempt_at = CASE WHEN $5 = 'unasked' THEN last_attempt_at ELSE now() END,
+       last_attempt_outcome = CASE WHEN $5 = 'unasked' THEN last_attempt_outcome ELSE $5 END,
+       state = CASE WHEN ${UNKNOWN_AFTER_RELEASE} THEN 'unknown' ELSE 'started' END,
+       lease_expires_at = CASE WHEN ${UNKNOWN_AFTER_RELEASE} THEN NULL ELSE now() END,
        next_attempt_at = now() + make_interval(secs => least($7::float8 * power(2, attempts), $8::float8) / 1000),
        updated_at = now(), waiting = false
  WHERE ${ownersRow('$9', '$10')}

@@ -53,7 +53,9 @@ export async function resolveWithProvider<Final extends { kind: string }>(
   const within = <T>(call: (timeoutMs: number) => Promise<T>) =>
     request.external(() => {
       const left = deadline - Date.now();
-      return left < MIN_CALL_BUDGET_MS ? Promise.resolve(undefined) : call(left);
+      // Half a provider timeout at most: a setting below the floor still gets its calls made.
+      const least = Math.min(MIN_CALL_BUDGET_MS, effect.timeoutMs / 2);
+      return left < least ? Promise.resolve(undefined) : call(left);
     });
   // What this attempt leaves when it can ask no further: a send of its own went unanswered.
   const unanswered = effect.resumed ? UNASKED : TIMEOUT;
